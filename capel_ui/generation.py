@@ -1,0 +1,373 @@
+"""One generation, end to end: prompt → backend stream → validator → outcome.
+
+The CLI, the Write and Compare pages and the benchmark runner all go through `Generation`, so a run is
+prompted, validated, timed and classified (complete / partial / failed / cancelled) the same way
+everywhere. Whatever text arrived is kept, whatever went wrong.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .backends import Backend, BackendError, Options, Usage, uses_fallback
+from .counting import DEFAULT_UNIT, Lang, Unit, count
+from .grammar import countdown_grammar, exact_grammar, supports
+from .parser import MarkerError, MarkerParser
+from .prompts import MODES, Mode, build_messages, validate_target
+
+Status = Literal["running", "complete", "partial", "failed", "cancelled"]
+MARKER_MODES: frozenset[Mode] = frozenset({"capel", "draft-capel", "exact-countdown"})
+GRAMMAR_MODES: frozenset[Mode] = frozenset({"exact", "exact-countdown"})
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the writer asked for. `unit` defaults to the language's own unit."""
+
+    instruction: str
+    target: int
+    lang: Lang = "en"
+    mode: Mode = "capel"
+    unit: Unit | None = None
+    code: bool = False
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    allow_fallback: bool = True
+
+    @property
+    def count_unit(self) -> Unit:
+        return self.unit or DEFAULT_UNIT[self.lang]
+
+
+def validate_request(request: Request, backend: Backend | None = None) -> None:
+    """Raise ValueError with what is accepted, before any model is called."""
+    validate_target(request.target)
+    if request.lang not in ("en", "zh"):
+        raise ValueError(f"unknown language {request.lang!r}; use en or zh")
+    if request.mode not in MODES:
+        raise ValueError(f"unknown mode {request.mode!r}; use one of {', '.join(MODES)}")
+    count("", request.count_unit)  # unknown unit -> ValueError naming the units
+    if not request.instruction.strip():
+        raise ValueError("the instruction is empty; say what to write")
+    if request.mode in GRAMMAR_MODES:
+        if not supports(request.lang, request.count_unit):
+            raise ValueError(
+                f"{request.mode} mode guarantees en_words or lifebench (English) and zh_chars or lifebench (Chinese), "
+                f"not {request.count_unit}"
+            )
+        if backend is not None and not backend.capabilities.grammar:
+            raise ValueError(
+                f"{backend.label} does not take a grammar, so {request.mode} mode is not available; "
+                "use the embedded model, a GGUF file, or a llama.cpp/vLLM server"
+            )
+
+
+def default_max_tokens(request: Request) -> int:
+    """A generous output budget: small tokenizers split `<123>` into single digits, so markers are costly."""
+    n = request.target
+    per_unit = 3
+    if request.mode in MARKER_MODES:
+        per_unit += 3 + len(str(n))
+    budget = n * per_unit + 64
+    if request.mode == "draft-capel":
+        budget += n * 3
+    return budget
+
+
+@dataclass
+class Outcome:
+    """Everything a run produced; `verified` is the only state in which text may be labelled verified."""
+
+    request: Request
+    model: str
+    label: str
+    base_url: str | None
+    mode: Mode
+    prompt: str
+    raw: str
+    text: str
+    count: int
+    errors: list[MarkerError]
+    countdown_end: int | None
+    status: Status
+    draft: str | None = None
+    notice: str | None = None
+    failure: str | None = None
+    failure_kind: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+    first_token_seconds: float | None = None
+    finish_reason: str | None = None
+
+    @property
+    def target(self) -> int:
+        return self.request.target
+
+    @property
+    def exact(self) -> bool:
+        return self.count == self.request.target
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "complete" and self.exact and self.valid
+
+    @property
+    def deviation(self) -> int:
+        return self.count - self.request.target
+
+    @property
+    def tokens_per_unit(self) -> float | None:
+        if not self.completion_tokens or not self.count:
+            return None
+        return self.completion_tokens / self.count
+
+    def check_dict(self) -> dict[str, Any]:
+        """The fields of `capel_ui check`."""
+        return {
+            "target": self.request.target,
+            "count": self.count,
+            "exact": self.exact,
+            "valid": self.valid,
+            "countdown_end": self.countdown_end,
+            "errors": [e.as_dict() for e in self.errors],
+            "text": self.text,
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        """What `capel_ui generate --json` prints."""
+        return {
+            **self.check_dict(),
+            "model": self.model,
+            "mode": self.mode,
+            "raw": self.raw,
+            "seconds": round(self.seconds, 3),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "status": self.status,
+            "unit": self.request.count_unit,
+            "lang": self.request.lang,
+            "failure": self.failure,
+            "notice": self.notice,
+        }
+
+    def record(self) -> dict[str, Any]:
+        """The columns of a History row (no key: backends never expose one)."""
+        return {
+            "status": self.status,
+            "raw": self.raw,
+            "text": self.text,
+            "draft": self.draft,
+            "count": self.count,
+            "exact": self.exact,
+            "valid": self.valid,
+            "errors": [e.as_dict() for e in self.errors],
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": self.seconds,
+            "first_token_seconds": self.first_token_seconds,
+            "failure": self.failure,
+            "mode": self.mode,
+        }
+
+
+@dataclass
+class Generation:
+    """A run in progress: iterate `stream()` for text chunks; read the live countdown between chunks.
+
+    `cancel()` may be called from any thread; the stream stops at the next chunk and keeps what arrived.
+    """
+
+    backend: Backend
+    request: Request
+    mode: Mode = field(init=False)
+    notice: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        validate_request(self.request, self.backend)
+        req = self.request
+        self.mode = req.mode
+        if req.mode in ("capel", "draft-capel") and req.allow_fallback and uses_fallback(self.backend.model):
+            self.mode = "baseline"
+            self.notice = (
+                f"{self.backend.model} is known to misread the countdown (paper §4.3), so the baseline instruction "
+                "was used; turn off the fallback to force CAPEL."
+            )
+        self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code)
+        grammar = None
+        if self.mode == "exact":
+            grammar = exact_grammar(req.lang, req.target)
+        elif self.mode == "exact-countdown":
+            grammar = countdown_grammar(req.lang, req.target)
+        self.options = Options(
+            temperature=req.temperature,
+            top_p=req.top_p,
+            max_tokens=req.max_tokens or default_max_tokens(req),
+            grammar=grammar,
+            seed=req.seed,
+        )
+        self.parser: MarkerParser | None = None
+        if self.mode in MARKER_MODES:
+            self.parser = MarkerParser(
+                req.target, req.lang, req.count_unit, draft=self.mode == "draft-capel", code=req.code
+            )
+        self._parts: list[str] = []
+        self._lock = threading.Lock()  # the stream may run in a worker thread while the UI reads live state
+        self._cancel = threading.Event()
+        self._count_cache: tuple[int, int] = (0, 0)
+        self.status: Status = "running"
+        self.usage: Usage | None = None
+        self.failure: BackendError | None = None
+        self.started = time.monotonic()
+        self.first_token: float | None = None
+        self.ended: float | None = None
+        self._outcome: Outcome | None = None
+
+    @property
+    def prompt(self) -> str:
+        return self.messages[-1]["content"]
+
+    # ----- live state ---------------------------------------------------------------------------------
+    @property
+    def raw(self) -> str:
+        with self._lock:
+            if len(self._parts) > 1:
+                self._parts = ["".join(self._parts)]
+            return self._parts[0] if self._parts else ""
+
+    @property
+    def units_done(self) -> int:
+        if self.parser is not None:
+            with self._lock:
+                return self.parser.units_done
+        raw = self.raw
+        if self._count_cache[0] != len(raw):
+            self._count_cache = (len(raw), count(raw, self.request.count_unit))
+        return self._count_cache[1]
+
+    @property
+    def remaining(self) -> int:
+        """Units left, as the big countdown shows it (never negative; see `units_done` for overshoot)."""
+        return max(self.request.target - self.units_done, 0)
+
+    @property
+    def errors(self) -> list[MarkerError]:
+        if self.parser is None:
+            return []
+        with self._lock:
+            return self.parser.errors
+
+    @property
+    def in_draft(self) -> bool:
+        return self.parser is not None and self.parser.in_draft
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    # ----- running --------------------------------------------------------------------------------------
+    def stream(self) -> Iterator[str]:
+        """Yield text chunks as they arrive. Never raises BackendError: a failure is kept on `failure`."""
+        inner = self.backend.stream(self.messages, self.options)
+        cancelled = False
+        try:
+            for item in inner:
+                if isinstance(item, Usage):
+                    self.usage = item
+                    continue
+                if self._cancel.is_set():
+                    cancelled = True
+                    break
+                if self.first_token is None:
+                    self.first_token = time.monotonic() - self.started
+                with self._lock:
+                    self._parts.append(item)
+                    if self.parser is not None:
+                        self.parser.feed(item)
+                yield item
+        except BackendError as exc:
+            self.failure = exc
+        except GeneratorExit:
+            cancelled = True
+            raise
+        finally:
+            inner.close()
+            self._finish(cancelled or self._cancel.is_set())
+
+    def run(self) -> Outcome:
+        """Consume the whole stream (no live display) and return the outcome."""
+        for _ in self.stream():
+            pass
+        return self.outcome()
+
+    def _finish(self, cancelled: bool) -> None:
+        self.ended = time.monotonic()
+        if self.failure is not None:
+            self.status = "partial" if self.raw.strip() else "failed"
+        elif cancelled:
+            self.status = "cancelled"
+        else:
+            self.status = "complete"
+
+    def outcome(self) -> Outcome:
+        """The result so far (final once the stream has ended)."""
+        if self._outcome is not None:
+            return self._outcome
+        req = self.request
+        raw = self.raw
+        draft = None
+        if self.parser is not None:
+            result = self.parser.close() if self.status != "running" else _peek(raw, req, self.mode)
+            text, n, errors, end, draft = result.text, result.count, list(result.errors), result.countdown_end, result.draft
+        else:
+            text = raw.strip()
+            n, errors, end = count(text, req.count_unit), [], None
+        usage = self.usage
+        seconds = (self.ended or time.monotonic()) - self.started
+        outcome = Outcome(
+            request=req,
+            model=self.backend.model,
+            label=self.backend.label,
+            base_url=self.backend.base_url,
+            mode=self.mode,
+            prompt=self.prompt,
+            raw=raw,
+            text=text,
+            count=n,
+            errors=errors,
+            countdown_end=end,
+            status=self.status,
+            draft=draft,
+            notice=self.notice,
+            failure=self.failure.message if self.failure else None,
+            failure_kind=self.failure.kind if self.failure else None,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            seconds=seconds,
+            first_token_seconds=self.first_token,
+            finish_reason=usage.finish_reason if usage else None,
+        )
+        if self.status != "running":
+            self._outcome = outcome
+        return outcome
+
+
+def _peek(raw: str, req: Request, mode: Mode) -> Any:
+    """The result as if the output ended now, without closing the live parser."""
+    probe = MarkerParser(req.target, req.lang, req.count_unit, draft=mode == "draft-capel", code=req.code)
+    probe.feed(raw)
+    return probe.close()
+
+
+def generate(backend: Backend, request: Request) -> Outcome:
+    """Run one request to the end (benchmarks, tests); the same path the app streams through."""
+    return Generation(backend, request).run()

@@ -1,0 +1,57 @@
+"""GBNF grammars for the guaranteed modes: every string they admit counts to exactly N.
+
+`exact` admits N words (English: one space between words, the last word ending a sentence) or N Chinese
+characters (punctuation allowed after any of them). `exact-countdown` forces the CAPEL markers, one unit
+after each. The unit rules are chosen so that en_words and lifebench (English), and zh_chars and lifebench
+(Chinese), all count each unit as exactly one.
+"""
+
+from __future__ import annotations
+
+from .counting import Lang, Unit
+from .prompts import validate_target
+
+# An English word: starts and ends with a letter or digit, may hold ' or - inside, then optional punctuation.
+_EN_RULES = r"""
+word ::= wcore [,;:.!?]?
+wend ::= wcore [.!?]
+wcore ::= [A-Za-z0-9] ([A-Za-z0-9'-]{0,24} [A-Za-z0-9])?
+"""
+
+# A Chinese unit: one CJK ideograph (base block: what models write), optionally followed by punctuation.
+_ZH_RULES = r"""
+word ::= han [，、；：。！？]?
+wend ::= han [。！？]
+han ::= [一-鿿]
+"""
+
+GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "lifebench")}
+
+
+def supports(lang: Lang, unit: Unit) -> bool:
+    """Whether the guaranteed modes can promise an exact count in `unit` for `lang`."""
+    return unit in GRAMMAR_UNITS.get(lang, ())
+
+
+def _rules(lang: Lang) -> str:
+    if lang == "en":
+        return _EN_RULES
+    if lang == "zh":
+        return _ZH_RULES
+    raise ValueError(f"unknown language {lang!r}; use en or zh")
+
+
+def exact_grammar(lang: Lang, target: int) -> str:
+    """Exactly `target` units of plain prose, the last one closing a sentence."""
+    validate_target(target)
+    sep = ' " "' if lang == "en" else ""
+    body = f"(word{sep}){{{target - 1}}} wend" if target > 1 else "wend"
+    return f"root ::= {body}\n{_rules(lang).strip()}\n"
+
+
+def countdown_grammar(lang: Lang, target: int) -> str:
+    """The CAPEL countdown with markers forced: `<N>` unit `<N-1>` unit ... `<1>` unit `<0>`."""
+    validate_target(target)
+    steps = " ".join(f'"<{k}>" word' for k in range(target, 1, -1))
+    body = f'{steps} "<1>" wend "<0>"' if steps else '"<1>" wend "<0>"'
+    return f"root ::= {body}\n{_rules(lang).strip()}\n"

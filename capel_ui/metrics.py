@@ -1,0 +1,104 @@
+"""Length-compliance metrics: pure functions over (target, count) pairs.
+
+EM, MAE and MALD follow §4.2 of the paper. Length Deviation and Length Score follow LIFEBench's
+Equal-To track, on the fraction (not the percent the upstream script passed by mistake), aggregated
+per target length and then averaged over lengths, dropping outputs whose count is <= 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+Pair = tuple[int, int]  # (target, count)
+
+
+def _pairs(pairs: Iterable[Pair]) -> list[Pair]:
+    out = list(pairs)
+    for target, _ in out:
+        if target <= 0:
+            raise ValueError(f"target must be positive, got {target}")
+    return out
+
+
+def exact_match(pairs: Iterable[Pair]) -> float:
+    """Fraction (0..1) of outputs whose length equals the target; 0.0 for no outputs."""
+    ps = _pairs(pairs)
+    return sum(1 for t, c in ps if t == c) / len(ps) if ps else 0.0
+
+
+def mae(pairs: Iterable[Pair]) -> float:
+    """Mean absolute error |count - target|, in units."""
+    ps = _pairs(pairs)
+    return sum(abs(c - t) for t, c in ps) / len(ps) if ps else 0.0
+
+
+def mald(pairs: Iterable[Pair]) -> float:
+    """Mean absolute length deviation |count - target| / target: MAE made comparable across targets."""
+    ps = _pairs(pairs)
+    return sum(abs(c - t) / t for t, c in ps) / len(ps) if ps else 0.0
+
+
+def length_deviation(target: int, count: int) -> float:
+    """LIFEBench LD = (L_output - L_required) / L_required, signed, as a fraction."""
+    if target <= 0:
+        raise ValueError(f"target must be positive, got {target}")
+    return (count - target) / target
+
+
+def length_score(target: int, count: int) -> float:
+    """LIFEBench Equal-To LS: 100·e^(5·LD) when short, 100·e^(-2·LD) when long (100 when exact)."""
+    ld = length_deviation(target, count)
+    return 100 * math.exp(5 * ld) if ld < 0 else 100 * math.exp(-2 * ld)
+
+
+@dataclass(frozen=True)
+class LifebenchScore:
+    """LIFEBench's headline figures: mean |LD| (fraction) and mean LS, each averaged over target lengths."""
+
+    ld: float
+    ls: float
+    per_length: dict[int, tuple[float, float, int]]  # target -> (mean |LD|, mean LS, samples kept)
+    dropped: int
+
+
+def lifebench_scores(pairs: Iterable[Pair]) -> LifebenchScore:
+    """Aggregate as LIFEBench does: drop counts <= 1, average per target length, then over lengths."""
+    by_target: dict[int, list[int]] = defaultdict(list)
+    dropped = 0
+    for target, c in _pairs(pairs):
+        if c <= 1:
+            dropped += 1
+            continue
+        by_target[target].append(c)
+    per_length: dict[int, tuple[float, float, int]] = {}
+    for target in sorted(by_target):
+        counts = by_target[target]
+        lds = [abs(length_deviation(target, c)) for c in counts]
+        lss = [length_score(target, c) for c in counts]
+        per_length[target] = (sum(lds) / len(lds), sum(lss) / len(lss), len(counts))
+    if not per_length:
+        return LifebenchScore(ld=math.nan, ls=math.nan, per_length={}, dropped=dropped)
+    ld = sum(v[0] for v in per_length.values()) / len(per_length)
+    ls = sum(v[1] for v in per_length.values()) / len(per_length)
+    return LifebenchScore(ld=ld, ls=ls, per_length=per_length, dropped=dropped)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """All figures for one group of outputs (one model, mode and target, say)."""
+
+    n: int
+    em: float
+    mae: float
+    mald: float
+    ld: float
+    ls: float
+
+
+def summarize(pairs: Sequence[Pair]) -> Summary:
+    """EM, MAE, MALD and LIFEBench LD/LS for one group of (target, count) pairs."""
+    lb = lifebench_scores(pairs)
+    return Summary(n=len(pairs), em=exact_match(pairs), mae=mae(pairs), mald=mald(pairs), ld=lb.ld, ls=lb.ls)

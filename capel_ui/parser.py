@@ -1,0 +1,477 @@
+"""The one CAPEL marker parser: fed a model's output chunk by chunk, it validates the countdown as it streams.
+
+Chunks may split anywhere (even inside `<12` + `3>`); the result is the same as feeding the output whole,
+and feeding one character at a time costs linear time: every character is looked at a bounded number of
+times, and the only text held back is a possible marker (at most `_MAX_MARKER` characters) or the tail of
+a possible `</draft>` delimiter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from .counting import Lang, Unit, count, marker_unit
+from .prompts import DRAFT_CLOSE, DRAFT_OPEN
+
+ErrorType = Literal[
+    "preamble",
+    "wrong_start",
+    "skip",
+    "repeat",
+    "bare_marker",
+    "extra_units",
+    "malformed_marker",
+    "early_stop",
+    "missing_end",
+    "trailing_text",
+    "duplicate_end",
+]
+ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
+
+ERROR_LABELS: dict[ErrorType, str] = {
+    "preamble": "Text before the first marker",
+    "wrong_start": "Countdown does not start at the target",
+    "skip": "Skipped marker",
+    "repeat": "Repeated or rising marker",
+    "bare_marker": "Marker with no unit",
+    "extra_units": "More than one unit for a marker",
+    "malformed_marker": "Malformed marker",
+    "early_stop": "Stopped early",
+    "missing_end": "Missing <0>",
+    "trailing_text": "Text after <0>",
+    "duplicate_end": "Second <0>",
+}
+
+_MAX_MARKER = 40  # longest marker-like text held back: `<`, up to 4 digit groups, spaces
+_MAX_DIGITS = 7
+_MARKER_INNER = frozenset("0123456789 \t")
+_SPECIAL = re.compile(r"[<>]")
+_CLOSE_DIGITS = re.compile(r"(?:^|(?<=[\s>]))(\d{1,%d})$" % _MAX_DIGITS)
+_DRAFT_CLOSE = re.compile(re.escape(DRAFT_CLOSE), re.IGNORECASE)
+_DRAFT_OPEN = re.compile(r"^\s*" + re.escape(DRAFT_OPEN), re.IGNORECASE)
+_SPACES = re.compile(r"[ \t\u00a0\u3000]+")
+
+
+@dataclass(frozen=True)
+class MarkerError:
+    """One problem in the raw output: its type, where it is (offsets into the raw text), and what it means."""
+
+    type: ErrorType
+    start: int
+    end: int
+    message: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"type": self.type, "start": self.start, "end": self.end, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Marker:
+    value: int
+    start: int
+    end: int
+    text: str
+    malformed: bool = False
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What the parser knows once the output has ended."""
+
+    target: int
+    unit: Unit
+    text: str
+    count: int
+    errors: tuple[MarkerError, ...]
+    countdown_end: int | None
+    markers: int
+    draft: str | None = None
+    draft_span: tuple[int, int] | None = None
+
+    @property
+    def exact(self) -> bool:
+        return self.count == self.target
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    @property
+    def verified(self) -> bool:
+        """Exact and valid: the only state in which text may be labelled verified."""
+        return self.exact and self.valid
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "target": self.target,
+            "count": self.count,
+            "exact": self.exact,
+            "valid": self.valid,
+            "countdown_end": self.countdown_end,
+            "errors": [e.as_dict() for e in self.errors],
+            "text": self.text,
+        }
+
+
+@dataclass
+class _Segment:
+    """Text between two markers: the unit (stripped) and how many newlines sat on each side of it."""
+
+    start: int
+    parts: list[str] = field(default_factory=list)
+    length: int = 0
+    tail: str = ""  # the last few characters, to spot `12>` without joining parts
+
+    def add(self, s: str) -> None:
+        if s:
+            self.parts.append(s)
+            self.length += len(s)
+            self.tail = (self.tail + s)[-(_MAX_DIGITS + 1) :]
+
+    def drop_last(self, n: int) -> None:
+        """Remove the last n characters (a `12>` found to be a marker, not text)."""
+        text = "".join(self.parts)[: self.length - n]
+        self.parts = [text] if text else []
+        self.length = len(text)
+        self.tail = text[-(_MAX_DIGITS + 1) :]
+
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+class MarkerParser:
+    """Incremental CAPEL validator: `feed()` chunks as they stream, read the live state, `close()` at the end.
+
+    `lang` decides what one marker pays for (a word, a character); `unit` is what the final text is counted
+    in. With `draft=True` everything up to `</draft>` is the draft: reported separately, never counted.
+    With `code=True` a segment that ends a line (a code line) counts as one unit, as the code-aware rule says.
+    """
+
+    def __init__(
+        self, target: int, lang: Lang = "en", unit: Unit | None = None, *, draft: bool = False, code: bool = False
+    ) -> None:
+        self.target = target
+        self.lang: Lang = lang
+        self.unit: Unit = unit or marker_unit(lang)
+        self.code = code
+        self._marker_unit = marker_unit(lang)
+        self._pos = 0  # absolute offset of the next character to read
+        self._raw: list[str] = []
+        self._errors: list[MarkerError] = []
+        self._units: list[tuple[str, int, int, int]] = []  # (unit text, newlines before, after, units)
+        self._last: Marker | None = None
+        self._ended = False  # a <0> was seen
+        self._seg = _Segment(0)
+        self._pending = ""  # held-back text starting with `<` that may still become a marker
+        self._pending_start = 0
+        self._in_draft = draft
+        self._draft_parts: list[str] = []
+        self._draft_tail = ""
+        self._draft_span: tuple[int, int] | None = None
+        self._closed: ParseResult | None = None
+        self._markers = 0
+
+    # ----- live state -------------------------------------------------------------------------------
+    @property
+    def errors(self) -> list[MarkerError]:
+        return list(self._errors)
+
+    @property
+    def countdown(self) -> int | None:
+        """The value of the last marker seen (None before the first one)."""
+        return self._last.value if self._last else None
+
+    @property
+    def in_draft(self) -> bool:
+        return self._in_draft
+
+    @property
+    def draft_span(self) -> tuple[int, int] | None:
+        """Where the draft sits in the raw output, once `</draft>` has been seen."""
+        return self._draft_span
+
+    @property
+    def units_done(self) -> int:
+        """Units written so far under markers, the unit still being written included."""
+        current = 0
+        if self._last is not None and not self._ended:
+            current = count(self._seg.text(), self._marker_unit)
+        return len(self._units) + current
+
+    @property
+    def remaining(self) -> int:
+        """Units left to write, as the countdown shows it."""
+        return max(self.target - self.units_done, 0)
+
+    @property
+    def raw(self) -> str:
+        return "".join(self._raw)
+
+    def text_so_far(self) -> str:
+        """The clean text of the units finished so far: always a prefix of the final text, so it can stream."""
+        return self._clean_text() if self._last is not None else ""
+
+    # ----- feeding ----------------------------------------------------------------------------------
+    def feed(self, chunk: str) -> list[MarkerError]:
+        """Read the next chunk; returns the errors found in it (they are also kept)."""
+        if self._closed is not None:
+            raise RuntimeError("parser already closed")
+        before = len(self._errors)
+        if chunk:
+            self._raw.append(chunk)
+            base = self._pos
+            self._pos += len(chunk)
+            self._scan(chunk, base)
+        return self._errors[before:]
+
+    def _scan(self, chunk: str, base: int) -> None:
+        i = 0
+        n = len(chunk)
+        while i < n:
+            if self._in_draft:
+                i = self._scan_draft(chunk, i, base)
+                continue
+            if self._pending:
+                i = self._scan_marker(chunk, i, base)
+                continue
+            m = _SPECIAL.search(chunk, i)
+            if m is None:
+                self._text(chunk[i:], base + i)
+                return
+            j = m.start()
+            if j > i:
+                self._text(chunk[i:j], base + i)
+            if chunk[j] == "<":
+                self._pending = "<"
+                self._pending_start = base + j
+            else:
+                self._close_bracket(base + j)
+            i = j + 1
+
+    def _scan_draft(self, chunk: str, i: int, base: int) -> int:
+        """Inside the draft: look for `</draft>`, even split across chunks, via the draft's last few characters."""
+        tail = self._draft_tail
+        window = tail + chunk[i:]
+        m = _DRAFT_CLOSE.search(window)
+        if m is None:
+            self._draft_parts.append(chunk[i:])
+            self._draft_tail = window[-(len(DRAFT_CLOSE) - 1) :]
+            return len(chunk)
+        used = m.end() - len(tail)  # the tail alone is too short to hold a match, so used > 0
+        self._draft_parts.append(chunk[i : i + used])
+        draft_raw = "".join(self._draft_parts)
+        self._draft_parts = [draft_raw[: len(draft_raw) - len(DRAFT_CLOSE)]]
+        self._in_draft = False
+        self._draft_span = (0, base + i + used)
+        self._seg = _Segment(base + i + used)
+        return i + used
+
+    def _scan_marker(self, chunk: str, i: int, base: int) -> int:
+        """After a `<`: collect digits and spaces until `>` (a marker) or anything else."""
+        n = len(chunk)
+        while i < n:
+            c = chunk[i]
+            if c in _MARKER_INNER and len(self._pending) < _MAX_MARKER:
+                self._pending += c
+                i += 1
+                continue
+            if c == ">":
+                self._marker_from_pending(self._pending_start + len(self._pending) + 1, closed=True)
+                return i + 1
+            self._marker_from_pending(self._pending_start + len(self._pending), closed=False)
+            return i
+        return i
+
+    def _marker_from_pending(self, end: int, *, closed: bool) -> None:
+        inner = self._pending[1:]
+        start = self._pending_start
+        self._pending = ""
+        digits = "".join(inner.split())
+        if not digits:
+            # `<` not followed by a number: plain text (`a < b`, `<b>`). Re-read `>` as text too.
+            self._text("<" + inner + (">" if closed else ""), start)
+            return
+        proper = closed and inner.isdigit()
+        text = "<" + inner + (">" if closed else "")
+        self._marker(Marker(int(digits), start, end, text, malformed=not proper))
+
+    def _close_bracket(self, at: int) -> None:
+        """A `>` in text: `12>` after a space or marker is a malformed marker, otherwise plain text."""
+        m = _CLOSE_DIGITS.search(self._seg.tail)
+        if m and (m.start() > 0 or self._seg.length == len(self._seg.tail)):
+            digits = m.group(1)
+            self._seg.drop_last(len(digits))
+            self._marker(Marker(int(digits), at - len(digits), at + 1, digits + ">", malformed=True))
+            return
+        self._text(">", at)
+
+    def _text(self, s: str, at: int) -> None:
+        if not self._seg.length:
+            self._seg.start = at
+        self._seg.add(s)
+
+    # ----- markers ----------------------------------------------------------------------------------
+    def _error(self, type_: ErrorType, start: int, end: int, message: str) -> None:
+        self._errors.append(MarkerError(type_, start, end, message))
+
+    def _marker(self, mk: Marker) -> None:
+        self._markers += 1
+        if mk.malformed:
+            self._error("malformed_marker", mk.start, mk.end, f"{mk.text!r} is not a marker; write <{mk.value}>")
+        if self._ended:
+            self._flush_trailing()
+            if mk.value == 0:
+                self._error("duplicate_end", mk.start, mk.end, "a second <0>; stop after the first one")
+            else:
+                self._error("trailing_text", mk.start, mk.end, f"<{mk.value}> after <0>; nothing may follow <0>")
+            self._seg = _Segment(mk.end)
+            return
+        self._close_segment(next_marker=mk)
+        last = self._last
+        if last is None:
+            if mk.value != self.target:
+                self._error("wrong_start", mk.start, mk.end, f"the countdown starts at <{mk.value}>, not <{self.target}>")
+        elif mk.value >= last.value:
+            what = "repeats" if mk.value == last.value else "rises from"
+            self._error("repeat", mk.start, mk.end, f"<{mk.value}> {what} <{last.value}>; each marker must be one lower")
+        elif mk.value == 0 and last.value > 1:
+            self._error(
+                "early_stop", mk.start, mk.end, f"<0> right after <{last.value}>: the countdown stopped {last.value - 1} early"
+            )
+        elif mk.value < last.value - 1:
+            missing = last.value - mk.value - 1
+            self._error("skip", mk.start, mk.end, f"<{mk.value}> after <{last.value}> skips {missing} marker(s)")
+        self._last = mk
+        if mk.value == 0:
+            self._ended = True
+        self._seg = _Segment(mk.end)
+
+    def _close_segment(self, next_marker: Marker | None) -> None:
+        """The text since the last marker is complete: check it holds exactly one unit and keep that unit."""
+        seg = self._seg
+        text = seg.text()
+        last = self._last
+        if last is None:
+            if text.strip():
+                lead = len(text) - len(text.lstrip())
+                self._error(
+                    "preamble",
+                    seg.start + lead,
+                    seg.start + len(text.rstrip()),
+                    "text before the first marker; the output must start with the countdown",
+                )
+            return
+        units = count(text, self._marker_unit)
+        if self.code and units > 1 and text.rstrip(" \t").endswith("\n"):
+            units = 1
+        stripped = text.strip()
+        if units == 0:
+            if next_marker is not None:
+                self._error("bare_marker", last.start, last.end, f"<{last.value}> has no unit before the next marker")
+        elif units > 1:
+            lead = len(text) - len(text.lstrip())
+            self._error(
+                "extra_units",
+                seg.start + lead,
+                seg.start + len(text.rstrip()),
+                f"{units} units after <{last.value}>; write one per marker",
+            )
+        if stripped:
+            before = text[: len(text) - len(text.lstrip())].count("\n")
+            after = text[len(text.rstrip()) :].count("\n")
+            self._units.append((_SPACES.sub(" ", stripped), before, after, units))
+
+    def _flush_trailing(self) -> None:
+        text = self._seg.text()
+        if text.strip():
+            lead = len(text) - len(text.lstrip())
+            start = self._seg.start + lead
+            self._error("trailing_text", start, self._seg.start + len(text.rstrip()), "text after <0>; stop at <0>")
+        self._seg = _Segment(self._pos)
+
+    # ----- the end ----------------------------------------------------------------------------------
+    def close(self) -> ParseResult:
+        """The output has ended: settle held-back text, report what is missing, and build the clean text."""
+        if self._closed is not None:
+            return self._closed
+        if self._in_draft:
+            # No `</draft>` ever came: there is no separate draft; read the whole output as the answer.
+            raw = self.raw
+            reparse = MarkerParser(self.target, self.lang, self.unit, code=self.code)
+            reparse.feed(raw)
+            self._closed = reparse.close()
+            return self._closed
+        if self._pending:
+            self._marker_from_pending(self._pos, closed=False)
+        end = self._pos
+        last = self._last
+        if self._ended:
+            self._flush_trailing()
+        elif last is None:
+            self._close_segment(next_marker=None)
+            self._error("early_stop", end, end, "the output has no countdown markers")
+        else:
+            seg_text = self._seg.text()
+            has_unit = count(seg_text, self._marker_unit) > 0
+            self._close_segment(next_marker=None)
+            if last.value > 1 or not has_unit:
+                self._error("early_stop", last.start, end, f"the output ended at <{last.value}>, before the unit of <1>")
+            else:
+                self._error("missing_end", end, end, "the unit of <1> is not followed by <0>")
+        text = self._clean_text()
+        if self.code and self._last is not None:
+            # Code-aware rule (§3.3): a whole code line is one token, so count what the markers paid for.
+            total = sum(n for *_, n in self._units)
+        else:
+            total = count(text, self.unit)
+        self._closed = ParseResult(
+            target=self.target,
+            unit=self.unit,
+            text=text,
+            count=total,
+            errors=tuple(sorted(self._errors, key=lambda e: (e.start, e.end))),
+            countdown_end=last.value if last else None,
+            markers=self._markers,
+            draft=self._draft_text(),
+            draft_span=self._draft_span,
+        )
+        return self._closed
+
+    def _draft_text(self) -> str | None:
+        if self._draft_span is None:
+            return None
+        return _DRAFT_OPEN.sub("", "".join(self._draft_parts), count=1).strip()
+
+    def _clean_text(self) -> str:
+        if self._last is None:
+            # The model ignored the countdown: its words are still its answer.
+            raw = self.raw[self._draft_span[1] :] if self._draft_span else self.raw
+            return raw.strip()
+        joiner = "" if self.lang == "zh" else " "
+        out: list[str] = []
+        prev_after = 0
+        for i, (unit, before, after, _) in enumerate(self._units):
+            if i:
+                newlines = prev_after + before
+                out.append("\n" * newlines if newlines else joiner)
+            out.append(unit)
+            prev_after = after
+        return "".join(out)
+
+
+def check_output(
+    raw: str, target: int, lang: Lang = "en", unit: Unit | None = None, *, draft: bool = False, code: bool = False
+) -> ParseResult:
+    """Parse a whole output at once: the same result as feeding it chunk by chunk."""
+    parser = MarkerParser(target, lang, unit, draft=draft, code=code)
+    parser.feed(raw)
+    return parser.close()
+
+
+def strip_markers(raw: str, lang: Lang = "en") -> str:
+    """The clean text of any countdown output (markers removed, spacing normal), whatever its errors."""
+    return check_output(raw, 1, lang).text

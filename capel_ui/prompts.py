@@ -1,0 +1,179 @@
+"""Prompt builders: the user's instruction plus a length suffix, as OpenAI-style chat messages.
+
+The English CAPEL suffix follows §3.2 of the paper word for word where it can; the Chinese one
+(not published) keeps the same four parts: format, counting rules, a correct example, typical errors.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict, get_args
+
+from .counting import Lang
+
+Mode = Literal["capel", "draft-capel", "baseline", "exact", "exact-countdown"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+PromptMode = Literal["capel", "draft-capel", "baseline"]
+PROMPT_MODES: tuple[PromptMode, ...] = get_args(PromptMode)
+
+MODE_LABELS: dict[Mode, str] = {
+    "capel": "CAPEL",
+    "draft-capel": "Draft→CAPEL",
+    "baseline": "Baseline",
+    "exact": "Exact (guaranteed)",
+    "exact-countdown": "Exact countdown (guaranteed)",
+}
+
+DRAFT_OPEN = "<draft>"
+DRAFT_CLOSE = "</draft>"
+
+MAX_TARGET = 10_000
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+CAPEL_EN = """\
+Required output format
+1. For each integer k from {target_length} down to 1:
+   - Print the marker <k>.
+   - Immediately append one English token: letters with optional leading/trailing punctuation \
+(comma, period, apostrophe, hyphen, digits, ...). No spaces inside this token.
+2. After the word paired with <1>, write <0> and stop generating.
+3. Markers and punctuation are not counted toward the {target_length}-word total; only the English words \
+themselves count.
+4. If you risk running short, do not end with dozens of bare markers. Add fresh, meaningful prose; line \
+breaks or repeated filler do not qualify.{code_rule}
+
+Word-count and ordering rules
+- Produce exactly {target_length} markers (<{target_length}> ... <1>) and exactly {target_length} words.
+- The numbers inside successive markers must decrease by 1: no skips or repeats.
+- Two markers may never appear back-to-back without an intervening word.
+- No extra text is allowed after <0> (not even a newline).
+
+Correct example (N = 5)
+<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>
+
+Typical errors to avoid
+- Early stop: ending before <1> or omitting <0>
+  <5>Quick<4>demo<3>ends<0>
+- Duplicate markers: e.g. two <0>s
+  <5>Wrong<4>marker<3>again<2>here<1>now<0><0>
+- Markers-only tail: long stretch of bare markers
+  <7>Starts<6>well<5>then<4>stop.<3><2><1><0>"""
+
+CODE_RULE_EN = (
+    "\n5. For code sections, a token may include a trailing \\n to represent a line break "
+    "(i.e., a complete code line counts as one token)."
+)
+
+CAPEL_ZH = """\
+输出格式要求
+1. 对从 {target_length} 递减到 1 的每个整数 k：
+   - 先输出标记 <k>。
+   - 紧接着输出恰好一个汉字。标点符号（，。！？、：；“”等）可以紧跟在这个汉字后面，但不算字数。标记与汉字之间不要加空格。
+2. 在与 <1> 配对的汉字之后，输出 <0>，然后立即停止生成。
+3. 标记和标点符号都不计入 {target_length} 字的总数，只有汉字本身计数。
+4. 如果担心字数不够，不要在结尾输出一长串没有汉字的空标记；请继续写新的、有意义的内容，换行或重复的填充字不算。{code_rule}
+
+字数与顺序规则
+- 恰好输出 {target_length} 个标记（<{target_length}> … <1>），并且恰好 {target_length} 个汉字。
+- 相邻标记中的数字必须每次减 1：不能跳号，也不能重复。
+- 两个标记之间必须有一个汉字，不能紧挨着出现。
+- <0> 之后不允许有任何内容（包括换行）。
+
+正确示例（N = 5）
+<5>今<4>天<3>天<2>气<1>好。<0>
+
+正确示例（N = 7）
+<7>春<6>风<5>又<4>绿<3>江<2>南<1>岸。<0>
+
+常见错误（请避免）
+- 提前结束：没有写到 <1> 就停止，或者漏掉 <0>
+  <5>今<4>天<3>好<0>
+- 重复标记：例如出现两个 <0>
+  <5>我<4>们<3>去<2>学<1>校<0><0>
+- 结尾只有空标记：一长串标记后面没有汉字
+  <7>开<6>始<5>不<4>错<3><2><1><0>"""
+
+CODE_RULE_ZH = "\n5. 对于代码部分，一个标记后可以跟一整行代码并以换行结尾（即一整行代码计为一个单位）。"
+
+BASELINE = {
+    "en": "Please answer the instruction in exactly {target_length} words.",
+    "zh": "请用正好{target_length}个字回答上述指令。",
+}
+
+EXACT = {
+    "en": (
+        "Please answer the instruction in exactly {target_length} words. Write plain prose: no title, "
+        "no list, no line breaks. Plan your ending so the last word closes a sentence."
+    ),
+    "zh": "请用正好{target_length}个字回答上述指令。只写连贯的正文，不要标题、列表或换行，并在最后一个字结束句子。",
+}
+
+DRAFT_EN = """\
+Answer in two parts, in this single response.
+Part 1: write a free draft of your answer between {open} and {close}. The draft is discarded; use it to \
+get the content right.
+Part 2: right after {close}, rewrite the draft so that it has exactly {target_length} words, following the \
+countdown format below. Start the countdown immediately after {close}.
+
+"""
+
+DRAFT_ZH = """\
+请在同一个回答中分两部分完成。
+第一部分：在 {open} 和 {close} 之间自由写一份草稿。草稿会被丢弃，只用来想清楚内容。
+第二部分：紧接在 {close} 之后，按照下面的倒计时格式把草稿改写成恰好 {target_length} 个字。{close} 之后立即开始倒计时。
+
+"""
+
+
+def validate_target(target: int) -> int:
+    """Reject targets the app cannot honour, with a message that says what is accepted."""
+    if isinstance(target, bool) or not isinstance(target, int):
+        raise ValueError(f"target must be a whole number from 1 to {MAX_TARGET}, got {target!r}")
+    if not 1 <= target <= MAX_TARGET:
+        raise ValueError(f"target must be from 1 to {MAX_TARGET}, got {target}")
+    return target
+
+
+def capel_suffix(lang: Lang, target: int, *, code: bool = False) -> str:
+    """The countdown suffix S_N for `lang`, with the code-aware rule when `code` is set."""
+    validate_target(target)
+    if lang == "en":
+        return CAPEL_EN.format(target_length=target, code_rule=CODE_RULE_EN if code else "")
+    if lang == "zh":
+        return CAPEL_ZH.format(target_length=target, code_rule=CODE_RULE_ZH if code else "")
+    raise ValueError(f"unknown language {lang!r}; use en or zh")
+
+
+def suffix(lang: Lang, target: int, mode: Mode, *, code: bool = False) -> str:
+    """The text appended to the instruction for `mode`."""
+    validate_target(target)
+    if lang not in ("en", "zh"):
+        raise ValueError(f"unknown language {lang!r}; use en or zh")
+    if mode in ("capel", "exact-countdown"):
+        return capel_suffix(lang, target, code=code)
+    if mode == "draft-capel":
+        intro = DRAFT_EN if lang == "en" else DRAFT_ZH
+        return intro.format(open=DRAFT_OPEN, close=DRAFT_CLOSE, target_length=target) + capel_suffix(
+            lang, target, code=code
+        )
+    if mode == "baseline":
+        return BASELINE[lang].format(target_length=target)
+    if mode == "exact":
+        return EXACT[lang].format(target_length=target)
+    raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+
+
+def build_prompt(instruction: str, lang: Lang, target: int, mode: Mode = "capel", *, code: bool = False) -> str:
+    """The full user prompt: the instruction, a blank line, the suffix."""
+    return f"{instruction.strip()}\n\n{suffix(lang, target, mode, code=code)}"
+
+
+def build_messages(
+    instruction: str, lang: Lang, target: int, mode: Mode = "capel", *, code: bool = False
+) -> list[Message]:
+    """The prompt as chat messages, ready for an OpenAI-style API."""
+    return [{"role": "user", "content": build_prompt(instruction, lang, target, mode, code=code)}]

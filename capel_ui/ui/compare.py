@@ -1,0 +1,171 @@
+"""The Compare page: one instruction and target, several (model, mode) columns run side by side.
+
+Columns run concurrently in worker threads that only generate and save (never touch `st`); the script
+thread paints their live state. All runs of one comparison share a comparison id in History.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import plotly.graph_objects as go
+import streamlit as st
+from sqlalchemy.engine import Engine
+
+from ..backends import PROVIDERS, BackendError
+from ..counting import DEFAULT_UNIT, UNIT_LABELS, Lang
+from ..export import is_verified
+from ..generation import GRAMMAR_MODES, Generation, Request, validate_request
+from ..prompts import MAX_TARGET, MODE_LABELS, MODES, Mode
+from ..storage import RunRecord, list_runs, update_run
+from . import settings
+from .render import clean_text_html, countdown_html, highlight_raw
+from .views import badge, start_record
+
+MAX_COLUMNS = 8
+
+
+def _model_options(current: settings.ModelChoice) -> list[settings.ModelChoice]:
+    """The embedded model, the sidebar's model, and the paper's API models wherever a key is at hand."""
+    options = [settings.EMBEDDED]
+    if current not in options:
+        options.append(current)
+    for provider in ("openai", "deepseek"):
+        if settings.api_key(provider):  # type: ignore[arg-type]
+            for model in PROVIDERS[provider].models:  # type: ignore[index]
+                c = settings.ModelChoice(provider, model)  # type: ignore[arg-type]
+                if c not in options:
+                    options.append(c)
+    return options
+
+
+def _finish(gen: Generation, engine: Engine, run_id: int) -> None:
+    """Worker thread: run to the end, then save the outcome (whatever happened)."""
+    try:
+        gen.run()
+    finally:
+        update_run(engine, run_id, **gen.outcome().record())
+
+
+def deviation_chart(runs: list[RunRecord]) -> go.Figure:
+    labels = [f"{r.model}<br>{MODE_LABELS.get(r.mode, r.mode)}" for r in runs]  # type: ignore[call-overload]
+    devs = [(r.count or 0) - r.target for r in runs]
+    colors = ["#2b8a3e" if is_verified(r) else "#c92a2a" for r in runs]
+    fig = go.Figure(go.Bar(x=labels, y=devs, marker_color=colors, text=[f"{d:+d}" for d in devs],
+                           textposition="outside", hovertemplate="%{x}<br>deviation %{y:+d}<extra></extra>"))
+    fig.update_layout(title="Deviation from the target (count − target)", yaxis_title="units", height=360,
+                      margin={"t": 50, "b": 40, "l": 40, "r": 20}, showlegend=False)
+    fig.add_hline(y=0, line_color="#495057")
+    return fig
+
+
+def render() -> None:
+    st.title("Compare")
+    st.caption("Baseline beside CAPEL beside Exact for one model, or one mode across models.")
+    current = settings.model_choice()
+    st.session_state.setdefault("c_target", 40)
+    instruction = st.text_area("Instruction", key="c_instruction", height=80,
+                               placeholder="e.g. Write a product description for a hand-made ceramic mug.")
+    c = st.columns([1, 1, 3])
+    lang: Lang = c[0].radio("Language", ["en", "zh"], key="c_lang",
+                            format_func={"en": "English words", "zh": "Chinese characters"}.get)
+    target = c[1].number_input("Target length", min_value=0, max_value=MAX_TARGET, step=1, key="c_target")
+    options = _model_options(current)
+    models = c[2].multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
+    modes: list[Mode] = st.multiselect("Modes", MODES, default=["baseline", "capel", "exact"],
+                                       format_func=MODE_LABELS.get, key="c_modes")
+    unit = DEFAULT_UNIT[lang]
+    columns = [(m, mode) for m in models for mode in modes]
+    usable = [(m, mode) for m, mode in columns if mode not in GRAMMAR_MODES or m.capabilities.grammar]
+    skipped = [col for col in columns if col not in usable]
+    if skipped:
+        st.caption("Skipped (the model takes no grammar): " + ", ".join(f"{m.label} · {MODE_LABELS[d]}" for m, d in skipped))
+    if len(usable) > MAX_COLUMNS:
+        st.warning(f"{len(usable)} columns; only the first {MAX_COLUMNS} run.")
+        usable = usable[:MAX_COLUMNS]
+
+    b = st.columns([1, 1, 4])
+    run = b[0].button("Run comparison", type="primary", icon=":material/play_arrow:", width="stretch",
+                      disabled=not usable)
+    if run:
+        _run(instruction, int(target), lang, unit, usable, b[1])
+    cid = st.session_state.get("c_id")
+    if cid:
+        _show(settings.engine(), cid)
+
+
+def _run(instruction: str, target: int, lang: Lang, unit: str,
+         columns: list[tuple[settings.ModelChoice, Mode]], stop_slot: st.delta_generator.DeltaGenerator) -> None:
+    engine = settings.engine()
+    temperature = settings.temperature()
+    gens: list[tuple[Generation, int]] = []
+    problems: list[str] = []
+    cid = uuid.uuid4().hex[:12]
+    for choice, mode in columns:
+        request = Request(instruction=instruction, target=target, lang=lang, mode=mode, unit=unit,  # type: ignore[arg-type]
+                          temperature=temperature)
+        try:
+            validate_request(request)
+            gen = Generation(settings.build_backend(choice), request)
+        except (ValueError, BackendError) as exc:
+            problems.append(f"{choice.label} · {MODE_LABELS[mode]}: {exc}")
+            continue
+        gens.append((gen, start_record(engine, gen, choice, instruction, comparison_id=cid)))
+    for p in problems:
+        st.error(p)
+    if not gens:
+        return
+    st.session_state["c_id"] = cid
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
+    cols = st.columns(len(gens))
+    slots = []
+    for col, (gen, _) in zip(cols, gens, strict=True):
+        with col:
+            st.markdown(f"**{gen.backend.label}**  \n{MODE_LABELS[gen.mode]}")
+            slots.append((st.empty(), st.empty()))
+    pool = ThreadPoolExecutor(max_workers=len(gens), thread_name_prefix="compare")
+    futures = [pool.submit(_finish, gen, engine, run_id) for gen, run_id in gens]
+    try:
+        while True:
+            for (gen, _), (count_ph, raw_ph) in zip(gens, slots, strict=True):
+                count_ph.html(countdown_html(gen.remaining, target, UNIT_LABELS[gen.request.count_unit],
+                                             drafting=gen.in_draft))
+                raw_ph.html(highlight_raw(gen.raw[-1500:], []))
+            if all(f.done() for f in futures):
+                break
+            time.sleep(0.2)
+    finally:
+        if not all(f.done() for f in futures):  # Stop, a rerun or a closed tab: keep what arrived
+            for gen, _ in gens:
+                gen.cancel()
+        pool.shutdown(wait=False)
+    for count_ph, raw_ph in slots:
+        count_ph.empty()
+        raw_ph.empty()
+
+
+def _show(engine: Engine, cid: str) -> None:
+    runs = sorted(list_runs(engine, comparison_id=cid), key=lambda r: r.id)
+    if not runs:
+        return
+    st.divider()
+    st.caption(f"Comparison {cid} · {runs[0].target} {UNIT_LABELS.get(runs[0].unit, runs[0].unit)} · "  # type: ignore[call-overload]
+               f"{len(runs)} column(s)")
+    st.plotly_chart(deviation_chart(runs), width="stretch", key=f"chart-{cid}")
+    cols = st.columns(len(runs))
+    for col, r in zip(cols, runs, strict=True):
+        with col:
+            st.markdown(f"**{r.model}**  \n{MODE_LABELS.get(r.mode, r.mode)}")  # type: ignore[call-overload]
+            badge(r)
+            m = st.columns(2)
+            m[0].metric("Count", r.count if r.count is not None else "–",
+                        delta=(r.count or 0) - r.target, delta_color="off")
+            m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
+            st.caption(f"{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
+            if r.failure:
+                st.error(r.failure)
+            st.html(clean_text_html(r.text))
+            with st.expander("Raw output"):
+                st.html(highlight_raw(r.raw, r.errors))

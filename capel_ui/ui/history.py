@@ -1,0 +1,104 @@
+"""The History page: every run, filterable and searchable; open one to see, re-run, export or delete it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+
+import streamlit as st
+
+from ..export import is_verified
+from ..prompts import MODE_LABELS
+from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
+from . import settings
+from .views import render_run
+
+ALL = "All"
+
+
+def _preview(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def render() -> None:
+    st.title("History")
+    engine = settings.engine()
+    f = st.columns([1.3, 1.1, 0.8, 1.4, 1.6])
+    model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key="h_model")
+    mode = f[1].selectbox(
+        "Mode", [ALL, *distinct_values(engine, "mode")], key="h_mode",
+        format_func=lambda m: MODE_LABELS.get(m, m),  # type: ignore[call-overload]
+    )
+    lang = f[2].selectbox("Language", [ALL, "en", "zh"], key="h_lang")
+    dates = f[3].date_input("Dates", value=(), key="h_dates", help="Pick a start and an end day.")
+    search = f[4].text_input("Search text", key="h_search", placeholder="words in the instruction or text")
+    exact_only = st.checkbox("Exact only", key="h_exact")
+
+    since = until = None
+    if isinstance(dates, tuple | list) and dates:
+        since = datetime.combine(dates[0], time.min, tzinfo=UTC)
+        until = datetime.combine(dates[-1], time.min, tzinfo=UTC) + timedelta(days=1)
+    runs = list_runs(
+        engine,
+        model=None if model == ALL else model,
+        mode=None if mode == ALL else mode,
+        lang=None if lang == ALL else lang,
+        exact_only=exact_only,
+        since=since,
+        until=until,
+        search=search.strip() or None,
+    )
+    top = st.columns([3, 1])
+    top[0].caption(f"{len(runs)} run(s)")
+    top[1].download_button(
+        "Export table as CSV", runs_to_csv(runs), "capel-history.csv", "text/csv",
+        icon=":material/download:", width="stretch", disabled=not runs,
+    )
+    if not runs:
+        st.info("No runs match. Runs from Write, Compare and the CLI appear here.")
+        return
+    rows = [
+        {
+            "id": r.id,
+            "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
+            "status": r.status,
+            "verified": "✓" if is_verified(r) else "",
+            "model": r.model,
+            "mode": MODE_LABELS.get(r.mode, r.mode),  # type: ignore[call-overload]
+            "lang": r.lang,
+            "target": r.target,
+            "count": r.count,
+            "errors": len(r.errors),
+            "text": _preview(r.text or r.instruction),
+        }
+        for r in runs
+    ]
+    picked = st.dataframe(
+        rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="h_table",
+        column_config={"id": st.column_config.NumberColumn("Run", width="small")},
+    )
+    selected = picked.selection.rows if picked and picked.selection else []
+    if not selected:
+        st.caption("Select a row to open the run.")
+        return
+    run = get_run(engine, runs[selected[0]].id)
+    if run is None:
+        return
+    st.divider()
+    st.subheader(f"Run {run.id}")
+    with st.expander("Instruction", expanded=True):
+        st.text(run.instruction)
+    render_run(run, key=f"h{run.id}")
+    a = st.columns([1, 1, 4])
+    if a[0].button("Re-run on Write", icon=":material/replay:", width="stretch", key=f"rerun{run.id}"):
+        st.session_state["prefill"] = {
+            "instruction": run.instruction, "lang": run.lang, "unit": run.unit, "target": run.target,
+            "mode": run.mode, "code": run.code,
+        }
+        st.switch_page("pages/write.py")
+    with a[1].popover("Delete", icon=":material/delete:", width="stretch"):
+        st.write("Delete this run for good?")
+        if st.button("Yes, delete", type="primary", key=f"del{run.id}"):
+            delete_run(engine, run.id)
+            st.toast(f"Run {run.id} deleted.")
+            st.rerun()

@@ -1,0 +1,112 @@
+"""HTML for model output: markers dimmed, error spans highlighted, everything escaped.
+
+Model output is untrusted text. Every character of it that reaches the page passes through
+`html.escape` here; pages never build HTML from model text themselves. Pure functions, no streamlit,
+so the escaping is tested directly.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..parser import ERROR_LABELS
+
+_MARKER = re.compile(r"<\d+>")
+
+STYLE = """<style>
+.capel-raw{white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;
+ font-size:.92rem;line-height:1.55;padding:.75rem 1rem;border:1px solid #e3e5df;border-radius:.5rem;background:#fff;
+ max-height:28rem;overflow-y:auto}
+.capel-raw .mk{color:#9aa3ad;font-size:.8em}
+.capel-raw .draft{color:#8a8f98;font-style:italic}
+.capel-raw mark.err{background:#ffe1dc;color:inherit;border-bottom:2px solid #d9480f;padding:0 .05em;cursor:help}
+.capel-raw .pin{color:#d9480f;font-weight:700;cursor:help}
+.capel-text{white-space:pre-wrap;word-break:break-word;font-size:1.08rem;line-height:1.65;padding:.9rem 1.1rem;
+ border-left:4px solid #2f5d8a;background:#fff;border-radius:.25rem}
+.capel-count{text-align:center;padding:.4rem 0}
+.capel-count .n{font-size:4.2rem;font-weight:700;line-height:1;color:#2f5d8a;font-variant-numeric:tabular-nums}
+.capel-count .lbl{color:#5b6470;font-size:.95rem}
+</style>"""
+
+
+def escape(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _error_fields(error: Any) -> tuple[str, int, int, str]:
+    if isinstance(error, Mapping):
+        return str(error["type"]), int(error["start"]), int(error["end"]), str(error["message"])
+    return error.type, error.start, error.end, error.message
+
+
+def highlight_raw(raw: str, errors: Iterable[Any] = (), draft_span: Sequence[int] | None = None) -> str:
+    """The raw output as HTML: markers dimmed, each error span marked with its type and message on hover."""
+    errs = [_error_fields(e) for e in errors]
+    n = len(raw)
+    cuts = {0, n}
+    markers = [(m.start(), m.end()) for m in _MARKER.finditer(raw)]
+    for s, e in markers:
+        cuts.update((s, e))
+    for _, s, e, _ in errs:
+        cuts.update((min(max(s, 0), n), min(max(e, 0), n)))
+    if draft_span:
+        cuts.update((min(draft_span[0], n), min(draft_span[1], n)))
+    points = sorted(cuts)
+    pins: dict[int, list[str]] = {}
+    for t, s, e, msg in errs:
+        if e <= s:
+            pins.setdefault(min(max(s, 0), n), []).append(f"{t}: {msg}")
+    marker_starts = dict(markers)
+    out: list[str] = ['<div class="capel-raw">']
+    in_marker_until = -1
+    for a, b in zip(points, points[1:], strict=False):
+        if a in pins:
+            out.append(_pin(pins.pop(a)))
+        if a in marker_starts:
+            in_marker_until = marker_starts[a]
+        piece = escape(raw[a:b])
+        classes = []
+        if a < in_marker_until:
+            classes.append("mk")
+        if draft_span and draft_span[0] <= a < draft_span[1]:
+            classes.append("draft")
+        if classes:
+            piece = f'<span class="{" ".join(classes)}">{piece}</span>'
+        covering = [(t, msg) for t, s, e, msg in errs if s <= a and b <= e and e > s]
+        if covering:
+            title = escape(" · ".join(f"{t}: {msg}" for t, msg in covering))
+            kinds = " ".join(f"err-{t}" for t, _ in covering)
+            piece = f'<mark class="err {kinds}" title="{title}">{piece}</mark>'
+        out.append(piece)
+    for at in sorted(pins):
+        out.append(_pin(pins[at]))
+    out.append("</div>")
+    return STYLE + "".join(out)
+
+
+def _pin(messages: list[str]) -> str:
+    return f'<span class="pin" title="{escape(" · ".join(messages))}">⟂</span>'
+
+
+def clean_text_html(text: str) -> str:
+    """The clean text, escaped, newlines kept."""
+    return f'{STYLE}<div class="capel-text">{escape(text) or "&nbsp;"}</div>'
+
+
+def countdown_html(remaining: int, target: int, unit_label: str, *, drafting: bool = False) -> str:
+    """The big countdown: units left to write."""
+    label = "drafting first…" if drafting else f"{escape(unit_label)} left of {target}"
+    return f'{STYLE}<div class="capel-count"><div class="n">{remaining}</div><div class="lbl">{label}</div></div>'
+
+
+def error_rows(raw: str, errors: Iterable[Any]) -> list[dict[str, object]]:
+    """Rows for an error table: type, label, where, the offending text (plain text: tables escape it)."""
+    rows = []
+    for t, s, e, msg in (_error_fields(x) for x in errors):
+        rows.append(
+            {"type": t, "what": ERROR_LABELS.get(t, t), "message": msg, "at": f"{s}–{e}", "text": raw[s:e][:80]}  # type: ignore[call-overload]
+        )
+    return rows

@@ -1,0 +1,152 @@
+"""Views shared by pages: a saved run as the writer sees it, and the live stream of a generation.
+
+A run is saved as it starts, updated while it streams, and finished in a `finally`, so a Stop click, a
+rerun or a closed tab (all of which interrupt the script) still leave everything that arrived in History.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+
+from ..counting import UNIT_LABELS
+from ..export import export_json, export_md, export_name, export_txt, is_verified
+from ..generation import Generation, Outcome
+from ..prompts import MODE_LABELS
+from ..storage import RunRecord, create_run, update_run
+from .render import clean_text_html, countdown_html, error_rows, highlight_raw
+from .settings import ModelChoice
+
+UI_INTERVAL = 0.12  # seconds between screen updates while streaming
+SAVE_INTERVAL = 1.0  # seconds between saves of the partial output
+
+
+def badge(run: RunRecord | Outcome) -> None:
+    """✓ exact (verified), or how far off and why; the same words everywhere."""
+    count = run.count or 0
+    unit = UNIT_LABELS.get(run.request.count_unit if isinstance(run, Outcome) else run.unit, "units")  # type: ignore[call-overload]
+    target = run.target
+    verified = run.verified if isinstance(run, Outcome) else is_verified(run)
+    if verified:
+        st.badge(f"✓ exact · verified · {count}/{target} {unit}", color="green")
+        return
+    status = run.status
+    parts = []
+    if count == target:
+        parts.append(f"{count}/{target} {unit}: exact count")
+    else:
+        parts.append(f"off by {count - target:+d} · {count}/{target} {unit}")
+    if run.errors:
+        parts.append(f"{len(run.errors)} marker error(s)")
+    if status != "complete":
+        parts.append(status)
+    st.badge(" · ".join(parts), color="orange" if count == target else "red")
+
+
+def start_record(engine: Engine, gen: Generation, choice: ModelChoice, instruction: str,
+                 comparison_id: str | None = None) -> int:
+    """Save the run as it starts (status running)."""
+    req = gen.request
+    return create_run(
+        engine,
+        instruction=instruction,
+        prompt=gen.prompt,
+        raw="",
+        text="",
+        model=gen.backend.model,
+        backend=choice.provider,
+        base_url=gen.backend.base_url if choice.provider not in ("embedded", "gguf") else None,
+        mode=gen.mode,
+        lang=req.lang,
+        unit=req.count_unit,
+        target=req.target,
+        temperature=req.temperature,
+        code=req.code,
+        comparison_id=comparison_id,
+    )
+
+
+def stream_live(gen: Generation, engine: Engine, run_id: int) -> Outcome:
+    """Stream into the page: big countdown, progress, raw output with markers dimmed and errors flagged live."""
+    req = gen.request
+    unit_label = UNIT_LABELS[req.count_unit]
+    top = st.columns([1, 3], vertical_alignment="center")
+    count_ph = top[0].empty()
+    with top[1]:
+        progress_ph = st.empty()
+        status_ph = st.empty()
+    raw_ph = st.empty()
+    errors_ph = st.empty()
+    last_ui = last_save = 0.0
+
+    def paint() -> None:
+        done = gen.units_done
+        count_ph.html(countdown_html(gen.remaining, req.target, unit_label, drafting=gen.in_draft))
+        progress_ph.progress(min(done / req.target, 1.0), text=f"{done} of {req.target} {unit_label}")
+        status_ph.caption(f"{gen.backend.label} · {MODE_LABELS[gen.mode]} · {time.monotonic() - gen.started:.1f} s")
+        raw = gen.raw
+        errors = gen.errors
+        raw_ph.html(highlight_raw(raw, errors, gen.parser.draft_span if gen.parser else None))
+        if errors:
+            errors_ph.warning(f"{len(errors)} marker error(s) so far: " + ", ".join(sorted({e.type for e in errors})))
+
+    stream = gen.stream()
+    try:
+        paint()
+        for _ in stream:
+            now = time.monotonic()
+            if now - last_ui >= UI_INTERVAL:
+                paint()
+                last_ui = now
+            if now - last_save >= SAVE_INTERVAL:
+                update_run(engine, run_id, raw=gen.raw, status="running")
+                last_save = now
+    finally:
+        stream.close()  # on Stop / rerun / closed tab this marks the run cancelled, keeping the text
+        outcome = gen.outcome()
+        update_run(engine, run_id, **outcome.record())
+    for ph in (count_ph, progress_ph, status_ph, raw_ph, errors_ph):
+        ph.empty()
+    return outcome
+
+
+def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
+    """A saved run as the Write page shows it: verdict, clean text, copy/export, raw with errors, numbers."""
+    badge(run)
+    if run.failure:
+        st.error(run.failure)
+    if run.status in ("partial", "cancelled", "running"):
+        st.caption(f"This run is **{run.status}**: it shows what arrived; it is not verified.")
+    st.html(clean_text_html(run.text))
+    with st.expander("Copy the text"):
+        st.code(run.text, language=None, wrap_lines=True)
+    cols = st.columns(3)
+    cols[0].download_button("Download .txt", export_txt(run), export_name(run, "txt"), "text/plain",
+                            key=f"{key}-txt", icon=":material/download:", width="stretch")
+    cols[1].download_button("Download .md", export_md(run), export_name(run, "md"), "text/markdown",
+                            key=f"{key}-md", icon=":material/download:", width="stretch")
+    cols[2].download_button("Download .json", export_json(run), export_name(run, "json"), "application/json",
+                            key=f"{key}-json", icon=":material/download:", width="stretch")
+    m = st.columns(4)
+    m[0].metric("Time", f"{run.seconds:.1f} s" if run.seconds is not None else "–")
+    m[1].metric("Completion tokens", run.completion_tokens if run.completion_tokens is not None else "–")
+    rate = (run.completion_tokens / run.seconds) if run.completion_tokens and run.seconds else None
+    m[2].metric("Tokens/s", f"{rate:.0f}" if rate else "–")
+    per_unit = (run.completion_tokens / run.count) if run.completion_tokens and run.count else None
+    m[3].metric("Tokens per unit", f"{per_unit:.1f}" if per_unit else "–")
+    with st.expander(f"Raw output · {len(run.errors)} marker error(s)", expanded=bool(run.errors)):
+        st.html(highlight_raw(run.raw, run.errors))
+        if run.errors:
+            st.dataframe(error_rows(run.raw, run.errors), hide_index=True, width="stretch")
+        if run.draft:
+            st.caption("Draft (discarded, not counted):")
+            st.text(run.draft)
+    if show_prompt:
+        with st.expander("Prompt sent"):
+            st.code(run.prompt, language=None, wrap_lines=True)
+    st.caption(
+        f"Run {run.id} · {run.model} · {MODE_LABELS.get(run.mode, run.mode)} · "  # type: ignore[call-overload]
+        f"{run.lang} · {run.created_at:%Y-%m-%d %H:%M:%S} UTC"
+    )

@@ -1,0 +1,5 @@
+"""The Benchmark page (its logic is in capel_ui.ui.benchmark)."""
+
+from capel_ui.ui.benchmark import render
+
+render()

@@ -1,0 +1,5 @@
+"""The Compare page (its logic is in capel_ui.ui.compare)."""
+
+from capel_ui.ui.compare import render
+
+render()

