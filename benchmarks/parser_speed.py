@@ -3,6 +3,7 @@
 Run from the project root:  .venv/bin/python benchmarks/parser_speed.py
 
 The parser must be linear: the 100k-marker output should take about 10x the 10k one, not 100x.
+The last mode also reads `text_so_far()` after every chunk, as the CLI does while it streams.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from capel_ui.parser import MarkerParser
 
 SIZES = (1_000, 10_000, 100_000)
-MODES = {"1 char": 1, "16 chars": 16}
+# mode -> (chunk size, read text_so_far() after each chunk)
+MODES = {"1 char": (1, False), "16 chars": (16, False), "16 + text": (16, True)}
 WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "river", "light", "sea", "wind")
 WORDS += ("morning", "story", "people", "garden", "Hello,", "world!", "don't", "well-known", "3.14", "Great.")
 REPEATS = 3  # best of 3 per cell
@@ -29,7 +31,7 @@ def build_output(markers: int, seed: int = 0) -> str:
     return "".join(parts) + "<0>"
 
 
-def run(raw: str, target: int, step: int) -> float:
+def run(raw: str, target: int, step: int, read_text: bool) -> float:
     """Seconds to feed `raw` in `step`-character chunks and close the parser (best of REPEATS)."""
     chunks = [raw[i : i + step] for i in range(0, len(raw), step)]
     best = float("inf")
@@ -38,6 +40,8 @@ def run(raw: str, target: int, step: int) -> float:
         t0 = time.perf_counter()
         for chunk in chunks:
             parser.feed(chunk)
+            if read_text:
+                parser.text_so_far()
         result = parser.close()
         best = min(best, time.perf_counter() - t0)
         if not result.verified:
@@ -50,8 +54,8 @@ def main() -> None:
     times: dict[tuple[str, int], float] = {}
     print(f"{'markers':>8} {'chars':>9} {'mode':>9} {'seconds':>9} {'chars/s':>12} {'markers/s':>12}")
     for n, raw in outputs.items():
-        for mode, step in MODES.items():
-            secs = run(raw, n, step)
+        for mode, (step, read_text) in MODES.items():
+            secs = run(raw, n, step, read_text)
             times[(mode, n)] = secs
             print(f"{n:>8} {len(raw):>9} {mode:>9} {secs:>9.3f} {len(raw) / secs:>12,.0f} {n / secs:>12,.0f}")
     print()
@@ -59,7 +63,7 @@ def main() -> None:
     for mode in MODES:
         ratio = times[(mode, 100_000)] / times[(mode, 10_000)]
         verdict = "linear" if ratio < 20 else "SUPERLINEAR"
-        print(f"100k/10k time ratio, {mode:>8}: {ratio:5.1f}  ({verdict}; the output is {size_ratio:.1f}x longer)")
+        print(f"100k/10k time ratio, {mode:>9}: {ratio:5.1f}  ({verdict}; the output is {size_ratio:.1f}x longer)")
 
 
 if __name__ == "__main__":

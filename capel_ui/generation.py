@@ -272,7 +272,15 @@ class Generation:
         return self.parser is not None and self.parser.in_draft
 
     def cancel(self) -> None:
+        """Ask the stream to stop at the next chunk (safe from any thread)."""
         self._cancel.set()
+
+    def abandon(self) -> None:
+        """Called by the thread that owns the stream when it stops iterating: a run that never finished,
+        or never even started, is recorded as cancelled rather than left running."""
+        self._cancel.set()
+        if self.status == "running":
+            self._finish(cancelled=True)
 
     # ----- running --------------------------------------------------------------------------------------
     def stream(self) -> Iterator[str]:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from .counting import Lang, Unit, count, marker_unit
+from .counting import HAN_RANGES, Lang, Unit, count, marker_unit
 from .prompts import DRAFT_CLOSE, DRAFT_OPEN
 
 ErrorType = Literal[
@@ -52,6 +52,8 @@ _CLOSE_DIGITS = re.compile(r"(?:^|(?<=[\s>]))(\d{1,%d})$" % _MAX_DIGITS)
 _DRAFT_CLOSE = re.compile(re.escape(DRAFT_CLOSE), re.IGNORECASE)
 _DRAFT_OPEN = re.compile(r"^\s*" + re.escape(DRAFT_OPEN), re.IGNORECASE)
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
+_LATIN_END = re.compile(f"[^\\W_{HAN_RANGES}]$")
+_LATIN_START = re.compile(f"[^\\W_{HAN_RANGES}]")
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,8 @@ class MarkerParser:
         self._draft_span: tuple[int, int] | None = None
         self._closed: ParseResult | None = None
         self._markers = 0
+        self._clean = ""  # clean text of the first `_clean_n` units, extended as units arrive
+        self._clean_n = 0
 
     # ----- live state -------------------------------------------------------------------------------
     @property
@@ -381,9 +385,16 @@ class MarkerParser:
                 f"{units} units after <{last.value}>; write one per marker",
             )
         if stripped:
-            before = text[: len(text) - len(text.lstrip())].count("\n")
+            leading = text[: len(text) - len(text.lstrip())]
+            before = leading.count("\n")
             after = text[len(text.rstrip()) :].count("\n")
-            self._units.append((_SPACES.sub(" ", stripped), before, after, units))
+            if self.code:
+                # A code line keeps its indentation (when it starts a line) and its inner spacing.
+                starts_line = before > 0 or not self._units or self._units[-1][2] > 0
+                unit_text = leading.rsplit("\n", 1)[-1] + stripped if starts_line else stripped
+            else:
+                unit_text = _SPACES.sub(" ", stripped)
+            self._units.append((unit_text, before, after, units))
 
     def _flush_trailing(self) -> None:
         text = self._seg.text()
@@ -451,16 +462,23 @@ class MarkerParser:
             # The model ignored the countdown: its words are still its answer.
             raw = self.raw[self._draft_span[1] :] if self._draft_span else self.raw
             return raw.strip()
-        joiner = "" if self.lang == "zh" else " "
+        # Units only ever get appended, so extend the cached text (text_so_far runs once per streamed chunk).
         out: list[str] = []
-        prev_after = 0
-        for i, (unit, before, after, _) in enumerate(self._units):
+        for i in range(self._clean_n, len(self._units)):
+            unit, before, _, _ = self._units[i]
             if i:
-                newlines = prev_after + before
-                out.append("\n" * newlines if newlines else joiner)
+                prev = self._units[i - 1][0]
+                newlines = self._units[i - 1][2] + before
+                if newlines:
+                    out.append("\n" * newlines)
+                elif self.lang != "zh" or (_LATIN_END.search(prev) and _LATIN_START.match(unit)):
+                    # English units are words; in Chinese, two Latin units (`New` `York`) stay two words.
+                    out.append(" ")
             out.append(unit)
-            prev_after = after
-        return "".join(out)
+        if out:
+            self._clean += "".join(out)
+            self._clean_n = len(self._units)
+        return self._clean
 
 
 def check_output(

@@ -104,13 +104,8 @@ BASELINE = {
     "zh": "请用正好{target_length}个字回答上述指令。",
 }
 
-EXACT = {
-    "en": (
-        "Please answer the instruction in exactly {target_length} words. Write plain prose: no title, "
-        "no list, no line breaks. Plan your ending so the last word closes a sentence."
-    ),
-    "zh": "请用正好{target_length}个字回答上述指令。只写连贯的正文，不要标题、列表或换行，并在最后一个字结束句子。",
-}
+# The guaranteed mode states the target plainly (so the model can plan its ending); the grammar does the rest.
+EXACT = BASELINE
 
 DRAFT_EN = """\
 Answer in two parts, in this single response.

@@ -9,13 +9,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from gbnf import GrammarError, matches, parse, sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capel_ui.counting import UNITS, count
 from capel_ui.grammar import countdown_grammar, exact_grammar, supports
 from capel_ui.parser import check_output
+from tests.gbnf import GrammarError, matches, parse, sample
 
 LANGS = ["en", "zh"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -324,9 +326,10 @@ def test_trailing_text_is_reported_by_feed_when_another_marker_follows() -> None
 def test_live_in_draft_flag_and_no_countdown_inside_the_draft() -> None:
     p = MarkerParser(1, draft=True)
     p.feed("<draft>x<1>y</dr")
-    assert p.in_draft and p.countdown is None
+    assert p.in_draft and p.countdown is None and p.draft_span is None
     p.feed("aft><1>")
     assert not p.in_draft and p.countdown == 1
+    assert p.draft_span == (0, len("<draft>x<1>y</draft>"))
     p.feed("a<0>")
     result = p.close()
     assert result.draft == "x<1>y" and result.verified
@@ -445,6 +448,32 @@ def test_errors_reported_while_streaming_are_in_the_final_result(case: tuple[str
     assert set(seen) <= set(result.errors)
 
 
+@settings(max_examples=150, deadline=None)
+@given(capel_like(), st.sampled_from(["en", "zh"]), st.booleans())
+def test_streamed_clean_text_only_grows_into_the_final_text(case: tuple[str, int], lang: str, draft: bool) -> None:
+    raw, target = case
+    p = MarkerParser(target, lang, draft=draft)  # type: ignore[arg-type]
+    shown = []
+    for ch in raw:
+        p.feed(ch)
+        shown.append(p.text_so_far())
+    final = p.close().text
+    for before, after in pairwise(shown):
+        assert after.startswith(before)
+    assert final.startswith(shown[-1] if shown else "")
+
+
+def test_text_so_far_streams_the_finished_units() -> None:
+    p = MarkerParser(3)
+    p.feed("<3>Hello,<2>wor")
+    assert p.text_so_far() == "Hello,"
+    p.feed("ld!\n<1>Bye")
+    assert p.text_so_far() == "Hello, world!"
+    p.feed("<0>")
+    assert p.text_so_far() == "Hello, world!\nBye"
+    assert p.close().text == "Hello, world!\nBye"
+
+
 EN_WORD = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9'.,-]{0,8}[!?.,;:]?", fullmatch=True)
 ZH_UNIT = st.from_regex(r"[“]?[\u4e00-\u9fff][，。！？”]?", fullmatch=True)
 
@@ -463,3 +492,30 @@ def test_any_chinese_countdown_of_single_characters_is_verified(chars: list[str]
     result = check_output(capel(*chars), len(chars), "zh")
     assert result.verified
     assert result.text == "".join(chars)
+
+
+# ----- clean text details ---------------------------------------------------------------------------------------
+
+
+def test_chinese_keeps_two_latin_units_apart_so_the_text_counts_what_the_markers_paid_for() -> None:
+    result = check_output("<4>我<3>爱<2>New<1>York<0>", 4, "zh")
+    assert (result.text, result.count) == ("我爱New York", 4)
+
+
+def test_chinese_joins_han_and_latin_units_without_spaces() -> None:
+    assert check_output("<3>我<2>爱<1>AI。<0>", 3, "zh").text == "我爱AI。"
+
+
+def test_code_aware_mode_keeps_indentation_and_inner_spacing_of_code_lines() -> None:
+    raw = "<3>def f():\n<2>    x  =  1\n<1>    return x\n<0>"
+    assert check_output(raw, 3, "en", code=True).text == "def f():\n    x  =  1\n    return x"
+
+
+def test_code_aware_mode_counts_a_code_line_as_one_unit() -> None:
+    raw = "<3>def f():\n<2>    x  =  1\n<1>    return x\n<0>"
+    result = check_output(raw, 3, "en", code=True)
+    assert (result.count, result.valid) == (3, True)
+
+
+def test_prose_collapses_runs_of_spaces_inside_a_unit() -> None:
+    assert check_output("<3>Hello<2>  big <1>world<0>", 3).text == "Hello big world"

@@ -157,7 +157,7 @@ def test_exact_countdown_mode_uses_the_capel_suffix(lang: str) -> None:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_exact_mode_asks_for_plain_prose_of_the_target_length(lang: str) -> None:
+def test_exact_mode_states_the_target_without_markers(lang: str) -> None:
     text = suffix(lang, 64, "exact")  # type: ignore[arg-type]
     assert "64" in text
     assert "<" not in text

@@ -41,7 +41,7 @@ class Options:
     top_p: float | None = None
     max_tokens: int | None = None
     grammar: str | None = None
-    timeout: float = 120.0
+    timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
 
 

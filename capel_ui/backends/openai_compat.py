@@ -80,7 +80,8 @@ class OpenAICompatBackend(Backend):
                 params["extra_body"] = {"structured_outputs": {"grammar": options.grammar}}
             else:
                 params["extra_body"] = {caps.grammar_field: options.grammar}
-        params["timeout"] = options.timeout
+        if options.timeout is not None:  # else the client keeps the timeout the backend was built with
+            params["timeout"] = options.timeout
         return params
 
     def _where(self) -> str:

@@ -1,7 +1,185 @@
-"""The Benchmark page (being built)."""
+"""The Benchmark page: run a suite with a progress bar, browse past runs, chart one or several side by side.
+
+The runner blocks and uses its own worker threads, so it runs in a background thread; the script thread
+only paints progress. A Stop click (or a closed tab) sets the runner's stop flag; finished results stay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from pathlib import Path
+from typing import Any
 
 import streamlit as st
+
+from ..backends import BackendError
+from ..bench import charts, report
+from ..bench.runner import BenchConfig, list_runs, parse_modes, run_bench, run_results
+from ..bench.suites import SUITE_HELP, SUITES, parse_lengths
+from ..prompts import MODE_LABELS, MODES
+from ..storage import PROJECT_ROOT
+from . import settings
+
+DEFAULT_LENGTHS = {"rtg": "16,64", "lifebench": "16,32", "mtbench": "50", "custom": ""}
+
+
+def _upload_path(upload: Any) -> str:
+    """Keep an uploaded custom suite on disk under data/uploads, named by its content hash."""
+    data = upload.getvalue()
+    folder = PROJECT_ROOT / "data" / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{hashlib.sha256(data).hexdigest()[:16]}{Path(upload.name).suffix.lower()}"
+    path.write_bytes(data)
+    return str(path)
+
+
+def _run_form() -> None:
+    choice = settings.model_choice()
+    st.subheader("Run a suite")
+    st.caption(f"Model: **{choice.label}** (change it in the sidebar).")
+    c = st.columns([1.2, 2.4, 1.2])
+    suite = c[0].selectbox("Suite", SUITES, key="b_suite")
+    c[0].caption(SUITE_HELP.get(suite, ""))
+    default_modes = ["baseline", "exact"] if choice.capabilities.grammar else ["baseline", "capel"]
+    modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key="b_modes")
+    lengths = c[2].text_input("Target lengths", value=DEFAULT_LENGTHS[suite], key=f"b_lengths_{suite}",
+                              help="Comma-separated; empty for the suite's default.")
+    d = st.columns(4)
+    limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key="b_limit")
+    seed = d[1].number_input("Seed", min_value=0, value=0, key="b_seed")
+    lang = d[2].selectbox("Language", ["both", "en", "zh"], key="b_lang")
+    concurrency = d[3].number_input("Concurrency", min_value=1, max_value=8, value=2, key="b_conc")
+    upload = None
+    if suite == "custom":
+        upload = st.file_uploader("CSV or JSONL with instruction, lang, target (and optional id)",
+                                  type=["csv", "jsonl"], key="b_upload")
+    b = st.columns([1, 1, 4])
+    if not b[0].button("Run benchmark", type="primary", icon=":material/play_arrow:", width="stretch"):
+        return
+    try:
+        config = BenchConfig(
+            suite=suite, model=choice.model, base_url=choice.base_url, modes=parse_modes(modes),
+            lengths=parse_lengths(lengths), limit=int(limit), seed=int(seed),
+            lang=None if lang == "both" else lang, concurrency=int(concurrency),
+            file=_upload_path(upload) if upload is not None else None, grammar_field=choice.grammar_field,
+        )
+        if suite == "custom" and config.file is None:
+            raise ValueError("upload a CSV or JSONL file for the custom suite")
+        backend = settings.build_backend(choice)
+    except (ValueError, BackendError) as exc:
+        st.error(str(exc))
+        return
+    stop_slot = b[1].empty()
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="b_stop")
+    _run(config, backend)
+    stop_slot.empty()
+
+
+def _run(config: BenchConfig, backend: Any) -> None:
+    engine = settings.engine()
+    state: dict[str, Any] = {"done": 0, "total": 0, "eta": None, "outcome": None, "error": None}
+    stop = threading.Event()
+
+    def progress(done: int, total: int, eta: float | None) -> None:
+        state.update(done=done, total=total, eta=eta)
+
+    def work() -> None:
+        try:
+            state["outcome"] = run_bench(config, backend=backend, engine=engine, progress=progress, stop=stop)
+        except Exception as exc:  # shown to the user; per-sample failures are stored by the runner itself
+            state["error"] = exc
+
+    thread = threading.Thread(target=work, name="bench", daemon=True)
+    bar = st.progress(0.0, text="Starting…")
+    thread.start()
+    try:
+        while thread.is_alive():
+            total = state["total"] or 1
+            eta = state["eta"]
+            eta_text = f" · about {eta:.0f} s left" if eta is not None else ""
+            bar.progress(min(state["done"] / total, 1.0), text=f"{state['done']} of {state['total']} samples{eta_text}")
+            time.sleep(0.3)
+    finally:
+        stop.set()  # harmless when finished; on Stop / rerun / closed tab it ends the run, keeping results
+    bar.empty()
+    if state["error"] is not None:
+        st.error(str(state["error"]))
+        return
+    outcome = state["outcome"]
+    if outcome is not None:
+        st.session_state["b_selected"] = [outcome.bench_run_id]
+        failed = f", {outcome.failed} failed (see the error counts)" if outcome.failed else ""
+        st.success(f"Bench run {outcome.bench_run_id} {outcome.status}: {outcome.generated} new, "
+                   f"{outcome.skipped} resumed{failed}, {outcome.seconds:.0f} s.")
+
+
+def _past_runs() -> list[int]:
+    st.subheader("Past runs")
+    runs = list_runs(settings.engine())
+    if not runs:
+        st.info("No benchmark runs yet. Run a suite above, or `python -m capel_ui bench …` from a terminal.")
+        return []
+    rows = [
+        {"id": r.id, "created": r.created_at.strftime("%Y-%m-%d %H:%M"), "suite": r.suite, "model": r.model,
+         "modes": r.modes, "lengths": r.lengths, "limit": r.limit, "seed": r.seed, "status": r.status,
+         "results": r.result_count}
+        for r in runs
+    ]
+    preselected = set(st.session_state.get("b_selected", []))
+    picked = st.dataframe(rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row",
+                          key="b_table")
+    chosen = [runs[i].id for i in (picked.selection.rows if picked and picked.selection else [])]
+    if not chosen and preselected:
+        chosen = [r.id for r in runs if r.id in preselected]
+    if not chosen:
+        chosen = [runs[0].id]
+        st.caption("Showing the newest run; select rows to chart one or several runs together.")
+    return chosen
+
+
+def _charts(ids: list[int]) -> None:
+    records = run_results(settings.engine(), ids)
+    rows = report.aggregate(records)
+    if not rows:
+        st.info("These runs have no results yet.")
+        return
+    st.caption(f"Runs {', '.join(map(str, ids))} · {len(records)} samples")
+    per_target = report.per_target(rows)
+    table = [
+        {**r, "target": "all" if r["target"] is None else str(r["target"]),
+         "errors": report.format_errors(r.get("errors") or {})}
+        for r in report.overall(rows) + per_target
+    ]
+    st.dataframe(table, hide_index=True, width="stretch")
+    figs = {
+        "mald-em": charts.mald_em_figure(per_target),
+        "ls-heatmap": charts.ls_heatmap(per_target),
+        "errors": charts.error_figure(rows),
+    }
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(figs["mald-em"], width="stretch", key=f"mald-{ids}")
+    with right:
+        st.plotly_chart(figs["ls-heatmap"], width="stretch", key=f"ls-{ids}")
+    st.plotly_chart(figs["errors"], width="stretch", key=f"err-{ids}")
+    st.caption("Each chart's toolbar saves it as PNG (camera icon); the buttons below save the data and charts.")
+    d = st.columns(4)
+    stem = "capel-bench-" + "-".join(map(str, ids))
+    d[0].download_button("Results CSV", charts.results_csv(rows), f"{stem}.csv", "text/csv",
+                         icon=":material/download:", width="stretch")
+    for col, (name, fig) in zip(d[1:], figs.items(), strict=True):
+        col.download_button(f"{name} chart (HTML)", charts.figure_html(fig), f"{stem}-{name}.html", "text/html",
+                            icon=":material/download:", width="stretch")
 
 
 def render() -> None:
     st.title("Benchmark")
+    st.caption("The paper's measurements on any model: Exact Match, MAE, MALD, LIFEBench Length Deviation and "
+               "Length Score, and where each mode breaks.")
+    _run_form()
+    st.divider()
+    ids = _past_runs()
+    if ids:
+        _charts(ids)

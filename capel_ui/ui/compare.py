@@ -118,6 +118,7 @@ def _run(instruction: str, target: int, lang: Lang, unit: str,
     if not gens:
         return
     st.session_state["c_id"] = cid
+    stop_slot = stop_slot.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
     cols = st.columns(len(gens))
     slots = []
@@ -144,6 +145,7 @@ def _run(instruction: str, target: int, lang: Lang, unit: str,
     for count_ph, raw_ph in slots:
         count_ph.empty()
         raw_ph.empty()
+    stop_slot.empty()
 
 
 def _show(engine: Engine, cid: str) -> None:

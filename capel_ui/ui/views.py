@@ -6,6 +6,7 @@ rerun or a closed tab (all of which interrupt the script) still leave everything
 
 from __future__ import annotations
 
+import threading
 import time
 
 import streamlit as st
@@ -21,6 +22,19 @@ from .settings import ModelChoice
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
 SAVE_INTERVAL = 1.0  # seconds between saves of the partial output
+
+# Runs this process is streaming, with an event set once their final state is saved. A Stop click reruns
+# the page while the interrupted script may still be unwinding; `settle()` lets the new run wait for it.
+_live: dict[int, tuple[Generation, threading.Event]] = {}
+
+
+def settle(run_id: int, timeout: float = 5.0) -> None:
+    """If `run_id` is still streaming here, stop it and wait (bounded) until its final state is saved."""
+    entry = _live.get(run_id)
+    if entry is not None:
+        gen, saved = entry
+        gen.cancel()
+        saved.wait(timeout)
 
 
 def badge(run: RunRecord | Outcome) -> None:
@@ -92,6 +106,8 @@ def stream_live(gen: Generation, engine: Engine, run_id: int) -> Outcome:
         if errors:
             errors_ph.warning(f"{len(errors)} marker error(s) so far: " + ", ".join(sorted({e.type for e in errors})))
 
+    saved = threading.Event()
+    _live[run_id] = (gen, saved)
     stream = gen.stream()
     try:
         paint()
@@ -105,8 +121,13 @@ def stream_live(gen: Generation, engine: Engine, run_id: int) -> Outcome:
                 last_save = now
     finally:
         stream.close()  # on Stop / rerun / closed tab this marks the run cancelled, keeping the text
+        gen.abandon()  # covers an interruption before the first chunk, when close() runs nothing
         outcome = gen.outcome()
-        update_run(engine, run_id, **outcome.record())
+        try:
+            update_run(engine, run_id, **outcome.record())
+        finally:
+            saved.set()
+            _live.pop(run_id, None)
     for ph in (count_ph, progress_ph, status_ph, raw_ph, errors_ph):
         ph.empty()
     return outcome

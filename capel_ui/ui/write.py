@@ -13,7 +13,7 @@ from ..grammar import supports
 from ..prompts import MAX_TARGET, MODE_LABELS, MODES, Mode
 from ..storage import get_run
 from . import settings
-from .views import render_run, start_record, stream_live
+from .views import render_run, settle, start_record, stream_live
 
 PRESETS: dict[str, dict[str, Any]] = {
     "Headline · 10 words": {
@@ -135,13 +135,16 @@ def render() -> None:
         engine = settings.engine()
         run_id = start_record(engine, gen, choice, text)
         st.session_state["w_run_id"] = run_id
-        b[1].button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
+        stop_slot = b[1].empty()
+        stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
         if gen.notice:
             live.info(gen.notice)
         with live:
             stream_live(gen, engine, run_id)
+        stop_slot.empty()
     run_id = st.session_state.get("w_run_id")
     if run_id is not None:
+        settle(run_id)
         run = get_run(settings.engine(), run_id)
         if run is None:
             st.session_state.pop("w_run_id", None)

@@ -1,0 +1,211 @@
+"""Plotly figures of aggregated benchmark rows (from `report.aggregate`), plus CSV/HTML export.
+
+Pure functions: rows in, a Figure or a string out. The same functions serve the CLI, the docs and the
+Streamlit page, so a chart there is the chart here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..prompts import MODE_LABELS
+from .report import ERROR_ORDER, ROW_KEYS, Row, format_errors, overall, per_target
+
+METRIC_TITLES: dict[str, str] = {
+    "mald": "MALD (|count − target| / target)",
+    "em": "Exact match (fraction)",
+    "mae": "MAE (units)",
+    "ld": "LIFEBench |LD| (fraction)",
+    "ls": "LIFEBench Length Score",
+}
+
+
+def _series_name(row: Row, langs: set[str], models: set[str]) -> str:
+    """`model · mode · lang`, leaving out what every row shares (fewer words in the legend)."""
+    parts = []
+    if len(models) > 1:
+        parts.append(str(row["model"]))
+    parts.append(MODE_LABELS.get(row["mode"], row["mode"]))  # type: ignore[call-overload]
+    if len(langs) > 1:
+        parts.append(str(row["lang"]))
+    return " · ".join(parts)
+
+
+def _series(rows: Sequence[Row]) -> dict[str, list[Row]]:
+    """Per-target rows grouped into one line each, in the order the rows come (report order)."""
+    data = per_target(rows)
+    langs = {str(r["lang"]) for r in data}
+    models = {str(r["model"]) for r in data}
+    out: dict[str, list[Row]] = {}
+    for r in data:
+        out.setdefault(_series_name(r, langs, models), []).append(r)
+    return out
+
+
+def _log_x(rows: Iterable[Row]) -> bool:
+    targets = [r["target"] for r in rows if r["target"]]
+    return bool(targets) and max(targets) / min(targets) >= 8
+
+
+def _add_lines(
+    fig: go.Figure, rows: Sequence[Row], metric: str, *, col: int | None = None, legend: bool = True
+) -> None:
+    for name, series in _series(rows).items():
+        series = sorted(series, key=lambda r: r["target"])
+        trace = go.Scatter(
+            x=[r["target"] for r in series],
+            y=[r[metric] for r in series],
+            mode="lines+markers",
+            name=name,
+            legendgroup=name,
+            showlegend=legend,
+            customdata=[[r["n"], r["samples"]] for r in series],
+            hovertemplate=f"{name}<br>target %{{x}}<br>{metric.upper()} %{{y:.3f}}"
+            "<br>n %{customdata[0]} of %{customdata[1]}<extra></extra>",
+        )
+        if col is None:
+            fig.add_trace(trace)
+        else:
+            fig.add_trace(trace, row=1, col=col)
+
+
+def metric_figure(rows: Sequence[Row], metric: str = "mald", title: str | None = None) -> go.Figure:
+    """One metric against target length, one line per (model, mode[, lang]): the paper's MALD-vs-length plot."""
+    if metric not in METRIC_TITLES:
+        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRIC_TITLES)}")
+    fig = go.Figure()
+    _add_lines(fig, rows, metric)
+    fig.update_layout(
+        title=title or f"{metric.upper()} vs target length",
+        xaxis_title="Target length (words/characters)",
+        yaxis_title=METRIC_TITLES[metric],
+        legend_title="model · mode",
+        template="plotly_white",
+    )
+    if _log_x(per_target(rows)):
+        fig.update_xaxes(type="log")
+    if metric == "em":
+        fig.update_yaxes(range=[0, 1.05])
+    return fig
+
+
+def mald_figure(rows: Sequence[Row]) -> go.Figure:
+    """MALD against target length (lower is better)."""
+    return metric_figure(rows, "mald", "MALD vs target length (lower is better)")
+
+
+def em_figure(rows: Sequence[Row]) -> go.Figure:
+    """Exact-match rate against target length (higher is better)."""
+    return metric_figure(rows, "em", "Exact match vs target length (higher is better)")
+
+
+def mald_em_figure(rows: Sequence[Row]) -> go.Figure:
+    """MALD and EM side by side, sharing the legend: the two views of length compliance in one figure."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("MALD ↓", "Exact match ↑"))
+    _add_lines(fig, rows, "mald", col=1)
+    _add_lines(fig, rows, "em", col=2, legend=False)
+    log = _log_x(per_target(rows))
+    for col in (1, 2):
+        fig.update_xaxes(title_text="Target length", type="log" if log else "linear", row=1, col=col)
+    fig.update_yaxes(title_text="MALD", row=1, col=1)
+    fig.update_yaxes(title_text="EM", range=[0, 1.05], row=1, col=2)
+    fig.update_layout(template="plotly_white", legend_title="model · mode")
+    return fig
+
+
+def ls_heatmap(rows: Sequence[Row]) -> go.Figure:
+    """LIFEBench Length Score by (model, mode[, lang]) rows and target-length columns: the paper's LS figure."""
+    series = _series(rows)
+    targets = sorted({r["target"] for s in series.values() for r in s})
+    names = list(series)
+    z: list[list[float | None]] = []
+    text: list[list[str]] = []
+    for name in names:
+        by_target = {r["target"]: r for r in series[name]}
+        line = [by_target[t]["ls"] if t in by_target else None for t in targets]
+        z.append(line)
+        text.append(["" if v is None or math.isnan(v) else f"{v:.0f}" for v in line])
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[str(t) for t in targets],
+            y=names,
+            text=text,
+            texttemplate="%{text}",
+            zmin=0,
+            zmax=100,
+            colorscale="Viridis",
+            colorbar={"title": "LS"},
+            hovertemplate="%{y}<br>target %{x}<br>LS %{z:.1f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Length Score (LIFEBench, higher is better)",
+        xaxis_title="Target length (words/characters)",
+        xaxis_type="category",
+        yaxis_autorange="reversed",
+        template="plotly_white",
+    )
+    return fig
+
+
+def error_figure(rows: Sequence[Row]) -> go.Figure:
+    """The error taxonomy: samples per error type, one bar per (model, mode[, lang]), from the overall rows."""
+    totals = overall(rows)
+    langs = {str(r["lang"]) for r in totals}
+    models = {str(r["model"]) for r in totals}
+    present = {k for r in totals for k in r["errors"]}
+    kinds = [k for k in ERROR_ORDER if k in present] + sorted(present - set(ERROR_ORDER))
+    fig = go.Figure()
+    for r in totals:
+        name = _series_name(r, langs, models)
+        fig.add_trace(
+            go.Bar(
+                x=kinds,
+                y=[r["errors"].get(k, 0) for k in kinds],
+                name=name,
+                hovertemplate=f"{name}<br>%{{x}}: %{{y}} of {r['samples']} samples<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        title="Error taxonomy (samples showing each error; backend = failed requests)",
+        xaxis_title="error type",
+        yaxis_title="samples",
+        legend_title="model · mode",
+        template="plotly_white",
+    )
+    if not kinds:
+        fig.add_annotation(text="no errors", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
+    return fig
+
+
+def results_csv(rows: Iterable[Row]) -> str:
+    """The aggregated rows as CSV (target `all` for overall rows; errors as `type:count` pairs)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(ROW_KEYS)
+    for r in rows:
+        out = []
+        for key in ROW_KEYS:
+            value = r.get(key)
+            if key == "target" and value is None:
+                value = "all"
+            elif key == "errors":
+                value = format_errors(value or {})
+            elif value is None:
+                value = ""
+            out.append(value)
+        writer.writerow(out)
+    return buf.getvalue()
+
+
+def figure_html(fig: go.Figure) -> str:
+    """A standalone HTML page of the figure with plotly.js inlined, so it opens offline."""
+    return fig.to_html(include_plotlyjs=True, full_html=True)

@@ -1,0 +1,345 @@
+"""The benchmark runner: every (item, target, mode) through the same Generation path as the app.
+
+Each result is written to the database the moment it completes, keyed by (item, target, mode) inside a
+bench run whose key is a hash of the command's settings; running the same command again therefore
+resumes where it stopped and generates nothing already stored. A failure is a stored result with status
+'error' and its message, never a dropped sample. Stopping (a stop event, or Ctrl-C) stops submitting,
+cancels what is in flight, keeps everything finished and marks the run 'interrupted'.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine
+
+from .. import storage
+from ..backends import Backend, get_backend
+from ..counting import Lang
+from ..generation import Generation, Request, validate_request
+from ..prompts import MODES, Mode
+from .suites import Item, Suite, load_suite
+
+Progress = Callable[[int, int, float | None], None]
+"""progress(done, total, eta_seconds): done counts stored results (resumed ones included)."""
+
+MAX_CONCURRENCY = 32
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What a `bench` command asks for; everything that decides the items is part of the run key."""
+
+    suite: str
+    model: str = "embedded"
+    base_url: str | None = None
+    modes: tuple[Mode, ...] = ("baseline", "capel")
+    lengths: tuple[int, ...] = ()  # () = the suite's default
+    limit: int | None = None
+    seed: int | None = None
+    lang: Lang | None = None  # only this language's items
+    file: str | None = None  # the custom suite's CSV/JSONL
+    concurrency: int = 1
+    grammar_field: str | None = None
+
+
+@dataclass
+class BenchOutcome:
+    """How a call to `run_bench` ended. `status` is the bench run's: complete or interrupted."""
+
+    bench_run_id: int
+    key: str
+    status: str
+    total: int
+    skipped: int  # already stored before this call (resumed)
+    generated: int  # stored by this call
+    failed: int  # of those, status 'error'
+    seconds: float
+    suite: Suite = field(repr=False)
+
+
+def parse_modes(text: str | Sequence[str]) -> tuple[Mode, ...]:
+    """`baseline,exact` -> ('baseline', 'exact') in the app's mode order; ValueError names the modes."""
+    parts = text.split(",") if isinstance(text, str) else list(text)
+    wanted = {p.strip() for p in parts if p.strip()}
+    if not wanted:
+        raise ValueError(f"give at least one mode: {', '.join(MODES)}")
+    unknown = sorted(wanted - set(MODES))
+    if unknown:
+        raise ValueError(f"unknown mode(s) {', '.join(unknown)}; use one or more of {', '.join(MODES)}")
+    return tuple(m for m in MODES if m in wanted)
+
+
+def bench_key(config: BenchConfig, suite: Suite) -> str:
+    """sha256 of what decides the samples: suite, model, base URL, modes, lengths, limit, seed (+ lang, file).
+
+    Lengths are the resolved ones, so `--lengths 16,32,64,128` and the lifebench default are the same run.
+    """
+    payload = {
+        "suite": config.suite,
+        "model": config.model,
+        "base_url": storage.clean_base_url(config.base_url.rstrip("/")) if config.base_url else None,
+        "modes": list(parse_modes(config.modes)),
+        "lengths": list(suite.lengths),
+        "limit": config.limit,
+        "seed": config.seed,
+    }
+    if config.lang:
+        payload["lang"] = config.lang
+    if suite.fingerprint:
+        payload["file_sha256"] = suite.fingerprint
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def plan(suite: Suite, modes: Sequence[Mode]) -> list[tuple[Item, Mode]]:
+    """Every sample of a run, in running order (the suite's order, modes interleaved)."""
+    return [(item, mode) for item in suite.items for mode in modes]
+
+
+def request_for(item: Item, mode: Mode, suite: Suite, seed: int | None) -> Request:
+    """The request the app would send; no fallback, so the mode measured is the mode asked for."""
+    return Request(
+        instruction=item.instruction,
+        target=item.target,
+        lang=item.lang,
+        mode=mode,
+        unit=suite.unit_for(item.lang),
+        temperature=item.temperature,
+        seed=seed,
+        allow_fallback=False,
+    )
+
+
+def check_modes(suite: Suite, modes: Sequence[Mode], backend: Backend | None) -> None:
+    """Reject a mode the backend or unit cannot do before any sample runs (one ValueError, not N errors)."""
+    for lang in sorted({i.lang for i in suite.items}):
+        item = next(i for i in suite.items if i.lang == lang)
+        for mode in modes:
+            validate_request(request_for(item, mode, suite, None), backend)
+
+
+class _InFlight:
+    """Generations currently running, so a stop can cancel them from the main thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._gens: dict[int, Generation] = {}  # by id(): a Generation is a dataclass, so not hashable
+        self.stopping = threading.Event()
+
+    def add(self, gen: Generation) -> None:
+        with self._lock:
+            self._gens[id(gen)] = gen
+        if self.stopping.is_set():
+            gen.cancel()
+
+    def remove(self, gen: Generation) -> None:
+        with self._lock:
+            self._gens.pop(id(gen), None)
+
+    def cancel_all(self) -> None:
+        self.stopping.set()
+        with self._lock:
+            for gen in self._gens.values():
+                gen.cancel()
+
+
+def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = None) -> dict[str, Any] | None:
+    """One sample as the fields of a stored result; None if it was cancelled (so a resume redoes it).
+
+    Any failure becomes status 'error' with its message: a backend that cannot be reached, a stream cut
+    half-way (partial), or an unexpected exception.
+    """
+    started = time.monotonic()
+    base = {"item_id": "", "lang": request.lang, "target": request.target, "mode": request.mode}
+    try:
+        gen = Generation(backend, request)
+        if inflight is not None:
+            inflight.add(gen)
+        try:
+            outcome = gen.run()
+        finally:
+            if inflight is not None:
+                inflight.remove(gen)
+    except Exception as exc:  # never drop a sample: an unexpected failure is a recorded error too
+        return {
+            **base,
+            "status": "error",
+            "error_message": f"{type(exc).__name__}: {exc}",
+            "seconds": time.monotonic() - started,
+        }
+    if outcome.status == "cancelled":
+        return None
+    failed = outcome.status in ("failed", "partial")
+    message = None
+    if failed:
+        kind = f"{outcome.failure_kind}: " if outcome.failure_kind else ""
+        message = f"{kind}{outcome.failure or outcome.status}"
+    return {
+        **base,
+        "status": "error" if failed else "ok",
+        "count": outcome.count,
+        "exact": outcome.exact,
+        "valid": outcome.valid,
+        "errors": [e.as_dict() for e in outcome.errors],
+        "error_message": message,
+        "prompt_tokens": outcome.prompt_tokens,
+        "completion_tokens": outcome.completion_tokens,
+        "seconds": outcome.seconds,
+        "raw": outcome.raw,
+        "text": outcome.text,
+    }
+
+
+def _weight(item: Item) -> float:
+    """Rough cost of a sample (tokens grow with the target), so the ETA does not lie after short ones."""
+    return item.target + 32.0
+
+
+def run_bench(
+    config: BenchConfig,
+    *,
+    suite: Suite | None = None,
+    backend: Backend | None = None,
+    engine: Engine | None = None,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
+) -> BenchOutcome:
+    """Run (or resume) a benchmark; blocks until done, stopped (`stop` set) or interrupted (Ctrl-C).
+
+    Raises ValueError for bad settings (suite, lengths, a mode the backend cannot do) and BackendError if
+    the backend cannot even be built (a missing key); every per-sample failure is stored instead.
+    """
+    if not 1 <= config.concurrency <= MAX_CONCURRENCY:
+        raise ValueError(f"concurrency must be from 1 to {MAX_CONCURRENCY}, got {config.concurrency}")
+    modes = parse_modes(config.modes)
+    if suite is None:
+        suite = load_suite(
+            config.suite,
+            lengths=config.lengths,
+            limit=config.limit,
+            seed=config.seed,
+            lang=config.lang,
+            file=config.file,
+        )
+    check_modes(suite, modes, None)
+    if backend is None:
+        backend = get_backend(config.model, base_url=config.base_url, grammar_field=config.grammar_field)
+    check_modes(suite, modes, backend)
+    engine = engine or storage.get_engine()
+    key = bench_key(config, suite)
+    run = storage.get_or_create_bench_run(
+        engine,
+        key,
+        suite=config.suite,
+        model=config.model,
+        base_url=config.base_url,
+        modes=list(modes),
+        lengths=list(suite.lengths),
+        limit=config.limit,
+        seed=config.seed,
+        status="running",
+    )
+    if run.status != "running":
+        storage.set_bench_run_status(engine, run.id, "running")
+    done = storage.done_keys(engine, run.id)
+    samples = plan(suite, modes)
+    todo = [(item, mode) for item, mode in samples if (item.item_id, item.target, mode) not in done]
+    total = len(samples)
+    skipped = total - len(todo)
+    started = time.monotonic()
+    state: dict[str, float] = {"generated": 0, "failed": 0, "done_weight": 0.0}
+    left_weight = sum(_weight(item) for item, _ in todo)
+    if progress:
+        progress(skipped, total, None)
+
+    inflight = _InFlight()
+    stop = stop or threading.Event()
+    interrupted = False
+
+    def work(item: Item, mode: Mode) -> str | None:
+        """Generate and store one sample; its status ('ok'/'error'), or None if cancelled (not stored)."""
+        fields = run_sample(backend, request_for(item, mode, suite, config.seed), inflight)
+        if fields is None:
+            return None
+        fields.update(item_id=item.item_id, model=config.model)
+        storage.add_bench_result(engine, run.id, **fields)
+        return str(fields["status"])
+
+    def finished(item: Item, status: str | None) -> None:
+        nonlocal left_weight
+        if status is None:
+            return
+        state["generated"] += 1
+        state["failed"] += status == "error"
+        state["done_weight"] += _weight(item)
+        left_weight -= _weight(item)
+        if progress:
+            elapsed = time.monotonic() - started
+            eta = elapsed / state["done_weight"] * max(left_weight, 0.0)
+            progress(skipped + int(state["generated"]), total, eta)
+
+    pending: dict[Future[str | None], Item] = {}
+    queue = iter(todo)
+    try:
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="bench") as pool:
+            try:
+                while True:
+                    while not stop.is_set() and len(pending) < config.concurrency:
+                        nxt = next(queue, None)
+                        if nxt is None:
+                            break
+                        pending[pool.submit(work, *nxt)] = nxt[0]
+                    if not pending:
+                        break
+                    done_now, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+                    for fut in done_now:
+                        finished(pending.pop(fut), fut.result())
+                    if stop.is_set():
+                        inflight.cancel_all()
+            except KeyboardInterrupt:
+                interrupted = True
+                stop.set()
+                inflight.cancel_all()
+                for fut in list(pending):
+                    if fut.cancel():
+                        pending.pop(fut)
+                try:
+                    for fut in wait(list(pending)).done:
+                        if fut.exception() is None:
+                            finished(pending.pop(fut), fut.result())
+                except KeyboardInterrupt:  # a second Ctrl-C: the cancelled stragglers end on their own
+                    pass
+    except BaseException:
+        storage.set_bench_run_status(engine, run.id, "interrupted")
+        raise
+    complete = not interrupted and skipped + state["generated"] == total
+    status = "complete" if complete else "interrupted"
+    storage.set_bench_run_status(engine, run.id, status)
+    return BenchOutcome(
+        bench_run_id=run.id,
+        key=key,
+        status=status,
+        total=total,
+        skipped=skipped,
+        generated=int(state["generated"]),
+        failed=int(state["failed"]),
+        seconds=time.monotonic() - started,
+        suite=suite,
+    )
+
+
+def run_results(engine: Engine | None, bench_run_ids: Sequence[int]) -> list[Any]:
+    """The stored results of one or more bench runs (records to pass to `report.aggregate`)."""
+    return storage.bench_results(engine or storage.get_engine(), list(bench_run_ids))
+
+
+def list_runs(engine: Engine | None = None) -> list[Any]:
+    """Every bench run, newest first (id, suite, model, modes, lengths, status, result_count, ...)."""
+    return storage.list_bench_runs(engine or storage.get_engine())

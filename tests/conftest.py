@@ -1,0 +1,67 @@
+"""Shared fixtures. Add new ones below; keep each one small and say what it stands for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from capel_ui.backends import Backend, get_backend
+from tests.scripted_server import ScriptedServer
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
+
+
+@pytest.fixture(autouse=True)
+def _database_in_tmp(tmp_path, monkeypatch) -> None:
+    """No test touches data/: the History database is a SQLite file in the test's own folder."""
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'capel.db'}")
+
+
+@pytest.fixture
+def scripted() -> Iterator[ScriptedServer]:
+    """A fresh OpenAI-compatible stand-in for a remote vendor; give it a script with `.script(...)`."""
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def embedded() -> Backend:
+    """The embedded SmolLM2-135M behind llama.cpp's server (started once per test process; it must run)."""
+    return get_backend("embedded")
+
+
+APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
+
+
+@pytest.fixture
+def app_test(monkeypatch) -> Iterator[AppTest]:
+    """A fresh AppTest of app.py (first run done): a new visitor on Write, embedded model, empty database.
+
+    st.cache_resource is process-wide, so it is cleared first. AppTest re-detects a `pages/` folder before every
+    run and then executes the page file on its own (streamlit's v1 multipage mode: no app.py, no sidebar) instead
+    of app.py's st.navigation; the server only does that until st.navigation first runs. Make AppTest behave like
+    the server after that point, so reruns go through app.py as they do for a user.
+    """
+    import streamlit as st
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_resource.clear()
+    if (APP_PATH.parent / "pages").is_dir():
+        original = PagesManager.__init__
+
+        def init(self, *args, **kwargs):
+            original(self, *args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+        monkeypatch.setattr(PagesManager, "__init__", init)
+    at = AppTest.from_file(str(APP_PATH), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    yield at
+    st.cache_resource.clear()

@@ -1,0 +1,301 @@
+"""A scripted OpenAI-compatible server: the stand-in for a remote vendor in tests (stdlib only).
+
+Each test gives a script, a list of behaviours consumed one per chat request, and afterwards reads what the
+server received (`requests`: path, headers, JSON body). It listens on 127.0.0.1 on a free port:
+
+    server.script(status(429, headers={"retry-after": "0"}), ok(["Hello", " world."]))
+    backend = get_backend("m", provider="compatible", base_url=server.url)
+    ...
+    assert len(server.chat_requests) == 2
+
+Behaviours: `ok` (a stream, or one JSON answer when the request has `"stream": false`), `status` (an error
+answer in OpenAI's shape), `context_error` (400 "maximum context length"), `cut_after` (some chunks, then the
+socket closes mid-body), `stall_after` (some chunks, then silence), `stream_error` (some chunks, then an SSE
+error event), `empty` (finish_reason but no text) and `hang` (no answer at all for a while).
+When the script runs out the server answers with `then` (by default a 500 that says the script ran out).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "scripted-model"
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    kind: str
+    chunks: tuple[str, ...] = ()
+    usage: tuple[int, int] | None = None
+    finish_reason: str | None = "stop"
+    code: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def ok(chunks: Sequence[str] | str, *, usage: tuple[int, int] | None = (11, 7), finish_reason: str | None = "stop",
+       delay: float = 0.0) -> Behaviour:
+    """A normal answer. `usage` is (prompt_tokens, completion_tokens), sent when the client asks for it;
+    `finish_reason=None` ends the stream with [DONE] but never says why it finished."""
+    chunks = (chunks,) if isinstance(chunks, str) else tuple(chunks)
+    return Behaviour("ok", chunks, usage=usage, finish_reason=finish_reason, seconds=delay)
+
+
+def status(code: int, body: Any = None, headers: dict[str, str] | None = None) -> Behaviour:
+    """An HTTP error. `body` is a message (wrapped in OpenAI's error object) or any JSON value."""
+    if body is None or isinstance(body, str):
+        body = {"error": {"message": body or f"scripted error {code}", "type": "scripted", "code": code}}
+    return Behaviour("status", code=code, body=body, headers=dict(headers or {}))
+
+
+def context_error(tokens: int = 9000, limit: int = 8192) -> Behaviour:
+    message = (
+        f"This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} "
+        "tokens. Please reduce the length of the messages."
+    )
+    return status(400, {"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}})
+
+
+def cut_after(chunks: Sequence[str]) -> Behaviour:
+    """Send these chunks, then close the socket in the middle of the chunked body (no [DONE], no finish)."""
+    return Behaviour("cut", tuple(chunks))
+
+
+def stall_after(chunks: Sequence[str], seconds: float = 30.0) -> Behaviour:
+    """Send these chunks, then nothing for `seconds` (a read timeout mid-stream)."""
+    return Behaviour("stall", tuple(chunks), seconds=seconds)
+
+
+def stream_error(chunks: Sequence[str], message: str = "The server had an error while processing your request.") -> Behaviour:
+    """Send these chunks, then an SSE `{"error": ...}` event, as OpenAI does when a stream fails server-side."""
+    return Behaviour("stream_error", tuple(chunks), body={"error": {"message": message, "type": "server_error"}})
+
+
+def empty(finish_reason: str = "stop") -> Behaviour:
+    """A well-formed stream with a finish reason and usage but no content at all."""
+    return Behaviour("ok", (), usage=(11, 0), finish_reason=finish_reason)
+
+
+def hang(seconds: float = 30.0) -> Behaviour:
+    """Read the request, then answer nothing for `seconds` (released early when the server stops)."""
+    return Behaviour("hang", seconds=seconds)
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: Any  # parsed JSON, or None
+
+    @property
+    def key(self) -> str | None:
+        auth = self.headers.get("authorization", "")
+        return auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
+
+
+class ScriptedServer:
+    def __init__(self, *, models: Sequence[str] = (MODEL,)) -> None:
+        self.models = list(models)
+        self.requests: list[Received] = []
+        self._script: list[Behaviour] = []
+        self._then: Behaviour | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True)
+
+    # ----- script ---------------------------------------------------------------------------------------
+    def script(self, *behaviours: Behaviour, then: Behaviour | None = None) -> ScriptedServer:
+        """Answer the next chat requests with `behaviours` in order, then with `then` forever."""
+        with self._lock:
+            self._script = list(behaviours)
+            self._then = then
+        return self
+
+    def _next(self) -> Behaviour:
+        with self._lock:
+            if self._script:
+                return self._script.pop(0)
+            return self._then or status(500, "the scripted server's script ran out")
+
+    @property
+    def chat_requests(self) -> list[Received]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def last_body(self) -> dict[str, Any]:
+        return self.chat_requests[-1].body
+
+    # ----- life -----------------------------------------------------------------------------------------
+    def start(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def closed_port_url() -> str:
+    """A base URL on which nothing listens (the port was free a moment ago)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        scripted = server
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    scripted: ScriptedServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _record(self) -> Received:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        received = Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        with self.scripted._lock:
+            self.scripted.requests.append(received)
+        return received
+
+    def do_GET(self) -> None:
+        self._record()
+        if self.path.rstrip("/").endswith("/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in self.scripted.models]
+            self._json(200, {"object": "list", "data": data})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        received = self._record()
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        behaviour = self.scripted._next()
+        body = received.body if isinstance(received.body, dict) else {}
+        try:
+            self._perform(behaviour, body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test): fine
+            self.close_connection = True
+
+    # ----- answers --------------------------------------------------------------------------------------
+    def _json(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _perform(self, b: Behaviour, request: dict[str, Any]) -> None:
+        model = request.get("model", MODEL)
+        if b.kind == "status":
+            self._json(b.code, b.body, b.headers)
+            return
+        if b.kind == "hang":
+            self.scripted._stop.wait(b.seconds)
+            self.close_connection = True
+            return
+        if not request.get("stream"):
+            self._complete(b, model)
+            return
+        self._start_stream()
+        for i, text in enumerate(b.chunks):
+            self._event(_chunk(model, {"role": "assistant", "content": text} if i == 0 else {"content": text}))
+            if b.kind == "ok" and b.seconds:
+                time.sleep(b.seconds)
+        if b.kind == "cut":
+            self.connection.shutdown(socket.SHUT_RDWR)  # mid-body: no [DONE], no terminating chunk
+            self.close_connection = True
+            return
+        if b.kind == "stall":
+            self.scripted._stop.wait(b.seconds)
+            self.close_connection = True
+            return
+        if b.kind == "stream_error":
+            self._event(b.body)
+        else:
+            if b.finish_reason is not None:
+                self._event(_chunk(model, {}, finish_reason=b.finish_reason))
+            include_usage = (request.get("stream_options") or {}).get("include_usage")
+            if include_usage and b.usage is not None:
+                self._event({**_chunk(model, None), "choices": [], "usage": _usage(b.usage)})
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")
+
+    def _complete(self, b: Behaviour, model: str) -> None:
+        if b.kind != "ok":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        message = {"role": "assistant", "content": "".join(b.chunks)}
+        payload = {
+            "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": b.finish_reason}],
+        }
+        if b.usage is not None:
+            payload["usage"] = _usage(b.usage)
+        self._json(200, payload)
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+
+    def _event(self, payload: Any) -> None:
+        self._write_chunk(f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def _chunk(model: str, delta: dict[str, Any] | None, finish_reason: str | None = None) -> dict[str, Any]:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+    return {
+        "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+        "choices": choices,
+    }
+
+
+def _usage(usage: tuple[int, int]) -> dict[str, int]:
+    prompt, completion = usage
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

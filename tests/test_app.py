@@ -1,0 +1,211 @@
+"""The Streamlit pages as a writer uses them, driven headless by AppTest against the embedded model.
+
+Every test gets its own SQLite database (conftest sets DATABASE_URL per test), so what a page shows and what
+History stores can both be checked. Widgets are found by key, buttons by their visible label.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capel_ui.storage import RunRecord, create_run, get_engine, list_runs
+
+PAGES = ["pages/write.py", "pages/compare.py", "pages/history.py", "pages/benchmark.py"]
+
+
+@pytest.fixture
+def app(app_test: AppTest) -> AppTest:
+    """The app as a new visitor sees it: Write open, embedded model selected, nothing run yet."""
+    return app_test
+
+
+def saved_runs() -> list[RunRecord]:
+    return list_runs(get_engine(os.environ["DATABASE_URL"]))
+
+
+def button(at: AppTest, label: str):
+    matches = [b for b in at.button if b.label == label]
+    assert matches, f"no {label!r} button; buttons: {[b.label for b in at.button]}"
+    return matches[0]
+
+
+def badges(at: AppTest) -> list[str]:
+    """The verdict badges on the page (st.badge renders as a coloured markdown directive)."""
+    return [m.value for m in at.markdown if "-badge[" in m.value]
+
+
+def captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def generate(at: AppTest, instruction: str, target: int, mode: str | None = None) -> AppTest:
+    at.text_area(key="w_instruction").input(instruction)
+    at.number_input(key="w_target").set_value(target)
+    if mode is not None:
+        at.selectbox(key="w_mode").set_value(mode)
+    button(at, "Generate").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+# --- Write ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_history(app: AppTest) -> None:
+    assert app.selectbox(key="w_mode").value == "exact"
+    assert app.selectbox(key="w_mode").format_func("exact") == "Exact (guaranteed)"
+
+    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 25)
+
+    assert badges(app) == [":green-badge[✓ exact · verified · 25/25 English words]"]
+    assert not app.error
+    [run] = saved_runs()
+    assert (run.status, run.mode, run.model, run.target, run.count, run.exact) == (
+        "complete", "exact", "embedded", 25, 25, True,
+    )
+    assert any(c.startswith(f"Run {run.id} · embedded · Exact (guaranteed)") for c in captions(app))
+    assert [d.label for d in app.get("download_button")] == ["Download .txt", "Download .md", "Download .json"]
+
+
+@pytest.mark.model
+def test_baseline_mode_badge_states_the_count_against_the_target(app: AppTest) -> None:
+    generate(app, "Write a short note thanking a neighbour for watering the plants.", 25, mode="baseline")
+
+    [run] = saved_runs()
+    assert run.mode == "baseline" and run.status == "complete"
+    [verdict] = badges(app)
+    if run.count == run.target:
+        assert "✓ exact · verified · 25/25" in verdict
+    else:
+        assert verdict.startswith(":red-badge[")
+        assert f"off by {run.count - 25:+d} · {run.count}/25 English words" in verdict
+        assert "verified" not in verdict
+
+
+def test_target_zero_is_refused_with_a_clear_error_and_nothing_is_saved(app: AppTest) -> None:
+    generate(app, "Write a headline about a lighthouse.", 0)
+
+    assert [e.value for e in app.error] == ["target must be from 1 to 10000, got 0"]
+    assert not badges(app)
+    assert saved_runs() == []
+
+
+def test_empty_instruction_is_refused_with_a_clear_error_and_nothing_is_saved(app: AppTest) -> None:
+    generate(app, "   ", 25)
+
+    [message] = [e.value for e in app.error]
+    assert "instruction is empty" in message
+    assert saved_runs() == []
+
+
+def test_openai_without_a_key_says_to_set_openai_api_key_instead_of_crashing(
+    app: AppTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    app.selectbox(key="provider").set_value("openai").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="w_mode").value == "capel"  # API models take no grammar: CAPEL is the default
+
+    generate(app, "Write a headline about a lighthouse.", 25)
+
+    [message] = [e.value for e in app.error]
+    assert "OPENAI_API_KEY" in message
+    assert saved_runs() == []
+
+
+# --- History -------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(app: AppTest) -> None:
+    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 25)
+    # A second run, as the CLI would have saved it: not exact, about something else.
+    create_run(
+        get_engine(os.environ["DATABASE_URL"]), instruction="Describe a ceramic mug.", prompt="p",
+        raw="A mug.", text="A mug.", model="embedded", backend="embedded", mode="baseline", lang="en",
+        unit="en_words", target=25, count=2, exact=False, valid=True, status="complete",
+    )
+
+    app.switch_page("pages/history.py").run()
+    assert not app.exception, app.exception
+    assert "2 run(s)" in captions(app)
+    table = app.dataframe[0].value
+    assert sorted(table["mode"]) == ["Baseline", "Exact (guaranteed)"]
+
+    app.checkbox(key="h_exact").check().run()
+    assert "1 run(s)" in captions(app)
+    assert list(app.dataframe[0].value["mode"]) == ["Exact (guaranteed)"]
+
+    app.checkbox(key="h_exact").uncheck()
+    app.text_input(key="h_search").input("MUG").run()
+    assert "1 run(s)" in captions(app)
+    assert list(app.dataframe[0].value["text"]) == ["A mug."]
+
+    app.text_input(key="h_search").input("no run says this").run()
+    assert "0 run(s)" in captions(app)
+    assert [i.value for i in app.info] == ["No runs match. Runs from Write, Compare and the CLI appear here."]
+
+
+def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) -> None:
+    run_id = create_run(
+        get_engine(os.environ["DATABASE_URL"]), instruction="Name a colour.", prompt="p", raw="Blue sky",
+        text="Blue sky", model="embedded", backend="embedded", mode="exact", lang="en", unit="en_words",
+        target=2, count=2, exact=True, valid=True, status="complete",
+    )
+    app.switch_page("pages/history.py").run()
+    assert "Select a row to open the run." in captions(app)
+
+    app.session_state["h_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    app.run()
+
+    assert not app.exception, app.exception
+    assert [s.value for s in app.subheader] == [f"Run {run_id}"]
+    assert badges(app) == [":green-badge[✓ exact · verified · 2/2 English words]"]
+    assert any("Blue sky" in h.value and "capel-text" in h.value for h in app.html)
+
+
+# --- Compare -------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_id(app: AppTest) -> None:
+    app.switch_page("pages/compare.py").run()
+    assert [m.label for m in app.multiselect(key="c_models").value] == ["SmolLM2-135M (embedded)"]
+    app.text_area(key="c_instruction").input("Write a product description for a hand-made ceramic mug.")
+    app.number_input(key="c_target").set_value(20)
+    app.multiselect(key="c_modes").set_value(["baseline", "exact"])
+    button(app, "Run comparison").click()
+    app.run()
+    assert not app.exception, app.exception
+
+    runs = sorted(saved_runs(), key=lambda r: r.id)
+    assert [r.mode for r in runs] == ["baseline", "exact"]
+    assert all(r.status == "complete" for r in runs)
+    assert runs[0].comparison_id and runs[0].comparison_id == runs[1].comparison_id
+    assert f"Comparison {runs[0].comparison_id} · 20 English words · 2 column(s)" in captions(app)
+    assert len(app.get("plotly_chart")) == 1
+    verdicts = badges(app)
+    assert len(verdicts) == 2
+    assert verdicts[1] == ":green-badge[✓ exact · verified · 20/20 English words]"
+    # Each column shows its own count as a metric, with the deviation from the target beside it.
+    counts = [m for m in app.metric if m.label == "Count"]
+    assert [int(m.value) for m in counts] == [r.count for r in runs]
+
+
+# --- Every page, nothing saved yet ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_page_renders_without_error_on_an_empty_database(app: AppTest, page: str) -> None:
+    app.switch_page(page).run()
+    assert not app.exception, app.exception
+    if page != "pages/benchmark.py":  # the Benchmark page is still changing: only check that it renders
+        assert not app.error
+        assert app.title[0].value == Path(page).stem.capitalize()
+    assert saved_runs() == []

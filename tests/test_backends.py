@@ -1,0 +1,356 @@
+"""Remote backends against a scripted vendor: what the user sees when a service fails, and what is sent."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+from capel_ui.backends import BackendError, Capabilities, OpenAICompatBackend, Options, Usage, get_backend
+from capel_ui.generation import Generation, Request, generate
+from capel_ui.grammar import countdown_grammar, exact_grammar
+from tests.scripted_server import (
+    MODEL,
+    closed_port_url,
+    context_error,
+    cut_after,
+    empty,
+    hang,
+    ok,
+    stall_after,
+    status,
+    stream_error,
+)
+
+MESSAGES = [{"role": "user", "content": "Say hello."}]
+NO_WAIT = {"retry-after": "0"}
+
+
+def backend_for(server, *, sleeps: list[float] | None = None, **kw) -> OpenAICompatBackend:
+    """A backend on the scripted server whose backoff sleeps are recorded instead of slept."""
+    return OpenAICompatBackend(
+        MODEL, base_url=server.url, api_key="sk-test", sleep=(sleeps.append if sleeps is not None else lambda s: None),
+        **kw,
+    )
+
+
+def failure_of(backend, options: Options = Options()) -> BackendError:
+    with pytest.raises(BackendError) as info:
+        list(backend.stream(MESSAGES, options))
+    return info.value
+
+
+def text_of(items: list) -> str:
+    return "".join(i for i in items if isinstance(i, str))
+
+
+# ----- a healthy stream ---------------------------------------------------------------------------------
+
+
+def test_stream_yields_text_chunks_then_the_usage_the_service_reported(scripted):
+    scripted.script(ok(["Hello", ", ", "world."], usage=(21, 3)))
+    items = list(backend_for(scripted).stream(MESSAGES, Options(max_tokens=10)))
+    assert items[:-1] == ["Hello", ", ", "world."]
+    usage = items[-1]
+    assert isinstance(usage, Usage)
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.finish_reason) == (21, 3, "stop")
+    assert usage.first_token_seconds is not None and usage.seconds >= usage.first_token_seconds
+    body = scripted.last_body
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == MESSAGES and body["max_tokens"] == 10
+
+
+def test_generation_keeps_token_counts_and_verifies_an_exact_answer(scripted):
+    scripted.script(ok(["Lighthouses guide ", "ships home."], usage=(30, 5)))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
+    outcome = generate(backend, Request("Describe a lighthouse", 4, mode="baseline"))
+    assert outcome.status == "complete" and outcome.verified
+    assert outcome.text == "Lighthouses guide ships home."
+    assert (outcome.prompt_tokens, outcome.completion_tokens) == (30, 5)
+
+
+def test_the_stand_in_answers_model_lists_and_non_streaming_calls_like_a_vendor(scripted):
+    client = openai.OpenAI(base_url=scripted.url, api_key="sk-test", max_retries=0)
+    assert [m.id for m in client.models.list()] == [MODEL]
+    scripted.script(ok(["Hi ", "there."], usage=(4, 2)))
+    reply = client.chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert reply.choices[0].message.content == "Hi there."
+    assert reply.usage.completion_tokens == 2
+
+
+# ----- failures before any text: kinds and messages -------------------------------------------------------
+
+
+def test_connection_refused_is_unreachable_and_names_the_url():
+    url = closed_port_url()
+    backend = OpenAICompatBackend(MODEL, base_url=url, api_key=None, max_retries=1, sleep=lambda s: None)
+    error = failure_of(backend)
+    assert error.kind == "unreachable"
+    assert url in error.message
+    assert "is the server running" in error.message
+
+
+@pytest.mark.parametrize("code", [401, 403])
+def test_refused_key_is_auth_and_says_how_to_give_one(scripted, code):
+    scripted.script(status(code, "Incorrect API key provided"))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, api_key="sk-wrong")
+    error = failure_of(backend)
+    assert (error.kind, error.status) == ("auth", code)
+    assert "CAPEL_API_KEY" in error.message and "key" in error.message
+    assert len(scripted.chat_requests) == 1, "a refused key is not retried"
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "kind", "words"),
+    [
+        pytest.param(context_error(), "context", "lower the target", id="400_context_length"),
+        pytest.param(status(400, "'messages' must be a list"), "bad_request", "'messages' must be a list", id="400_other"),
+        pytest.param(status(404, "The model does not exist"), "not_found", "check the model id", id="404"),
+        pytest.param(status(422, "unprocessable"), "server", "422", id="422_other_status"),
+    ],
+)
+def test_client_errors_are_classified_without_retrying(scripted, behaviour, kind, words):
+    scripted.script(behaviour)
+    error = failure_of(backend_for(scripted))
+    assert error.kind == kind
+    assert words in error.message
+    assert len(scripted.chat_requests) == 1
+
+
+def test_timeout_when_the_server_never_answers(scripted):
+    scripted.script(hang(10))
+    error = failure_of(backend_for(scripted), Options(timeout=0.5))
+    assert error.kind == "timeout"
+    assert "did not answer in time" in error.message
+    assert len(scripted.chat_requests) == 1, "a timeout is not retried"
+
+
+def test_the_backend_timeout_applies_to_generations(scripted):
+    scripted.script(hang(10))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, timeout=0.5)
+    outcome = generate(backend, Request("Describe a lighthouse", 5, mode="baseline"))
+    assert outcome.status == "failed" and outcome.failure_kind == "timeout"
+    assert outcome.seconds < 5
+
+
+# ----- retries ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [429, 500, 503])
+def test_retryable_statuses_are_retried_then_succeed(scripted, code):
+    scripted.script(status(code, headers=NO_WAIT), status(code, headers=NO_WAIT), ok("Recovered."))
+    items = list(backend_for(scripted).stream(MESSAGES, Options()))
+    assert text_of(items) == "Recovered."
+    assert len(scripted.chat_requests) == 3
+
+
+def test_backoff_grows_between_attempts_without_retry_after(scripted):
+    sleeps: list[float] = []
+    scripted.script(status(429), status(429), status(429), ok("Finally."))
+    items = list(backend_for(scripted, sleeps=sleeps, backoff=0.5).stream(MESSAGES, Options()))
+    assert text_of(items) == "Finally."
+    assert len(sleeps) == 3
+    assert 0.5 <= sleeps[0] < sleeps[1] < sleeps[2] <= 0.5 * 4 * 1.25
+
+
+def test_retry_after_header_sets_the_wait(scripted):
+    sleeps: list[float] = []
+    scripted.script(status(429, headers={"retry-after": "2"}), ok("Done."))
+    list(backend_for(scripted, sleeps=sleeps).stream(MESSAGES, Options()))
+    assert sleeps == [2.0]
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "words"),
+    [(429, "rate_limit", "rate-limiting"), (500, "server", "server error"), (503, "server", "server error")],
+)
+def test_persistent_retryable_failure_gives_up_after_bounded_attempts(scripted, code, kind, words):
+    sleeps: list[float] = []
+    scripted.script(then=status(code))
+    error = failure_of(backend_for(scripted, sleeps=sleeps, max_retries=3))
+    assert (error.kind, error.status) == (kind, code)
+    assert words in error.message and "tried 4 times" in error.message
+    assert len(scripted.chat_requests) == 4
+    assert len(sleeps) == 3
+
+
+def test_unreachable_server_is_retried_with_backoff_then_reported():
+    sleeps: list[float] = []
+    backend = OpenAICompatBackend(MODEL, base_url=closed_port_url(), api_key=None, max_retries=2, sleep=sleeps.append)
+    error = failure_of(backend)
+    assert error.kind == "unreachable" and "tried 3 times" in error.message
+    assert len(sleeps) == 2
+
+
+# ----- failures after text arrived: the text is kept ---------------------------------------------------------
+
+ARRIVED = ["The lamp ", "turned ", "all night"]
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        pytest.param(cut_after(ARRIVED), id="socket_closed_mid_body"),
+        pytest.param(ok(ARRIVED, finish_reason=None), id="done_without_finish_reason"),
+        pytest.param(stream_error(ARRIVED), id="error_event_mid_stream"),
+        pytest.param(stall_after(ARRIVED, 10), id="stalled_mid_stream"),
+    ],
+)
+def test_a_stream_broken_after_text_is_partial_and_keeps_the_text(scripted, behaviour):
+    scripted.script(behaviour)
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, timeout=1.0)
+    gen = Generation(backend, Request("Describe a lighthouse", 20, mode="baseline"))
+    chunks = list(gen.stream())
+    outcome = gen.outcome()
+    assert chunks == ARRIVED
+    assert outcome.status == "partial"
+    assert outcome.raw == "".join(ARRIVED) and outcome.text == "The lamp turned all night"
+    assert outcome.count == 5
+    assert outcome.failure_kind == "cut" and "text that arrived is kept" in outcome.failure
+    assert not outcome.verified
+    assert len(scripted.chat_requests) == 1, "a stream that already gave text is never retried"
+
+
+def test_a_cut_countdown_keeps_its_clean_text_and_is_not_verified(scripted):
+    scripted.script(cut_after(["<5>Hello,", "<4>world!", "<3>How's"]))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
+    outcome = generate(backend, Request("Greet me", 5, mode="capel"))
+    assert outcome.status == "partial"
+    assert outcome.text == "Hello, world! How's"
+    assert outcome.countdown_end == 3
+    assert not outcome.verified
+
+
+@pytest.mark.parametrize("finish", ["stop", "length"])
+def test_a_stream_with_no_text_fails_as_empty(scripted, finish):
+    scripted.script(empty(finish))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
+    outcome = generate(backend, Request("Describe a lighthouse", 5, mode="baseline"))
+    assert outcome.status == "failed"
+    assert outcome.failure_kind == "empty" and "returned no text" in outcome.failure
+    assert outcome.raw == "" and not outcome.verified
+
+
+def test_a_failure_before_text_fails_the_generation_with_the_message(scripted):
+    scripted.script(status(401, "bad key"))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, api_key="sk-wrong")
+    outcome = generate(backend, Request("Describe a lighthouse", 5, mode="baseline"))
+    assert outcome.status == "failed" and outcome.failure_kind == "auth"
+    assert "CAPEL_API_KEY" in outcome.failure
+
+
+# ----- what is sent: grammar field, reasoning models, keys --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("grammar_field", "where"),
+    [
+        ("grammar", lambda body: body["grammar"]),
+        ("guided_grammar", lambda body: body["guided_grammar"]),
+        ("structured_outputs", lambda body: body["structured_outputs"]["grammar"]),
+    ],
+)
+@pytest.mark.parametrize(
+    ("mode", "grammar"), [("exact", exact_grammar("en", 3)), ("exact-countdown", countdown_grammar("en", 3))]
+)
+def test_the_grammar_goes_in_the_servers_field(scripted, grammar_field, where, mode, grammar):
+    reply = "One two three." if mode == "exact" else "<3>One<2>two<1>three.<0>"
+    scripted.script(ok(reply))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, grammar_field=grammar_field)
+    outcome = generate(backend, Request("Count to three", 3, mode=mode))
+    body = scripted.last_body
+    assert where(body) == grammar
+    other_fields = {"grammar", "guided_grammar", "structured_outputs"} - {grammar_field}
+    assert not other_fields & body.keys()
+    assert outcome.verified and outcome.text == "One two three."
+
+
+def test_no_grammar_is_sent_outside_the_exact_modes(scripted):
+    scripted.script(ok("One two three."))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, grammar_field="grammar")
+    generate(backend, Request("Count to three", 3, mode="baseline"))
+    assert "grammar" not in scripted.last_body
+
+
+@pytest.mark.parametrize("mode", ["exact", "exact-countdown"])
+def test_a_backend_without_grammar_refuses_exact_modes_before_calling(scripted, mode):
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
+    with pytest.raises(ValueError, match="does not take a grammar"):
+        Generation(backend, Request("Count to three", 3, mode=mode))
+    assert scripted.requests == []
+
+
+def test_the_backend_itself_refuses_a_grammar_it_cannot_send(scripted):
+    backend = backend_for(scripted, capabilities=Capabilities())
+    error = failure_of(backend, Options(grammar='root ::= "x"'))
+    assert error.kind == "bad_request" and "does not take a grammar" in error.message
+    assert scripted.requests == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "budget_field", "sends_temperature"),
+    [
+        ("openai", "o4-mini", "max_completion_tokens", False),
+        ("openai", "o3", "max_completion_tokens", False),
+        ("openai", "gpt-4.1", "max_tokens", True),
+        ("deepseek", "deepseek-reasoner", "max_tokens", False),
+        ("deepseek", "deepseek-chat", "max_tokens", True),
+    ],
+)
+def test_model_parameters_follow_the_models_capabilities(scripted, provider, model, budget_field, sends_temperature):
+    scripted.script(ok("One two three."))
+    backend = get_backend(model, provider=provider, base_url=scripted.url, api_key="sk-test")
+    generate(backend, Request("Count to three", 3, mode="baseline", temperature=0.7, top_p=0.9, max_tokens=50, seed=3))
+    body = scripted.last_body
+    assert body["model"] == model
+    assert body[budget_field] == 50
+    assert {"max_tokens", "max_completion_tokens"} - {budget_field} & body.keys() == set()
+    if sends_temperature:
+        assert (body["temperature"], body["top_p"]) == (0.7, 0.9)
+    else:
+        assert "temperature" not in body and "top_p" not in body
+    assert body["seed"] == 3
+
+
+def test_models_that_misread_the_countdown_get_the_baseline_instruction_with_a_notice(scripted):
+    scripted.script(ok("One two three."), ok("<3>One<2>two<1>three.<0>"))
+    backend = get_backend("o4-mini", provider="openai", base_url=scripted.url, api_key="sk-test")
+    fallback = generate(backend, Request("Count to three", 3, mode="capel"))
+    assert fallback.mode == "baseline" and "baseline" in fallback.notice
+    assert "<3>" not in scripted.last_body["messages"][-1]["content"]
+    forced = generate(backend, Request("Count to three", 3, mode="capel", allow_fallback=False))
+    assert forced.mode == "capel" and forced.notice is None
+    assert "<3>" in scripted.last_body["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(("provider", "model", "env"), [("openai", "gpt-4.1", "OPENAI_API_KEY"),
+                                                        ("deepseek", "deepseek-chat", "DEEPSEEK_API_KEY")])
+def test_a_missing_key_is_an_auth_error_naming_the_variable(monkeypatch, provider, model, env):
+    monkeypatch.delenv(env, raising=False)
+    with pytest.raises(BackendError) as info:
+        get_backend(model, provider=provider)
+    assert info.value.kind == "auth"
+    assert env in info.value.message
+
+
+def test_the_key_from_the_environment_is_sent_as_a_bearer_token(scripted, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    scripted.script(ok("Hi."))
+    list(get_backend("gpt-4.1", provider="openai", base_url=scripted.url).stream(MESSAGES, Options()))
+    assert scripted.chat_requests[-1].key == "sk-from-env"
+
+
+def test_a_typed_key_wins_over_the_environment(scripted, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    scripted.script(ok("Hi."))
+    list(get_backend("gpt-4.1", provider="openai", base_url=scripted.url, api_key="sk-typed").stream(MESSAGES, Options()))
+    assert scripted.chat_requests[-1].key == "sk-typed"
+
+
+def test_the_key_never_shows_in_repr_or_failure_messages(scripted):
+    secret = "sk-live-SECRET-0123456789"
+    scripted.script(status(401, "Incorrect API key provided"))
+    backend = get_backend("gpt-4.1", provider="openai", base_url=scripted.url, api_key=secret)
+    outcome = generate(backend, Request("Say hi", 2, mode="baseline"))
+    assert scripted.chat_requests[-1].key == secret
+    assert "SECRET" not in repr(backend)
+    assert "SECRET" not in str(outcome.as_json()) and "SECRET" not in str(outcome.record())

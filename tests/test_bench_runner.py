@@ -1,0 +1,262 @@
+"""The benchmark runner and `bench` CLI against real backends: the embedded model, a closed port, a scripted server.
+
+The database is a SQLite file in the test's folder (conftest sets DATABASE_URL).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from capel_ui import storage
+from capel_ui.backends import Backend, OpenAICompatBackend, Options, Usage, capabilities_for, get_backend, start_server
+from capel_ui.bench.runner import BenchConfig, bench_key, parse_modes, run_bench, run_results
+from capel_ui.bench.suites import load_suite
+from capel_ui.cli import main
+from capel_ui.prompts import Message
+from tests.scripted_server import ScriptedServer, cut_after, ok
+
+
+class CountingBackend(OpenAICompatBackend):
+    """The real embedded backend, counting generation calls and how many ran at once."""
+
+    def __init__(self) -> None:
+        handle = start_server()
+        super().__init__(
+            "embedded", base_url=handle.base_url, api_key=handle.api_key, label="SmolLM2-135M (embedded)",
+            capabilities=capabilities_for("embedded", "embedded"),
+        )
+        self.calls = 0
+        self.active = 0
+        self.max_active = 0
+        self._lock = threading.Lock()
+
+    def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
+        with self._lock:
+            self.calls += 1
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            yield from super().stream(messages, options)
+        finally:
+            with self._lock:
+                self.active -= 1
+
+
+def closed_port_backend() -> Backend:
+    """A compatible backend pointed at a 127.0.0.1 port nobody listens on (no retries, to stay quick)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return get_backend("nobody", provider="compatible", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+
+
+@pytest.fixture
+def engine():
+    return storage.get_engine()
+
+
+EXACT = BenchConfig(suite="lifebench", model="embedded", modes=("exact",), lengths=(16,), limit=2)
+
+
+# ----- settings --------------------------------------------------------------------------------------------------
+
+
+def test_modes_parse_in_the_apps_order_and_unknown_ones_are_named() -> None:
+    assert parse_modes("exact,baseline") == ("baseline", "exact")
+    with pytest.raises(ValueError, match=r"unknown mode.*fast.*use one or more of capel"):
+        parse_modes("baseline,fast")
+
+
+def test_run_key_is_stable_for_the_same_command_and_differs_otherwise() -> None:
+    suite = load_suite("lifebench", lengths=[16], limit=2)
+    same = BenchConfig(suite="lifebench", modes=("exact", "baseline"), lengths=(16,), limit=2)
+    reordered = BenchConfig(suite="lifebench", modes=("baseline", "exact"), lengths=(16,), limit=2)
+    other_seed = BenchConfig(suite="lifebench", modes=("baseline", "exact"), lengths=(16,), limit=2, seed=3)
+    assert bench_key(same, suite) == bench_key(reordered, suite)
+    assert bench_key(same, suite) != bench_key(other_seed, suite)
+    assert len(bench_key(same, suite)) == 64
+    default = BenchConfig(suite="lifebench", modes=("exact",))
+    explicit = BenchConfig(suite="lifebench", modes=("exact",), lengths=(16, 32, 64, 128))
+    assert bench_key(default, load_suite("lifebench")) == bench_key(explicit, load_suite("lifebench"))
+
+
+def test_exact_modes_on_a_backend_without_grammar_are_refused_before_any_sample(engine) -> None:
+    config = BenchConfig(suite="lifebench", model="nobody", modes=("exact",), lengths=(16,), limit=1)
+    with pytest.raises(ValueError, match="does not take a grammar"):
+        run_bench(config, backend=closed_port_backend(), engine=engine)
+    assert storage.list_bench_runs(engine) == []
+
+
+# ----- failures are recorded -------------------------------------------------------------------------------------
+
+
+def test_an_unreachable_backend_is_an_error_row_per_sample_never_dropped(engine) -> None:
+    config = BenchConfig(suite="lifebench", model="nobody", modes=("baseline", "capel"), lengths=(16,), limit=2)
+    out = run_bench(config, backend=closed_port_backend(), engine=engine)
+    assert (out.status, out.total, out.generated, out.failed) == ("complete", 4, 4, 4)
+    records = run_results(engine, [out.bench_run_id])
+    assert len(records) == 4
+    assert {r.status for r in records} == {"error"}
+    assert all("unreachable: Could not connect to http://127.0.0.1:" in (r.error_message or "") for r in records)
+
+
+def test_a_stream_cut_half_way_is_an_error_that_keeps_its_text(engine, scripted: ScriptedServer) -> None:
+    scripted.script(cut_after(["One two three"]), ok("Four five six seven."))
+    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+    config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(4,), limit=2)
+    out = run_bench(config, backend=backend, engine=engine)
+    first, second = run_results(engine, [out.bench_run_id])
+    assert first.status == "error" and first.error_message.startswith("cut: ") and first.text == "One two three"
+    assert second.status == "ok" and second.count == 4 and second.exact
+
+
+def test_stopping_keeps_finished_results_and_marks_the_run_interrupted(engine, scripted: ScriptedServer) -> None:
+    scripted.script(*[ok("a b c.") for _ in range(4)])
+    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+    config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=4)
+    stop = threading.Event()
+
+    def progress(done: int, total: int, eta: float | None) -> None:
+        if done >= 1:
+            stop.set()
+
+    out = run_bench(config, backend=backend, engine=engine, progress=progress, stop=stop)
+    assert (out.status, out.generated) == ("interrupted", 1)
+    assert storage.get_bench_run(engine, out.bench_run_id).status == "interrupted"
+    resumed = run_bench(config, backend=backend, engine=engine)
+    assert resumed.bench_run_id == out.bench_run_id
+    assert (resumed.status, resumed.skipped, resumed.generated) == ("complete", 1, 3)
+
+
+def test_ctrl_c_keeps_finished_results_and_marks_the_run_interrupted(engine, scripted: ScriptedServer) -> None:
+    scripted.script(*[ok("a b c.") for _ in range(3)])
+    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+    config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=3)
+
+    def progress(done: int, total: int, eta: float | None) -> None:
+        if done >= 1:
+            raise KeyboardInterrupt  # where Ctrl-C lands: the main thread, between samples
+
+    out = run_bench(config, backend=backend, engine=engine, progress=progress)
+    assert out.status == "interrupted"
+    assert len(run_results(engine, [out.bench_run_id])) == 1
+    assert storage.get_bench_run(engine, out.bench_run_id).status == "interrupted"
+
+
+# ----- the real embedded model ---------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_results_are_saved_and_a_second_run_generates_nothing(engine) -> None:
+    backend = CountingBackend()
+    seen: list[tuple[int, int]] = []
+    first = run_bench(EXACT, backend=backend, engine=engine, progress=lambda d, t, eta: seen.append((d, t)))
+    assert (first.status, first.total, first.generated, backend.calls) == ("complete", 2, 2, 2)
+    assert seen[0] == (0, 2) and seen[-1] == (2, 2)
+    records = run_results(engine, [first.bench_run_id])
+    assert [(r.item_id, r.lang, r.target, r.mode, r.status) for r in records] == [
+        ("1", "en", 16, "exact", "ok"), ("2", "zh", 16, "exact", "ok")
+    ]
+    assert all(r.count == 16 and r.exact and r.text and r.completion_tokens for r in records)
+    run = storage.get_bench_run(engine, first.bench_run_id)
+    assert (run.suite, run.model, run.modes, run.lengths, run.limit, run.status) == (
+        "lifebench", "embedded", "exact", "16", 2, "complete"
+    )
+
+    second = run_bench(EXACT, backend=backend, engine=engine)
+    assert backend.calls == 2  # nothing generated again
+    assert (second.bench_run_id, second.skipped, second.generated) == (first.bench_run_id, 2, 0)
+    assert len(run_results(engine, [first.bench_run_id])) == 2
+
+
+@pytest.mark.model
+def test_two_requests_are_in_flight_with_concurrency_two(engine) -> None:
+    backend = CountingBackend()
+    config = BenchConfig(suite="lifebench", model="embedded", modes=("exact",), lengths=(16,), limit=2, concurrency=2)
+    out = run_bench(config, backend=backend, engine=engine)
+    assert (out.status, out.generated, backend.calls, backend.max_active) == ("complete", 2, 2, 2)
+    assert all(r.status == "ok" and r.count == 16 for r in run_results(engine, [out.bench_run_id]))
+
+
+@pytest.mark.model
+def test_a_prompt_too_long_for_the_model_is_one_error_among_scored_samples(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    rows = [
+        {"id": "short", "instruction": "Describe a quiet morning.", "lang": "en", "target": 16},
+        {"id": "huge", "instruction": "word " * 40000, "lang": "en", "target": 16},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["bench", "--suite", "custom", "--file", str(path), "--modes", "exact", "--json"]
+    code = main(argv, stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    payload = json.loads(out.getvalue())
+    (row,) = [r for r in payload["results"] if r["target"] == 16]
+    assert (row["n"], row["samples"], row["em"], row["errors"]) == (1, 2, 1.0, {"backend": 1})
+    records = run_results(None, [payload["bench_run_id"]])
+    huge = next(r for r in records if r.item_id == "huge")
+    assert huge.status == "error" and huge.error_message.startswith("context: ")
+
+
+# ----- the CLI -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_cli_json_prints_one_object_whose_results_are_the_documented_rows() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["bench", "--suite", "lifebench", "--model", "embedded", "--modes", "exact", "--lengths", "16",
+            "--limit", "2", "--json"]
+    assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
+    payload = json.loads(out.getvalue())
+    assert payload["status"] == "complete" and payload["samples"] == 2 and payload["stored"] == 2
+    rows = payload["results"]
+    assert [(r["mode"], r["lang"], r["target"]) for r in rows] == [
+        ("exact", "en", 16), ("exact", "en", None), ("exact", "zh", 16), ("exact", "zh", None)
+    ]
+    keys = {"model", "mode", "lang", "target", "n", "em", "mae", "mald", "ld", "ls", "errors", "seconds"}
+    for row in rows:
+        assert keys <= set(row)
+        assert (row["model"], row["n"], row["em"], row["mald"], row["ld"], row["ls"], row["errors"]) == (
+            "embedded", 1, 1.0, 0.0, 0.0, 100.0, {}
+        )
+    assert "bench" in err.getvalue()  # the progress line went to stderr, not into the JSON
+
+
+def test_cli_exits_3_with_the_table_when_every_sample_failed() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["bench", "--suite", "mtbench", "--model", "nobody", "--base-url", f"http://127.0.0.1:{port}/v1",
+            "--modes", "baseline", "--lengths", "50", "--limit", "2", "--concurrency", "2"]
+    assert main(argv, stdout=out, stderr=err) == 3
+    table = out.getvalue()
+    assert "baseline" in table and "0/2" in table and "backend:2" in table
+    assert "every sample failed" in err.getvalue() and "Could not connect" in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--suite", "alpaca"], "unknown suite 'alpaca'; use one of rtg, lifebench, mtbench, custom"),
+        (["--suite", "lifebench", "--modes", "fast"], "unknown mode(s) fast"),
+        (["--suite", "lifebench", "--lengths", "50"], "LIFEBench Equal-To uses the targets 16, 32"),
+        (["--suite", "rtg", "--lengths", "0,20"], "lengths must be from 1 to 10000"),
+        (["--suite", "rtg", "--concurrency", "0"], "concurrency must be from 1 to 32"),
+        (["--suite", "custom"], "needs --file"),
+        (["--suite", "lifebench", "--limit", "0"], "limit must be at least 1"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(argv: list[str], message: str) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["bench", *argv], stdout=out, stderr=err) == 2
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+    assert out.getvalue() == ""

@@ -1,0 +1,100 @@
+"""The real embedded model (SmolLM2-135M in llama.cpp's server), reached through the openai client."""
+
+from __future__ import annotations
+
+import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from capel_ui.backends import Options, Usage
+from capel_ui.counting import count
+from capel_ui.generation import Generation, Request, generate
+from capel_ui.parser import check_output
+
+pytestmark = pytest.mark.model
+
+INSTRUCTION = {"en": "Describe a lighthouse.", "zh": "描写一座灯塔。"}
+EXACT_TARGETS = random.Random(2024).sample(range(1, 301), 10)
+
+
+def test_streaming_yields_several_chunks_then_usage_with_token_counts(embedded):
+    messages = [{"role": "user", "content": "Tell me about the sea."}]
+    items = list(embedded.stream(messages, Options(max_tokens=24, seed=1, temperature=0)))
+    chunks, usage = items[:-1], items[-1]
+    assert len(chunks) >= 5 and all(isinstance(c, str) and c for c in chunks)
+    assert isinstance(usage, Usage)
+    assert usage.prompt_tokens and usage.prompt_tokens > 5
+    assert 1 <= usage.completion_tokens <= 24
+    assert usage.finish_reason in ("stop", "length")
+    assert usage.first_token_seconds is not None and 0 < usage.first_token_seconds <= usage.seconds
+
+
+def test_a_grammar_is_honoured(embedded):
+    messages = [{"role": "user", "content": "Write anything you like."}]
+    grammar = 'root ::= "Code " [0-9]{4} "-" ("red" | "green")'
+    items = list(embedded.stream(messages, Options(max_tokens=30, seed=2, grammar=grammar)))
+    text = "".join(i for i in items if isinstance(i, str))
+    assert text.startswith("Code ") and text[5:9].isdigit() and text[9] == "-"
+    assert text[10:] in ("red", "green")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("target", EXACT_TARGETS)
+def test_exact_mode_hits_the_target(embedded, lang, target):
+    outcome = generate(embedded, Request(INSTRUCTION[lang], target, lang=lang, mode="exact", seed=target))
+    unit = "en_words" if lang == "en" else "zh_chars"
+    assert count(outcome.text, unit) == target, outcome.finish_reason
+    assert outcome.count == target
+    assert outcome.status == "complete" and outcome.verified
+    assert outcome.finish_reason == "stop"
+
+
+@pytest.mark.parametrize(("lang", "target"), [("en", 1), ("en", 7), ("zh", 5), ("en", 16)])
+def test_exact_countdown_is_a_valid_countdown_with_clean_text(embedded, lang, target):
+    outcome = generate(embedded, Request(INSTRUCTION[lang], target, lang=lang, mode="exact-countdown", seed=target))
+    check = check_output(outcome.raw, target, lang)
+    assert check.valid and check.exact and check.countdown_end == 0
+    assert outcome.verified and outcome.count == target
+    assert outcome.raw.startswith(f"<{target}>") and outcome.raw.endswith("<0>")
+    assert "<" not in outcome.text and ">" not in outcome.text
+    unit = "en_words" if lang == "en" else "zh_chars"
+    assert count(outcome.text, unit) == target
+
+
+def test_cancel_mid_stream_keeps_the_text_that_arrived(embedded):
+    gen = Generation(embedded, Request("Write a long story about the sea.", 300, mode="baseline", seed=5))
+    received: list[str] = []
+    some_text = threading.Event()
+
+    def consume() -> None:
+        for chunk in gen.stream():
+            received.append(chunk)
+            if len(received) >= 3:
+                some_text.set()
+        some_text.set()
+
+    worker = threading.Thread(target=consume)
+    worker.start()
+    assert some_text.wait(60)
+    gen.cancel()
+    worker.join(60)
+    assert not worker.is_alive()
+    outcome = gen.outcome()
+    assert outcome.status == "cancelled"
+    assert outcome.raw == "".join(received) and outcome.raw.strip()
+    assert outcome.count == count(outcome.raw, "en_words") < 300
+    assert outcome.failure is None and not outcome.verified
+
+
+def test_two_generations_run_concurrently_and_both_complete(embedded):
+    requests = [
+        Request(INSTRUCTION["en"], 40, mode="exact", seed=11),
+        Request(INSTRUCTION["zh"], 30, lang="zh", mode="exact", seed=12),
+    ]
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = list(pool.map(lambda r: generate(embedded, r), requests))
+    assert [o.status for o in outcomes] == ["complete", "complete"]
+    assert [o.count for o in outcomes] == [40, 30]
+    assert all(o.verified for o in outcomes)
