@@ -134,7 +134,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     from .backends import BackendError, get_backend
-    from .generation import Generation, Request
+    from .generation import Generation, Request, validate_request
 
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
     request = Request(
@@ -149,6 +149,10 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         seed=args.seed,
         allow_fallback=not args.no_fallback,
     )
+    try:
+        validate_request(request)  # bad input is reported before any model is loaded or called
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:
         backend = get_backend(args.model, base_url=args.base_url, grammar_field=args.grammar_field)
     except BackendError as exc:

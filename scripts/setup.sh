@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up CAPEL Studio on a fresh Debian machine with Python 3.11: a project-local .venv with pinned packages
-# and the embedded model. `--test` adds the test tools and Debian's chromium for the browser tests.
+# and the embedded model. `--test` adds the test tools, Debian's chromium for the browser tests and
+# Debian's postgresql server for the PostgreSQL storage tests.
 # Safe to run again: it only installs what is missing or changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +22,16 @@ if [[ ! -f "$stamp" ]]; then
   touch "$stamp"
 fi
 
-if (( want_tests )) && [[ ! -x /usr/lib/chromium/chromium ]]; then
-  sudo=""
-  [[ $(id -u) -ne 0 ]] && sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+if (( want_tests )); then
+  # chromium for the browser tests; the PostgreSQL server for tests/test_storage_postgres.py.
+  debs=()
+  [[ -x /usr/lib/chromium/chromium ]] || debs+=(chromium)
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || debs+=(postgresql)
+  if (( ${#debs[@]} )); then
+    sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${debs[@]}" >/dev/null
+  fi
 fi
 mkdir -p data

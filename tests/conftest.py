@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import pytest

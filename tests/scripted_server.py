@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -41,8 +42,13 @@ class Behaviour:
     seconds: float = 0.0
 
 
-def ok(chunks: Sequence[str] | str, *, usage: tuple[int, int] | None = (11, 7), finish_reason: str | None = "stop",
-       delay: float = 0.0) -> Behaviour:
+def ok(
+    chunks: Sequence[str] | str,
+    *,
+    usage: tuple[int, int] | None = (11, 7),
+    finish_reason: str | None = "stop",
+    delay: float = 0.0,
+) -> Behaviour:
     """A normal answer. `usage` is (prompt_tokens, completion_tokens), sent when the client asks for it;
     `finish_reason=None` ends the stream with [DONE] but never says why it finished."""
     chunks = (chunks,) if isinstance(chunks, str) else tuple(chunks)
@@ -61,7 +67,9 @@ def context_error(tokens: int = 9000, limit: int = 8192) -> Behaviour:
         f"This model's maximum context length is {limit} tokens. However, your messages resulted in {tokens} "
         "tokens. Please reduce the length of the messages."
     )
-    return status(400, {"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}})
+    return status(
+        400, {"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}}
+    )
 
 
 def cut_after(chunks: Sequence[str]) -> Behaviour:
@@ -74,7 +82,9 @@ def stall_after(chunks: Sequence[str], seconds: float = 30.0) -> Behaviour:
     return Behaviour("stall", tuple(chunks), seconds=seconds)
 
 
-def stream_error(chunks: Sequence[str], message: str = "The server had an error while processing your request.") -> Behaviour:
+def stream_error(
+    chunks: Sequence[str], message: str = "The server had an error while processing your request."
+) -> Behaviour:
     """Send these chunks, then an SSE `{"error": ...}` event, as OpenAI does when a stream fails server-side."""
     return Behaviour("stream_error", tuple(chunks), body={"error": {"message": message, "type": "server_error"}})
 
@@ -110,11 +120,13 @@ class ScriptedServer:
         self._then: Behaviour | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
+        )
 
     # ----- script ---------------------------------------------------------------------------------------
     def script(self, *behaviours: Behaviour, then: Behaviour | None = None) -> ScriptedServer:
@@ -162,6 +174,13 @@ def closed_port_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (after a timeout, a cut, or between keep-alive requests) is not an error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -265,7 +284,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         message = {"role": "assistant", "content": "".join(b.chunks)}
         payload = {
-            "id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": b.finish_reason}],
         }
         if b.usage is not None:
@@ -291,7 +313,10 @@ class _Handler(BaseHTTPRequestHandler):
 def _chunk(model: str, delta: dict[str, Any] | None, finish_reason: str | None = None) -> dict[str, Any]:
     choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
     return {
-        "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
         "choices": choices,
     }
 

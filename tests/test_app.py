@@ -165,7 +165,7 @@ def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) 
     app.run()
 
     assert not app.exception, app.exception
-    assert [s.value for s in app.subheader] == [f"Run {run_id}"]
+    assert [s.value for s in app.main.subheader] == [f"Run {run_id}"]
     assert badges(app) == [":green-badge[✓ exact · verified · 2/2 English words]"]
     assert any("Blue sky" in h.value and "capel-text" in h.value for h in app.html)
 
@@ -178,7 +178,7 @@ def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_i
     app.switch_page("pages/compare.py").run()
     assert [m.label for m in app.multiselect(key="c_models").value] == ["SmolLM2-135M (embedded)"]
     app.text_area(key="c_instruction").input("Write a product description for a hand-made ceramic mug.")
-    app.number_input(key="c_target").set_value(20)
+    app.number_input(key="c_target").set_value(12)
     app.multiselect(key="c_modes").set_value(["baseline", "exact"])
     button(app, "Run comparison").click()
     app.run()
@@ -188,11 +188,11 @@ def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_i
     assert [r.mode for r in runs] == ["baseline", "exact"]
     assert all(r.status == "complete" for r in runs)
     assert runs[0].comparison_id and runs[0].comparison_id == runs[1].comparison_id
-    assert f"Comparison {runs[0].comparison_id} · 20 English words · 2 column(s)" in captions(app)
+    assert f"Comparison {runs[0].comparison_id} · 12 English words · 2 column(s)" in captions(app)
     assert len(app.get("plotly_chart")) == 1
     verdicts = badges(app)
     assert len(verdicts) == 2
-    assert verdicts[1] == ":green-badge[✓ exact · verified · 20/20 English words]"
+    assert verdicts[1] == ":green-badge[✓ exact · verified · 12/12 English words]"
     # Each column shows its own count as a metric, with the deviation from the target beside it.
     counts = [m for m in app.metric if m.label == "Count"]
     assert [int(m.value) for m in counts] == [r.count for r in runs]

@@ -28,14 +28,17 @@ NO_WAIT = {"retry-after": "0"}
 def backend_for(server, *, sleeps: list[float] | None = None, **kw) -> OpenAICompatBackend:
     """A backend on the scripted server whose backoff sleeps are recorded instead of slept."""
     return OpenAICompatBackend(
-        MODEL, base_url=server.url, api_key="sk-test", sleep=(sleeps.append if sleeps is not None else lambda s: None),
+        MODEL,
+        base_url=server.url,
+        api_key="sk-test",
+        sleep=(sleeps.append if sleeps is not None else lambda s: None),
         **kw,
     )
 
 
-def failure_of(backend, options: Options = Options()) -> BackendError:
+def failure_of(backend, options: Options | None = None) -> BackendError:
     with pytest.raises(BackendError) as info:
-        list(backend.stream(MESSAGES, options))
+        list(backend.stream(MESSAGES, options or Options()))
     return info.value
 
 
@@ -103,7 +106,9 @@ def test_refused_key_is_auth_and_says_how_to_give_one(scripted, code):
     ("behaviour", "kind", "words"),
     [
         pytest.param(context_error(), "context", "lower the target", id="400_context_length"),
-        pytest.param(status(400, "'messages' must be a list"), "bad_request", "'messages' must be a list", id="400_other"),
+        pytest.param(
+            status(400, "'messages' must be a list"), "bad_request", "'messages' must be a list", id="400_other"
+        ),
         pytest.param(status(404, "The model does not exist"), "not_found", "check the model id", id="404"),
         pytest.param(status(422, "unprocessable"), "server", "422", id="422_other_status"),
     ],
@@ -322,8 +327,10 @@ def test_models_that_misread_the_countdown_get_the_baseline_instruction_with_a_n
     assert "<3>" in scripted.last_body["messages"][-1]["content"]
 
 
-@pytest.mark.parametrize(("provider", "model", "env"), [("openai", "gpt-4.1", "OPENAI_API_KEY"),
-                                                        ("deepseek", "deepseek-chat", "DEEPSEEK_API_KEY")])
+@pytest.mark.parametrize(
+    ("provider", "model", "env"),
+    [("openai", "gpt-4.1", "OPENAI_API_KEY"), ("deepseek", "deepseek-chat", "DEEPSEEK_API_KEY")],
+)
 def test_a_missing_key_is_an_auth_error_naming_the_variable(monkeypatch, provider, model, env):
     monkeypatch.delenv(env, raising=False)
     with pytest.raises(BackendError) as info:
@@ -342,7 +349,8 @@ def test_the_key_from_the_environment_is_sent_as_a_bearer_token(scripted, monkey
 def test_a_typed_key_wins_over_the_environment(scripted, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     scripted.script(ok("Hi."))
-    list(get_backend("gpt-4.1", provider="openai", base_url=scripted.url, api_key="sk-typed").stream(MESSAGES, Options()))
+    backend = get_backend("gpt-4.1", provider="openai", base_url=scripted.url, api_key="sk-typed")
+    list(backend.stream(MESSAGES, Options()))
     assert scripted.chat_requests[-1].key == "sk-typed"
 
 

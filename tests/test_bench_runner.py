@@ -16,7 +16,8 @@ import pytest
 
 from capel_ui import storage
 from capel_ui.backends import Backend, OpenAICompatBackend, Options, Usage, capabilities_for, get_backend, start_server
-from capel_ui.bench.runner import BenchConfig, bench_key, parse_modes, run_bench, run_results
+from capel_ui.bench.cli import ProgressLine
+from capel_ui.bench.runner import BenchConfig, bench_key, list_runs, load_rows, parse_modes, run_bench, run_results
 from capel_ui.bench.suites import load_suite
 from capel_ui.cli import main
 from capel_ui.prompts import Message
@@ -249,7 +250,8 @@ def test_cli_exits_3_with_the_table_when_every_sample_failed() -> None:
         (["--suite", "lifebench", "--modes", "fast"], "unknown mode(s) fast"),
         (["--suite", "lifebench", "--lengths", "50"], "LIFEBench Equal-To uses the targets 16, 32"),
         (["--suite", "rtg", "--lengths", "0,20"], "lengths must be from 1 to 10000"),
-        (["--suite", "rtg", "--concurrency", "0"], "concurrency must be from 1 to 32"),
+        (["--suite", "rtg", "--concurrency", "0"], "concurrency must be at least 1"),
+        (["--suite", "rtg", "--concurrency", "99"], "concurrency must be from 1 to 32"),
         (["--suite", "custom"], "needs --file"),
         (["--suite", "lifebench", "--limit", "0"], "limit must be at least 1"),
     ],
@@ -260,3 +262,50 @@ def test_cli_bad_input_exits_2_with_one_line(argv: list[str], message: str) -> N
     lines = err.getvalue().splitlines()
     assert len(lines) == 1 and message in lines[0]
     assert out.getvalue() == ""
+
+
+def test_rows_of_several_runs_pool_by_model_or_stay_apart_per_run(engine, scripted: ScriptedServer) -> None:
+    scripted.script(*[ok("a b c.") for _ in range(3)])
+    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+    one = run_bench(BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=1),
+                    backend=backend, engine=engine)
+    two = run_bench(BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=2),
+                    backend=backend, engine=engine)
+    pooled = load_rows([one.bench_run_id, two.bench_run_id], engine)
+    assert [(r["model"], r["target"], r["n"]) for r in pooled] == [("scripted", 3, 3), ("scripted", None, 3)]
+    apart = load_rows([one.bench_run_id, two.bench_run_id], engine, per_run=True)
+    assert [(r["model"], r["target"], r["n"], r["em"]) for r in apart] == [
+        (f"scripted #{one.bench_run_id} mtbench", 3, 1, 1.0), (f"scripted #{one.bench_run_id} mtbench", None, 1, 1.0),
+        (f"scripted #{two.bench_run_id} mtbench", 3, 2, 1.0), (f"scripted #{two.bench_run_id} mtbench", None, 2, 1.0),
+    ]
+    listed = list_runs(engine)
+    assert [r.id for r in listed] == [two.bench_run_id, one.bench_run_id]
+    assert [r.result_count for r in listed] == [2, 1]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_redraws_one_line_on_a_terminal() -> None:
+    err = Terminal()
+    bar = ProgressLine(err)
+    bar(0, 4, None)
+    bar(1, 4, 90.0)
+    bar.close()
+    text = err.getvalue()
+    assert "\n" not in text
+    assert text.count("\r\x1b[K") == 3
+    assert "1/4 (25%) · ETA 1m30s" in text
+
+
+def test_progress_prints_occasional_lines_when_not_a_terminal() -> None:
+    err = io.StringIO()
+    bar = ProgressLine(err)
+    for done in range(101):
+        bar(done, 100, 5.0)
+    lines = err.getvalue().splitlines()
+    assert 10 <= len(lines) <= 12  # one per tenth, not one per sample
+    assert "\r" not in err.getvalue()
+    assert lines[-1].startswith("bench ") and "100/100 (100%)" in lines[-1]

@@ -481,6 +481,17 @@ def test_base_url_credentials_are_stripped(engine: Engine) -> None:
     assert run.base_url == "https://api.example.com/v1?api-version=2024"
 
 
+def test_nul_characters_are_stored_as_replacement_characters(engine: Engine) -> None:
+    # PostgreSQL text cannot hold NUL at all; every backend stores U+FFFD instead (also run on PostgreSQL).
+    run_id = create_run(engine, **run_fields(instruction="a\x00b"))
+    update_run(engine, run_id, raw="<1> x\x00 <0>", text="x\x00", errors=[{"type": "skip", "message": "\x00"}])
+    run = get_run(engine, run_id)
+    assert run is not None
+    assert (run.instruction, run.raw, run.text) == ("a\ufffdb", "<1> x\ufffd <0>", "x\ufffd")
+    assert run.errors == [{"type": "skip", "message": "\x00"}]  # JSON escapes NUL, so errors keep it
+    assert [r.id for r in list_runs(engine, search="x\x00")] == [run_id]
+
+
 def test_get_and_delete_unknown_run(engine: Engine) -> None:
     assert get_run(engine, 999) is None
     assert delete_run(engine, 999) is False

@@ -9,6 +9,7 @@ cancels what is in flight, keeps everything finished and marks the run 'interrup
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
@@ -25,6 +26,7 @@ from ..backends import Backend, get_backend
 from ..counting import Lang
 from ..generation import Generation, Request, validate_request
 from ..prompts import MODES, Mode
+from .report import Row, aggregate
 from .suites import Item, Suite, load_suite
 
 Progress = Callable[[int, int, float | None], None]
@@ -338,6 +340,23 @@ def run_bench(
 def run_results(engine: Engine | None, bench_run_ids: Sequence[int]) -> list[Any]:
     """The stored results of one or more bench runs (records to pass to `report.aggregate`)."""
     return storage.bench_results(engine or storage.get_engine(), list(bench_run_ids))
+
+
+def load_rows(bench_run_ids: Sequence[int], engine: Engine | None = None, *, per_run: bool = False) -> list[Row]:
+    """Aggregated rows of one or more runs, ready for the charts and `results_csv`.
+
+    Results of the same model, mode, language and target are pooled across runs; with `per_run` each run
+    stays apart, its model shown as `model #id suite` (to compare two runs of one model side by side).
+    """
+    engine = engine or storage.get_engine()
+    records: list[Any] = storage.bench_results(engine, list(bench_run_ids))
+    if per_run:
+        runs = {r.id: r for r in storage.list_bench_runs(engine) if r.id in set(bench_run_ids)}
+        records = [
+            {**dataclasses.asdict(r), "model": f"{r.model} #{r.bench_run_id} {runs[r.bench_run_id].suite}"}
+            for r in records
+        ]
+    return aggregate(records)
 
 
 def list_runs(engine: Engine | None = None) -> list[Any]:

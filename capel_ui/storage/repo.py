@@ -109,6 +109,15 @@ def _normalize_errors(value: object) -> list[dict[str, Any]]:
     return out
 
 
+def _without_nul(value: str) -> str:
+    """NUL characters replaced by U+FFFD, the same on every backend.
+
+    Why: PostgreSQL text cannot hold NUL (the insert fails), while SQLite stores it; a model that streams one
+    would otherwise crash its run only on PostgreSQL. Inside `errors` NUL is fine: JSON escapes it.
+    """
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
 def _join_list(value: object) -> object:
     """Accept ['a', 'b'] / [100, 200] for the comma-separated columns."""
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -135,6 +144,9 @@ def _prepare(model: type[Base], fields: Mapping[str, Any], *, immutable: frozens
             raise ValueError(f"{table.name}.{name} cannot be None")
     if "status" in values and values["status"] not in _STATUSES[model]:
         raise ValueError(f"{table.name}.status must be one of {_STATUSES[model]}, got {values['status']!r}")
+    for name, value in values.items():
+        if isinstance(value, str):
+            values[name] = _without_nul(value)
     if "errors" in values:
         values["errors"] = _normalize_errors(values["errors"])
     if "base_url" in values:
@@ -235,8 +247,9 @@ def list_runs(
     if until is not None:
         conditions.append(Run.created_at < until)
     if search is not None and search.strip():
+        term = _without_nul(search)
         conditions.append(
-            or_(Run.instruction.icontains(search, autoescape=True), Run.text.icontains(search, autoescape=True))
+            or_(Run.instruction.icontains(term, autoescape=True), Run.text.icontains(term, autoescape=True))
         )
     if comparison_id is not None:
         conditions.append(Run.comparison_id == comparison_id)

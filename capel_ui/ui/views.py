@@ -28,13 +28,19 @@ SAVE_INTERVAL = 1.0  # seconds between saves of the partial output
 _live: dict[int, tuple[Generation, threading.Event]] = {}
 
 
-def settle(run_id: int, timeout: float = 5.0) -> None:
-    """If `run_id` is still streaming here, stop it and wait (bounded) until its final state is saved."""
+def settle(run_id: int, timeout: float = 120.0) -> None:
+    """If `run_id` is still streaming here, stop it and wait (bounded) until its final state is saved.
+
+    The stream only notices the cancel when its next chunk arrives; before the first one (the model still reading
+    the prompt, on a busy machine) that can take many seconds, so say what is happening while waiting.
+    """
     entry = _live.get(run_id)
     if entry is not None:
         gen, saved = entry
         gen.cancel()
-        saved.wait(timeout)
+        if not saved.wait(0.5):
+            with st.spinner("Stopping: waiting for the model to hand back what it has written…"):
+                saved.wait(timeout)
 
 
 def badge(run: RunRecord | Outcome) -> None:

@@ -20,7 +20,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "lang": "en", "target": 10, "unit": "en_words",
         "example": "Write a headline for an article about a seaside town that rebuilt its old lighthouse.",
     },
-    "Post · 40 words": {
+    "Tweet-length post · 40 words": {
         "lang": "en", "target": 40, "unit": "en_words",
         "example": "Write a social media post announcing that our bakery now sells sourdough on Saturdays.",
     },

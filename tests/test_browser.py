@@ -1,0 +1,280 @@
+"""The app in a real browser: Debian's chromium driven by playwright against `streamlit run` on 127.0.0.1.
+
+No browser is ever downloaded: playwright launches /usr/lib/chromium/chromium (`bash scripts/setup.sh --test`
+installs it). One server per module, with its own SQLite database; each test opens a fresh browser session.
+Screenshots of every page land in test-artifacts/ (git-ignored) at the repo root.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from capel_ui.counting import count
+from capel_ui.parser import check_output
+from capel_ui.storage import create_run, get_engine, get_run, list_runs
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/lib/chromium/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+VIEWPORT = {"width": 1400, "height": 2000}  # tall instead of full_page: the app scrolls inside its own container
+MODEL_TIMEOUT = 240_000  # ms; the embedded model is shared with other test runs on this machine
+PAGE_TIMEOUT = 60_000
+FAKE_KEY = "sk-test-capel-browser-0000-must-never-appear"  # set in the server's environment: it must not leak
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    database_url: str
+    log: Path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def streamlit_server(folder: Path) -> Iterator[Server]:
+    """`streamlit run app.py` from the repo root, its database in `folder`; stopped (and reaped) at the end."""
+    port = _free_port()
+    database_url = f"sqlite:///{folder / 'capel.db'}"
+    log = folder / "streamlit.log"
+    env = {**os.environ, "DATABASE_URL": database_url, "OPENAI_API_KEY": FAKE_KEY, "PYTHONUNBUFFERED": "1"}
+    command = [
+        str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.headless", "true",
+        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not come up on {url}:\n{log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.3)
+        yield Server(url, database_url, log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with streamlit_server(tmp_path_factory.mktemp("streamlit")) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} is missing: run `bash scripts/setup.sh --test` to install Debian's chromium.")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A new visitor: a fresh browser context (its own Streamlit session), downloads allowed."""
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.set_default_timeout(PAGE_TIMEOUT)
+    p = context.new_page()
+    yield p
+    context.close()
+
+
+def open_app(page, url: str, path: str = "/", heading: str = "Write") -> None:
+    page.goto(url + path)
+    page.get_by_role("heading", name=heading, exact=True).wait_for()
+    page.wait_for_selector(IDLE)
+
+
+def go_to(page, name: str) -> None:
+    """Click a page in the sidebar navigation and wait for its title."""
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True).click()
+    page.get_by_role("heading", name=name, exact=True).wait_for()
+    page.wait_for_selector(IDLE)
+
+
+def set_number(page, label: str, value: int) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    page.wait_for_selector(IDLE)
+
+
+def pick(page, label: str, option: str) -> None:
+    """Choose an option of a st.selectbox by its visible label."""
+    page.get_by_role("combobox", name=label, exact=True).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    page.wait_for_selector(IDLE)
+
+
+def select_first_row(page) -> None:
+    """Tick the row marker of the first data row of the (canvas-drawn) History table."""
+    grid = page.get_by_test_id("stDataFrame")
+    box = grid.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # below the 35px header row, in the marker column
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_history(page, server: Server) -> None:
+    open_app(page, server.url)
+    page.get_by_label("Instruction", exact=True).fill(
+        "Write a headline about a seaside town that rebuilt its old lighthouse."
+    )
+    set_number(page, "Target length", 25)
+    assert page.get_by_role("combobox", name="Mode", exact=True).input_value() == "Exact (guaranteed)"
+
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text("✓ exact · verified · 25/25 English words").wait_for(timeout=MODEL_TIMEOUT)
+    page.wait_for_selector(IDLE)
+    screenshot(page, "write-verified")
+
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Download .json").click()
+    download = download_info.value
+    assert download.suggested_filename.endswith(".json")
+    content = Path(download.path()).read_text(encoding="utf-8")
+    exported = json.loads(content)
+    text = exported["text"]
+    assert count(text, "en_words") == 25
+    assert exported["verified"] is True
+    assert (exported["target"], exported["count"], exported["unit"]) == (25, 25, "en_words")
+    assert (exported["model"], exported["mode"], exported["status"]) == ("embedded", "exact", "complete")
+    assert exported["sha256"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert not [k for k in exported if "key" in k.lower()]
+    assert FAKE_KEY not in content and "Bearer" not in content
+    assert page.locator(".capel-text").inner_text().strip() == text
+
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Download .txt").click()
+    assert Path(download_info.value.path()).read_text(encoding="utf-8") == text + "\n"
+
+    go_to(page, "History")
+    page.get_by_text("1 run(s)", exact=True).wait_for()
+    select_first_row(page)
+    page.get_by_role("heading", name=f"Run {exported['run_id']}").wait_for()
+    page.wait_for_selector(IDLE)
+    page.get_by_text("✓ exact · verified · 25/25 English words").wait_for()
+    assert page.locator(".capel-text").inner_text().strip() == text
+    assert FAKE_KEY not in page.content()
+    screenshot(page, "history-run")
+
+
+def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server: Server) -> None:
+    open_app(page, server.url)
+    page.get_by_label("Instruction", exact=True).fill("Write a long story about a lighthouse keeper and a storm.")
+    set_number(page, "Target length", 300)
+    pick(page, "Mode", "CAPEL")
+
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text(re.compile(r"English words left of 300")).wait_for(timeout=MODEL_TIMEOUT)
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.get_by_text("Stopped. What arrived is kept in History.").wait_for(timeout=MODEL_TIMEOUT)
+    page.wait_for_selector(IDLE)
+
+    engine = get_engine(server.database_url)
+    [run] = [r for r in list_runs(engine) if r.target == 300]
+    assert (run.status, run.mode) == ("cancelled", "capel")
+    expect(page.get_by_text("This run is cancelled")).to_have_count(1)  # the page says it is not verified
+    assert page.get_by_text("✓ exact").count() == 0
+
+
+def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server) -> None:
+    raw = "<3> <script>alert(1)</script> <2> <img src=x onerror=alert(1)> <2> hi <0>"
+    result = check_output(raw, 3)
+    run_id = create_run(
+        get_engine(server.database_url), instruction="hostile output check", prompt="p", raw=raw, text=result.text,
+        model="embedded", backend="embedded", mode="capel", lang="en", unit="en_words", target=3,
+        count=result.count, exact=False, valid=False, errors=[e.as_dict() for e in result.errors], status="complete",
+    )
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    open_app(page, server.url)
+    go_to(page, "History")
+    search = page.get_by_label("Search text", exact=True)
+    search.fill("hostile output check")
+    search.press("Enter")
+    page.get_by_text("1 run(s)", exact=True).wait_for()
+    page.wait_for_selector(IDLE)
+    select_first_row(page)
+    page.get_by_role("heading", name=f"Run {run_id}").wait_for()
+    page.wait_for_selector(IDLE)
+
+    assert page.locator(".capel-text").inner_text().strip() == result.text  # the tags are visible, as text
+    assert "<img src=x onerror=alert(1)>" in page.locator(".capel-raw").first.inner_text()
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator(".capel-text script, .capel-raw script").count() == 0
+    assert page.locator(".capel-raw mark.err").count() >= 2
+    assert dialogs == []
+    assert get_run(get_engine(server.database_url), run_id) is not None
+
+
+@pytest.mark.parametrize("name", ["Write", "Compare", "History", "Benchmark"])
+def test_every_page_opens_in_the_browser_and_is_captured(page, server: Server, name: str) -> None:
+    open_app(page, server.url)
+    if name != "Write":
+        go_to(page, name)
+    assert page.get_by_test_id("stException").count() == 0
+    screenshot(page, f"page-{name.lower()}")
+    assert (ARTIFACTS / f"page-{name.lower()}.png").stat().st_size > 10_000
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Known bug: with a pages/ folder next to app.py, a fresh streamlit server runs in its old "
+    "pages-directory mode until app.py's st.navigation first runs, so a bookmarked /history opened first gets "
+    "lowercase file-name navigation (app, benchmark, ...) and no settings sidebar. Renaming pages/ fixes it.",
+)
+def test_a_bookmarked_page_opened_first_on_a_fresh_server_has_the_app_navigation_and_sidebar(
+    page, tmp_path: Path
+) -> None:
+    with streamlit_server(tmp_path) as fresh:
+        open_app(page, fresh.url, "/history", heading="History")
+        nav = page.get_by_test_id("stSidebarNav")
+        for name in ("Write", "History"):
+            expect(nav.get_by_role("link", name=name, exact=True)).to_have_count(1, timeout=10_000)
+        expect(page.get_by_role("combobox", name="Provider", exact=True)).to_have_count(1, timeout=10_000)

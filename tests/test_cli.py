@@ -1,0 +1,266 @@
+"""`python -m capel_ui`: output, exit codes (0 exact, 1 not, 2 bad input, 3 backend failed) and messages."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from capel_ui.cli import main
+from capel_ui.counting import count
+from capel_ui.prompts import build_prompt
+from tests.scripted_server import MODEL, cut_after, ok, status
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
+CHECK_KEYS = {"target", "count", "exact", "valid", "countdown_end", "errors", "text"}
+
+
+def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdin=io.StringIO(stdin), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_module(*argv: str, stdin: bytes = b"", timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+    """The real entry point, from the repository root, as a user types it."""
+    command = [sys.executable, "-m", "capel_ui", *argv]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run(command, cwd=ROOT, input=stdin, capture_output=True, timeout=timeout, env=env)
+
+
+def generate_on(server, *argv: str, stdin: str = "") -> tuple[int, str, str]:
+    return run("generate", "--model", MODEL, "--base-url", server.url, *argv, stdin=stdin)
+
+
+# ----- prompt -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "lang", "target", "mode", "marker"),
+    [
+        (["--target", "5"], "en", 5, "capel", "<5>"),
+        (["--target", "12", "--lang", "zh"], "zh", 12, "capel", "<12>"),
+        (["--target", "40", "--mode", "baseline"], "en", 40, "baseline", "exactly 40 words"),
+    ],
+)
+def test_prompt_prints_the_instruction_with_the_length_suffix(argv, lang, target, mode, marker):
+    code, out, err = run("prompt", *argv, "Describe a lighthouse")
+    assert code == 0 and err == ""
+    assert out == build_prompt("Describe a lighthouse", lang, target, mode) + "\n"
+    assert out.startswith("Describe a lighthouse\n\n") and marker in out
+
+
+# ----- count --------------------------------------------------------------------------------------------
+
+COUNTS = [
+    ("en_words", "It's 3.14, well-known — truly.", 4),
+    ("zh_chars", "今天天气很好，我们去AI公园！", 12),
+    ("zh_words", "我爱北京天安门。", 4),
+    ("lifebench", "don’t stop 我爱", 5),
+]
+
+
+@pytest.mark.parametrize(("unit", "text", "expected"), COUNTS)
+def test_count_reads_standard_input(unit, text, expected):
+    assert run("count", "--unit", unit, stdin=text) == (0, f"{expected}\n", "")
+
+
+@pytest.mark.parametrize(("unit", "text", "expected"), COUNTS)
+def test_count_reads_a_file(tmp_path, unit, text, expected):
+    path = tmp_path / "text.txt"
+    path.write_text(text, encoding="utf-8")
+    assert run("count", "--unit", unit, str(path)) == (0, f"{expected}\n", "")
+
+
+def test_count_defaults_to_english_words():
+    assert run("count", stdin="one two three") == (0, "3\n", "")
+
+
+def test_count_reads_utf8_standard_input_in_a_real_process():
+    done = run_module("count", "--unit", "zh_chars", "-", stdin="今天天气很好。".encode())
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"6\n", b"")
+
+
+# ----- check --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "raw", "exit_code", "exact", "valid", "text"),
+    [
+        (["--target", "5"], PAPER_EXAMPLE, 0, True, True, "Hello, world! How's everything? Great."),
+        (["--target", "6"], PAPER_EXAMPLE, 1, False, False, "Hello, world! How's everything? Great."),
+        (["--target", "5"], "<5>Quick<4>demo<3>ends<0>", 1, False, False, "Quick demo ends"),
+        (["--target", "3", "--lang", "zh"], "<3>今<2>天<1>好。<0>", 0, True, True, "今天好。"),
+    ],
+)
+def test_check_prints_the_verdict_as_json_and_exits_by_it(argv, raw, exit_code, exact, valid, text):
+    code, out, err = run("check", *argv, stdin=raw)
+    assert code == exit_code and err == ""
+    result = json.loads(out)
+    assert set(result) == CHECK_KEYS
+    assert (result["exact"], result["valid"], result["text"]) == (exact, valid, text)
+    assert result["count"] == count(text, "en_words" if "zh" not in argv else "zh_chars")
+    assert bool(result["errors"]) is not valid
+
+
+def test_check_reports_each_marker_error_with_its_type():
+    code, out, _ = run("check", "--target", "5", stdin="<5>Quick<4>demo<3>ends<0>")
+    result = json.loads(out)
+    assert code == 1
+    assert result["countdown_end"] == 0
+    assert result["errors"] and all({"type", "message"} <= set(e) for e in result["errors"])
+
+
+def test_check_reads_a_file(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text(PAPER_EXAMPLE, encoding="utf-8")
+    code, out, _ = run("check", "--target", "5", str(path))
+    assert code == 0 and json.loads(out)["exact"] is True
+
+
+# ----- bad input: exit 2, one line saying what was wrong and what is accepted --------------------------------
+
+
+def non_utf8_file(tmp_path: Path) -> str:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("café crème".encode("latin-1"))
+    return str(path)
+
+
+BAD_INPUT = [
+    pytest.param(["prompt", "--target", "0", "x"], ["0", "from 1 to 10000"], id="target_zero"),
+    pytest.param(["prompt", "--target", "-5", "x"], ["-5", "from 1 to 10000"], id="target_negative"),
+    pytest.param(["check", "--target", "10001", "-"], ["10001", "from 1 to 10000"], id="target_too_big"),
+    pytest.param(["prompt", "--target", "abc", "x"], ["'abc'", "whole number from 1 to 10000"], id="target_nan"),
+    pytest.param(["prompt", "--lang", "fr", "--target", "5", "x"], ["'fr'", "en", "zh"], id="unknown_language"),
+    pytest.param(["count", "--unit", "nope"], ["'nope'", "en_words", "zh_chars", "lifebench"], id="unknown_unit"),
+    pytest.param(["count", "no/such/file.txt"], ["no/such/file.txt", "UTF-8 text file"], id="missing_file"),
+    pytest.param(["count", non_utf8_file], ["latin1.txt", "not UTF-8", "UTF-8 text file"], id="non_utf8_file"),
+    pytest.param(["check", "--target", "5", non_utf8_file], ["not UTF-8"], id="non_utf8_file_to_check"),
+    pytest.param(["generate", "--target", "5", "--temperature", "3", "x"], ["temperature", "0 to 2"], id="temperature"),
+    pytest.param(["generate", "--target", "5", "--model", "mystery-9", "x"], ["'mystery-9'", "--base-url"],
+                 id="unknown_model"),
+    pytest.param(["generate", "--target", "5", "   "], ["instruction is empty"], id="empty_instruction"),
+    pytest.param(["frobnicate"], ["'frobnicate'", "generate"], id="unknown_command"),
+    pytest.param([], ["required"], id="no_command"),
+]
+
+
+@pytest.mark.parametrize(("argv", "words"), BAD_INPUT)
+def test_bad_input_exits_2_with_one_line_naming_the_problem(tmp_path, argv, words):
+    argv = [a(tmp_path) if callable(a) else a for a in argv]
+    code, out, err = run(*argv)
+    assert code == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("capel_ui: error: ")
+    for word in words:
+        assert word in err
+
+
+def test_exact_mode_on_a_server_without_grammar_is_bad_input_and_calls_nothing(scripted):
+    code, out, err = generate_on(scripted, "--mode", "exact", "--target", "5", "Describe a lighthouse")
+    assert code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "does not take a grammar" in err
+    assert scripted.requests == []
+
+
+def test_exact_mode_in_an_unguaranteed_unit_is_bad_input(scripted):
+    argv = ["--grammar-field", "grammar", "--mode", "exact", "--unit", "zh_words", "--lang", "zh", "--target", "5"]
+    code, _, err = generate_on(scripted, *argv, "写")
+    assert code == 2
+    assert len(err.splitlines()) == 1 and "zh_chars" in err
+    assert scripted.requests == []
+
+
+# ----- generate against a scripted vendor ----------------------------------------------------------------
+
+
+def test_generate_prints_the_text_and_exits_0_when_exact(scripted):
+    scripted.script(ok(["Lighthouses ", "guide ", "ships ", "home."], usage=(40, 6)))
+    code, out, err = generate_on(scripted, "--mode", "baseline", "--target", "4", "Describe a lighthouse")
+    assert code == 0
+    assert out == "Lighthouses guide ships home.\n"
+    assert "4/4" in err and "exact" in err and "6 tokens" in err
+
+
+def test_generate_exits_1_when_the_count_is_off(scripted):
+    scripted.script(ok("Just three words."))
+    code, out, err = generate_on(scripted, "--mode", "baseline", "--target", "5", "Describe a lighthouse")
+    assert code == 1
+    assert out == "Just three words.\n"
+    assert "3/5" in err and "off by -2" in err
+
+
+def test_generate_in_capel_mode_prints_the_clean_text_without_markers(scripted):
+    scripted.script(ok(["<3>One", "<2>two", "<1>three.", "<0>"]))
+    code, out, _ = generate_on(scripted, "--target", "3", "Count to three")
+    assert code == 0
+    assert out == "One two three.\n"
+
+
+def test_generate_reads_the_instruction_from_standard_input(scripted):
+    scripted.script(ok("One two three."))
+    code, _, _ = generate_on(scripted, "--mode", "baseline", "--target", "3", "-", stdin="Count to three, please")
+    assert code == 0
+    assert scripted.last_body["messages"][-1]["content"].startswith("Count to three, please\n\n")
+
+
+def test_generate_refused_key_exits_3_saying_how_to_give_one(scripted, monkeypatch):
+    monkeypatch.setenv("CAPEL_API_KEY", "sk-cli-key")
+    scripted.script(status(401, "Incorrect API key provided"))
+    code, out, err = generate_on(scripted, "--mode", "baseline", "--target", "5", "Describe a lighthouse")
+    assert code == 3
+    assert scripted.chat_requests[-1].key == "sk-cli-key"
+    assert "refused the API key" in err and "CAPEL_API_KEY" in err
+    assert "sk-cli-key" not in out + err
+
+
+def test_generate_cut_stream_exits_3_with_the_partial_text_in_json(scripted):
+    scripted.script(cut_after(["The lamp ", "turned ", "all night"]))
+    code, out, err = generate_on(scripted, "--mode", "baseline", "--target", "20", "--json", "Describe a lighthouse")
+    assert code == 3
+    result = json.loads(out)
+    assert result["status"] == "partial"
+    assert result["text"] == "The lamp turned all night" and result["count"] == 5
+    assert result["exact"] is False and "cut" in result["failure"]
+    assert "was cut" in err
+
+
+def test_generate_unreachable_server_exits_3_naming_the_url(scripted):
+    url = scripted.url
+    scripted.stop()
+    code, _, err = run("generate", "--model", MODEL, "--base-url", url, "--mode", "baseline", "--target", "5", "x")
+    assert code == 3
+    assert url in err
+
+
+# ----- generate with the embedded model ------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_generate_json_has_the_run_details(embedded):
+    argv = ["generate", "--mode", "exact", "--target", "12", "--seed", "4", "--json"]
+    code, out, _ = run(*argv, "Describe a lighthouse")
+    assert code == 0
+    result = json.loads(out)
+    assert {"model", "mode", "raw", "seconds", "prompt_tokens", "completion_tokens"} <= set(result)
+    assert set(result) >= CHECK_KEYS
+    assert (result["model"], result["mode"], result["status"]) == ("embedded", "exact", "complete")
+    assert result["count"] == 12 and result["exact"] and result["valid"]
+    assert result["prompt_tokens"] > 0 and result["completion_tokens"] >= 12 and result["seconds"] > 0
+    assert result["raw"].strip() == result["text"]
+
+
+@pytest.mark.model
+def test_acceptance_generate_exact_37_words_from_the_command_line():
+    done = run_module("generate", "--mode", "exact", "--target", "37", "Describe a lighthouse")
+    assert done.returncode == 0, done.stderr.decode()
+    text = done.stdout.decode()
+    assert count(text, "en_words") == 37
+    assert "37/37" in done.stderr.decode()
