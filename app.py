@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from capel_ui.ui.settings import sidebar
+from capel_ui.ui.settings import run_page, sidebar
 
 st.set_page_config(page_title="CAPEL Studio", page_icon=":material/timer:", layout="wide")
 page = st.navigation(
@@ -14,4 +14,4 @@ page = st.navigation(
     ]
 )
 sidebar()
-page.run()
+run_page(page)

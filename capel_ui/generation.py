@@ -71,7 +71,9 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
 def default_max_tokens(request: Request) -> int:
     """A generous output budget: small tokenizers split `<123>` into single digits, so markers are costly."""
     n = request.target
-    per_unit = 3
+    # Byte-level tokenizers (SmolLM2's) can spend 3 tokens on a Han character and 3 more on the punctuation after
+    # it; a budget that runs out cuts a guaranteed-length answer short.
+    per_unit = 3 if request.lang == "en" else 6
     if request.mode in MARKER_MODES:
         per_unit += 3 + len(str(n))
     budget = n * per_unit + 64
@@ -304,7 +306,7 @@ class Generation:
                 yield item
         except BackendError as exc:
             self.failure = exc
-        except GeneratorExit:
+        except BaseException:  # closed early, Ctrl-C, or an unexpected error: the run did not complete
             cancelled = True
             raise
         finally:

@@ -22,7 +22,7 @@ from ..prompts import MAX_TARGET, MODE_LABELS, MODES, Mode
 from ..storage import RunRecord, list_runs, update_run
 from . import settings
 from .render import clean_text_html, countdown_html, highlight_raw
-from .views import badge, start_record
+from .views import badge, settle, start_record, track, untrack
 
 MAX_COLUMNS = 8
 
@@ -46,7 +46,10 @@ def _finish(gen: Generation, engine: Engine, run_id: int) -> None:
     try:
         gen.run()
     finally:
-        update_run(engine, run_id, **gen.outcome().record())
+        try:
+            update_run(engine, run_id, **gen.outcome().record())
+        finally:
+            untrack(run_id)
 
 
 def deviation_chart(runs: list[RunRecord]) -> go.Figure:
@@ -112,7 +115,9 @@ def _run(instruction: str, target: int, lang: Lang, unit: str,
         except (ValueError, BackendError) as exc:
             problems.append(f"{choice.label} · {MODE_LABELS[mode]}: {exc}")
             continue
-        gens.append((gen, start_record(engine, gen, choice, instruction, comparison_id=cid)))
+        run_id = start_record(engine, gen, choice, instruction, comparison_id=cid)
+        track(run_id, gen)
+        gens.append((gen, run_id))
     for p in problems:
         st.error(p)
     if not gens:
@@ -149,7 +154,12 @@ def _run(instruction: str, target: int, lang: Lang, unit: str,
 
 
 def _show(engine: Engine, cid: str) -> None:
-    runs = sorted(list_runs(engine, comparison_id=cid), key=lambda r: r.id)
+    runs = list_runs(engine, comparison_id=cid)
+    if any(r.status == "running" for r in runs):  # a Stop click: wait for the columns to save what arrived
+        for r in runs:
+            settle(r.id)
+        runs = list_runs(engine, comparison_id=cid)
+    runs = sorted(runs, key=lambda r: r.id)
     if not runs:
         return
     st.divider()

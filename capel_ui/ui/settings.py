@@ -7,11 +7,13 @@ built; they are never part of a ModelChoice, a saved run, a log line or an expor
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 from sqlalchemy.engine import Engine, make_url
+from streamlit.navigation.page import StreamlitPage
 
 from ..backends import (
     EMBEDDED_MODEL,
@@ -25,6 +27,34 @@ from ..backends import (
     start_server,
 )
 from ..storage import database_url, get_engine
+
+
+_shell = threading.local()
+
+
+def run_page(page: StreamlitPage) -> None:
+    """Run the selected page inside app.py's shell (sidebar, layout); see `ensure_shell`."""
+    _shell.active = True
+    try:
+        page.run()
+    finally:
+        _shell.active = False
+
+
+def ensure_shell() -> None:
+    """Hand a page that Streamlit ran directly back to app.py.
+
+    With a `pages/` folder beside app.py, a fresh server treats a bookmarked page (say /history) in legacy
+    multipage mode and runs the page file alone, without app.py's sidebar, until `st.navigation` has run
+    once in the process. Clearing that legacy flag (exactly what `st.navigation` does) and rerunning makes
+    Streamlit run app.py, which routes to the same page.
+    """
+    if getattr(_shell, "active", False):
+        return
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+    st.rerun()
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,19 @@ SAVE_INTERVAL = 1.0  # seconds between saves of the partial output
 _live: dict[int, tuple[Generation, threading.Event]] = {}
 
 
+def track(run_id: int, gen: Generation) -> threading.Event:
+    """Register a run this process streams; set the returned event once its final state is saved."""
+    saved = threading.Event()
+    _live[run_id] = (gen, saved)
+    return saved
+
+
+def untrack(run_id: int) -> None:
+    entry = _live.pop(run_id, None)
+    if entry is not None:
+        entry[1].set()
+
+
 def settle(run_id: int, timeout: float = 120.0) -> None:
     """If `run_id` is still streaming here, stop it and wait (bounded) until its final state is saved.
 
@@ -112,8 +125,7 @@ def stream_live(gen: Generation, engine: Engine, run_id: int) -> Outcome:
         if errors:
             errors_ph.warning(f"{len(errors)} marker error(s) so far: " + ", ".join(sorted({e.type for e in errors})))
 
-    saved = threading.Event()
-    _live[run_id] = (gen, saved)
+    track(run_id, gen)
     stream = gen.stream()
     try:
         paint()
@@ -132,8 +144,7 @@ def stream_live(gen: Generation, engine: Engine, run_id: int) -> Outcome:
         try:
             update_run(engine, run_id, **outcome.record())
         finally:
-            saved.set()
-            _live.pop(run_id, None)
+            untrack(run_id)
     for ph in (count_ph, progress_ph, status_ph, raw_ph, errors_ph):
         ph.empty()
     return outcome
