@@ -23,9 +23,11 @@ if [[ ! -f "$stamp" ]]; then
 fi
 
 if (( want_tests )); then
-  # chromium for the browser tests; the PostgreSQL server for tests/test_storage_postgres.py.
+  # chromium (and a small CJK font, so screenshots show Chinese) for the browser tests;
+  # the PostgreSQL server for tests/test_storage_postgres.py.
   debs=()
   [[ -x /usr/lib/chromium/chromium ]] || debs+=(chromium)
+  [[ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ]] || debs+=(fonts-wqy-microhei)
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || debs+=(postgresql)
   if (( ${#debs[@]} )); then
     sudo=""
