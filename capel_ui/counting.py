@@ -63,7 +63,7 @@ def count_zh_chars(text: str) -> int:
 
 
 @cache
-def _jieba():  # noqa: ANN202 - jieba has no type information
+def _jieba():
     """Load jieba once, lazily: its dictionary takes about a second to read."""
     import logging
 

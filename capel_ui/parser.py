@@ -48,7 +48,7 @@ _MAX_MARKER = 40  # longest marker-like text held back: `<`, up to 4 digit group
 _MAX_DIGITS = 7
 _MARKER_INNER = frozenset("0123456789 \t")
 _SPECIAL = re.compile(r"[<>]")
-_CLOSE_DIGITS = re.compile(r"(?:^|(?<=[\s>]))(\d{1,%d})$" % _MAX_DIGITS)
+_CLOSE_DIGITS = re.compile(rf"(?:^|(?<=[\s>]))(\d{{1,{_MAX_DIGITS}}})$")
 _DRAFT_CLOSE = re.compile(re.escape(DRAFT_CLOSE), re.IGNORECASE)
 _DRAFT_OPEN = re.compile(r"^\s*" + re.escape(DRAFT_OPEN), re.IGNORECASE)
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
@@ -338,13 +338,20 @@ class MarkerParser:
         last = self._last
         if last is None:
             if mk.value != self.target:
-                self._error("wrong_start", mk.start, mk.end, f"the countdown starts at <{mk.value}>, not <{self.target}>")
+                self._error(
+                    "wrong_start", mk.start, mk.end, f"the countdown starts at <{mk.value}>, not <{self.target}>"
+                )
         elif mk.value >= last.value:
             what = "repeats" if mk.value == last.value else "rises from"
-            self._error("repeat", mk.start, mk.end, f"<{mk.value}> {what} <{last.value}>; each marker must be one lower")
+            self._error(
+                "repeat", mk.start, mk.end, f"<{mk.value}> {what} <{last.value}>; each marker must be one lower"
+            )
         elif mk.value == 0 and last.value > 1:
             self._error(
-                "early_stop", mk.start, mk.end, f"<0> right after <{last.value}>: the countdown stopped {last.value - 1} early"
+                "early_stop",
+                mk.start,
+                mk.end,
+                f"<0> right after <{last.value}>: the countdown stopped {last.value - 1} early",
             )
         elif mk.value < last.value - 1:
             missing = last.value - mk.value - 1
@@ -430,7 +437,9 @@ class MarkerParser:
             has_unit = count(seg_text, self._marker_unit) > 0
             self._close_segment(next_marker=None)
             if last.value > 1 or not has_unit:
-                self._error("early_stop", last.start, end, f"the output ended at <{last.value}>, before the unit of <1>")
+                self._error(
+                    "early_stop", last.start, end, f"the output ended at <{last.value}>, before the unit of <1>"
+                )
             else:
                 self._error("missing_end", end, end, "the unit of <1> is not followed by <0>")
         text = self._clean_text()

@@ -67,7 +67,12 @@ def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_h
     assert not app.error
     [run] = saved_runs()
     assert (run.status, run.mode, run.model, run.target, run.count, run.exact) == (
-        "complete", "exact", "embedded", 25, 25, True,
+        "complete",
+        "exact",
+        "embedded",
+        25,
+        25,
+        True,
     )
     assert any(c.startswith(f"Run {run.id} · embedded · Exact (guaranteed)") for c in captions(app))
     assert [d.label for d in app.get("download_button")] == ["Download .txt", "Download .md", "Download .json"]
@@ -127,9 +132,21 @@ def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(app:
     generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 25)
     # A second run, as the CLI would have saved it: not exact, about something else.
     create_run(
-        get_engine(os.environ["DATABASE_URL"]), instruction="Describe a ceramic mug.", prompt="p",
-        raw="A mug.", text="A mug.", model="embedded", backend="embedded", mode="baseline", lang="en",
-        unit="en_words", target=25, count=2, exact=False, valid=True, status="complete",
+        get_engine(os.environ["DATABASE_URL"]),
+        instruction="Describe a ceramic mug.",
+        prompt="p",
+        raw="A mug.",
+        text="A mug.",
+        model="embedded",
+        backend="embedded",
+        mode="baseline",
+        lang="en",
+        unit="en_words",
+        target=25,
+        count=2,
+        exact=False,
+        valid=True,
+        status="complete",
     )
 
     app.switch_page("pages/history.py").run()
@@ -154,9 +171,21 @@ def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(app:
 
 def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) -> None:
     run_id = create_run(
-        get_engine(os.environ["DATABASE_URL"]), instruction="Name a colour.", prompt="p", raw="Blue sky",
-        text="Blue sky", model="embedded", backend="embedded", mode="exact", lang="en", unit="en_words",
-        target=2, count=2, exact=True, valid=True, status="complete",
+        get_engine(os.environ["DATABASE_URL"]),
+        instruction="Name a colour.",
+        prompt="p",
+        raw="Blue sky",
+        text="Blue sky",
+        model="embedded",
+        backend="embedded",
+        mode="exact",
+        lang="en",
+        unit="en_words",
+        target=2,
+        count=2,
+        exact=True,
+        valid=True,
+        status="complete",
     )
     app.switch_page("pages/history.py").run()
     assert "Select a row to open the run." in captions(app)

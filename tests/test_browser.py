@@ -34,8 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 VIEWPORT = {"width": 1400, "height": 2000}  # tall instead of full_page: the app scrolls inside its own container
@@ -65,8 +71,17 @@ def streamlit_server(folder: Path) -> Iterator[Server]:
     log = folder / "streamlit.log"
     env = {**os.environ, "DATABASE_URL": database_url, "OPENAI_API_KEY": FAKE_KEY, "PYTHONUNBUFFERED": "1"}
     command = [
-        str(Path(sys.executable).parent / "streamlit"), "run", "app.py", "--server.headless", "true",
-        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
+        str(Path(sys.executable).parent / "streamlit"),
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.fileWatcherType",
+        "none",
     ]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -227,9 +242,22 @@ def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server)
     raw = "<3> <script>alert(1)</script> <2> <img src=x onerror=alert(1)> <2> hi <0>"
     result = check_output(raw, 3)
     run_id = create_run(
-        get_engine(server.database_url), instruction="hostile output check", prompt="p", raw=raw, text=result.text,
-        model="embedded", backend="embedded", mode="capel", lang="en", unit="en_words", target=3,
-        count=result.count, exact=False, valid=False, errors=[e.as_dict() for e in result.errors], status="complete",
+        get_engine(server.database_url),
+        instruction="hostile output check",
+        prompt="p",
+        raw=raw,
+        text=result.text,
+        model="embedded",
+        backend="embedded",
+        mode="capel",
+        lang="en",
+        unit="en_words",
+        target=3,
+        count=result.count,
+        exact=False,
+        valid=False,
+        errors=[e.as_dict() for e in result.errors],
+        status="complete",
     )
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

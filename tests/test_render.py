@@ -146,9 +146,21 @@ def test_error_table_rows_carry_the_offending_text_as_plain_text() -> None:
 def test_a_saved_run_with_hostile_output_is_shown_escaped_on_the_write_page(app_test: AppTest) -> None:
     result = check_output(HOSTILE_RAW, 3)
     run_id = create_run(
-        get_engine(os.environ["DATABASE_URL"]), instruction=f"Say {SCRIPT}", prompt="p", raw=HOSTILE_RAW,
-        text=result.text, model="embedded", backend="embedded", mode="capel", lang="en", unit="en_words",
-        target=3, count=result.count, exact=False, valid=False, errors=[e.as_dict() for e in result.errors],
+        get_engine(os.environ["DATABASE_URL"]),
+        instruction=f"Say {SCRIPT}",
+        prompt="p",
+        raw=HOSTILE_RAW,
+        text=result.text,
+        model="embedded",
+        backend="embedded",
+        mode="capel",
+        lang="en",
+        unit="en_words",
+        target=3,
+        count=result.count,
+        exact=False,
+        valid=False,
+        errors=[e.as_dict() for e in result.errors],
         status="complete",
     )
 
@@ -172,8 +184,15 @@ def test_a_saved_run_with_hostile_output_is_shown_escaped_on_the_write_page(app_
 
 @pytest.mark.parametrize("payload", [SCRIPT, IMG])
 def test_payload_alone_as_the_whole_output_is_escaped_everywhere(payload: str) -> None:
-    for markup in (highlight_raw(payload), clean_text_html(payload), highlight_raw(payload, [
-        {"type": "preamble", "start": 0, "end": len(payload), "message": payload},
-    ])):
+    for markup in (
+        highlight_raw(payload),
+        clean_text_html(payload),
+        highlight_raw(
+            payload,
+            [
+                {"type": "preamble", "start": 0, "end": len(payload), "message": payload},
+            ],
+        ),
+    ):
         page = assert_inert(markup)
         assert payload in page.text

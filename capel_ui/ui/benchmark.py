@@ -44,8 +44,12 @@ def _run_form() -> None:
     c[0].caption(SUITE_HELP.get(suite, ""))
     default_modes = ["baseline", "exact"] if choice.capabilities.grammar else ["baseline", "capel"]
     modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key="b_modes")
-    lengths = c[2].text_input("Target lengths", value=DEFAULT_LENGTHS[suite], key=f"b_lengths_{suite}",
-                              help="Comma-separated; empty for the suite's default.")
+    lengths = c[2].text_input(
+        "Target lengths",
+        value=DEFAULT_LENGTHS[suite],
+        key=f"b_lengths_{suite}",
+        help="Comma-separated; empty for the suite's default.",
+    )
     d = st.columns(4)
     limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key="b_limit")
     seed = d[1].number_input("Seed", min_value=0, value=0, key="b_seed")
@@ -53,17 +57,25 @@ def _run_form() -> None:
     concurrency = d[3].number_input("Concurrency", min_value=1, max_value=8, value=2, key="b_conc")
     upload = None
     if suite == "custom":
-        upload = st.file_uploader("CSV or JSONL with instruction, lang, target (and optional id)",
-                                  type=["csv", "jsonl"], key="b_upload")
+        upload = st.file_uploader(
+            "CSV or JSONL with instruction, lang, target (and optional id)", type=["csv", "jsonl"], key="b_upload"
+        )
     b = st.columns([1, 1, 4])
     if not b[0].button("Run benchmark", type="primary", icon=":material/play_arrow:", width="stretch"):
         return
     try:
         config = BenchConfig(
-            suite=suite, model=choice.model, base_url=choice.base_url, modes=parse_modes(modes),
-            lengths=parse_lengths(lengths), limit=int(limit), seed=int(seed),
-            lang=None if lang == "both" else lang, concurrency=int(concurrency),
-            file=_upload_path(upload) if upload is not None else None, grammar_field=choice.grammar_field,
+            suite=suite,
+            model=choice.model,
+            base_url=choice.base_url,
+            modes=parse_modes(modes),
+            lengths=parse_lengths(lengths),
+            limit=int(limit),
+            seed=int(seed),
+            lang=None if lang == "both" else lang,
+            concurrency=int(concurrency),
+            file=_upload_path(upload) if upload is not None else None,
+            grammar_field=choice.grammar_field,
         )
         if suite == "custom" and config.file is None:
             raise ValueError("upload a CSV or JSONL file for the custom suite")
@@ -111,8 +123,10 @@ def _run(config: BenchConfig, backend: Any) -> None:
     if outcome is not None:
         st.session_state["b_selected"] = [outcome.bench_run_id]
         failed = f", {outcome.failed} failed (see the error counts)" if outcome.failed else ""
-        st.success(f"Bench run {outcome.bench_run_id} {outcome.status}: {outcome.generated} new, "
-                   f"{outcome.skipped} resumed{failed}, {outcome.seconds:.0f} s.")
+        st.success(
+            f"Bench run {outcome.bench_run_id} {outcome.status}: {outcome.generated} new, "
+            f"{outcome.skipped} resumed{failed}, {outcome.seconds:.0f} s."
+        )
 
 
 def _past_runs() -> list[int]:
@@ -122,14 +136,24 @@ def _past_runs() -> list[int]:
         st.info("No benchmark runs yet. Run a suite above, or `python -m capel_ui bench …` from a terminal.")
         return []
     rows = [
-        {"id": r.id, "created": r.created_at.strftime("%Y-%m-%d %H:%M"), "suite": r.suite, "model": r.model,
-         "modes": r.modes, "lengths": r.lengths, "limit": r.limit, "seed": r.seed, "status": r.status,
-         "results": r.result_count}
+        {
+            "id": r.id,
+            "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
+            "suite": r.suite,
+            "model": r.model,
+            "modes": r.modes,
+            "lengths": r.lengths,
+            "limit": r.limit,
+            "seed": r.seed,
+            "status": r.status,
+            "results": r.result_count,
+        }
         for r in runs
     ]
     preselected = set(st.session_state.get("b_selected", []))
-    picked = st.dataframe(rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row",
-                          key="b_table")
+    picked = st.dataframe(
+        rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="b_table"
+    )
     chosen = [runs[i].id for i in (picked.selection.rows if picked and picked.selection else [])]
     if not chosen and preselected:
         chosen = [r.id for r in runs if r.id in preselected]
@@ -148,8 +172,11 @@ def _charts(ids: list[int]) -> None:
     st.caption(f"Runs {', '.join(map(str, ids))} · {len(records)} samples")
     per_target = report.per_target(rows)
     table = [
-        {**r, "target": "all" if r["target"] is None else str(r["target"]),
-         "errors": report.format_errors(r.get("errors") or {})}
+        {
+            **r,
+            "target": "all" if r["target"] is None else str(r["target"]),
+            "errors": report.format_errors(r.get("errors") or {}),
+        }
         for r in report.overall(rows) + per_target
     ]
     st.dataframe(table, hide_index=True, width="stretch")
@@ -167,17 +194,26 @@ def _charts(ids: list[int]) -> None:
     st.caption("Each chart's toolbar saves it as PNG (camera icon); the buttons below save the data and charts.")
     d = st.columns(4)
     stem = "capel-bench-" + "-".join(map(str, ids))
-    d[0].download_button("Results CSV", charts.results_csv(rows), f"{stem}.csv", "text/csv",
-                         icon=":material/download:", width="stretch")
+    d[0].download_button(
+        "Results CSV", charts.results_csv(rows), f"{stem}.csv", "text/csv", icon=":material/download:", width="stretch"
+    )
     for col, (name, fig) in zip(d[1:], figs.items(), strict=True):
-        col.download_button(f"{name} chart (HTML)", charts.figure_html(fig), f"{stem}-{name}.html", "text/html",
-                            icon=":material/download:", width="stretch")
+        col.download_button(
+            f"{name} chart (HTML)",
+            charts.figure_html(fig),
+            f"{stem}-{name}.html",
+            "text/html",
+            icon=":material/download:",
+            width="stretch",
+        )
 
 
 def render() -> None:
     st.title("Benchmark")
-    st.caption("The paper's measurements on any model: Exact Match, MAE, MALD, LIFEBench Length Deviation and "
-               "Length Score, and where each mode breaks.")
+    st.caption(
+        "The paper's measurements on any model: Exact Match, MAE, MALD, LIFEBench Length Deviation and "
+        "Length Score, and where each mode breaks."
+    )
     _run_form()
     st.divider()
     ids = _past_runs()

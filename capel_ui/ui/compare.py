@@ -56,10 +56,23 @@ def deviation_chart(runs: list[RunRecord]) -> go.Figure:
     labels = [f"{r.model}<br>{MODE_LABELS.get(r.mode, r.mode)}" for r in runs]  # type: ignore[call-overload]
     devs = [(r.count or 0) - r.target for r in runs]
     colors = ["#2b8a3e" if is_verified(r) else "#c92a2a" for r in runs]
-    fig = go.Figure(go.Bar(x=labels, y=devs, marker_color=colors, text=[f"{d:+d}" for d in devs],
-                           textposition="outside", hovertemplate="%{x}<br>deviation %{y:+d}<extra></extra>"))
-    fig.update_layout(title="Deviation from the target (count − target)", yaxis_title="units", height=360,
-                      margin={"t": 50, "b": 40, "l": 40, "r": 20}, showlegend=False)
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=devs,
+            marker_color=colors,
+            text=[f"{d:+d}" for d in devs],
+            textposition="outside",
+            hovertemplate="%{x}<br>deviation %{y:+d}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Deviation from the target (count − target)",
+        yaxis_title="units",
+        height=360,
+        margin={"t": 50, "b": 40, "l": 40, "r": 20},
+        showlegend=False,
+    )
     fig.add_hline(y=0, line_color="#495057")
     return fig
 
@@ -69,29 +82,38 @@ def render() -> None:
     st.caption("Baseline beside CAPEL beside Exact for one model, or one mode across models.")
     current = settings.model_choice()
     st.session_state.setdefault("c_target", 40)
-    instruction = st.text_area("Instruction", key="c_instruction", height=80,
-                               placeholder="e.g. Write a product description for a hand-made ceramic mug.")
+    instruction = st.text_area(
+        "Instruction",
+        key="c_instruction",
+        height=80,
+        placeholder="e.g. Write a product description for a hand-made ceramic mug.",
+    )
     c = st.columns([1, 1, 3])
-    lang: Lang = c[0].radio("Language", ["en", "zh"], key="c_lang",
-                            format_func={"en": "English words", "zh": "Chinese characters"}.get)
+    lang: Lang = c[0].radio(
+        "Language", ["en", "zh"], key="c_lang", format_func={"en": "English words", "zh": "Chinese characters"}.get
+    )
     target = c[1].number_input("Target length", min_value=0, max_value=MAX_TARGET, step=1, key="c_target")
     options = _model_options(current)
     models = c[2].multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
-    modes: list[Mode] = st.multiselect("Modes", MODES, default=["baseline", "capel", "exact"],
-                                       format_func=MODE_LABELS.get, key="c_modes")
+    modes: list[Mode] = st.multiselect(
+        "Modes", MODES, default=["baseline", "capel", "exact"], format_func=MODE_LABELS.get, key="c_modes"
+    )
     unit = DEFAULT_UNIT[lang]
     columns = [(m, mode) for m in models for mode in modes]
     usable = [(m, mode) for m, mode in columns if mode not in GRAMMAR_MODES or m.capabilities.grammar]
     skipped = [col for col in columns if col not in usable]
     if skipped:
-        st.caption("Skipped (the model takes no grammar): " + ", ".join(f"{m.label} · {MODE_LABELS[d]}" for m, d in skipped))
+        st.caption(
+            "Skipped (the model takes no grammar): " + ", ".join(f"{m.label} · {MODE_LABELS[d]}" for m, d in skipped)
+        )
     if len(usable) > MAX_COLUMNS:
         st.warning(f"{len(usable)} columns; only the first {MAX_COLUMNS} run.")
         usable = usable[:MAX_COLUMNS]
 
     b = st.columns([1, 1, 4])
-    run = b[0].button("Run comparison", type="primary", icon=":material/play_arrow:", width="stretch",
-                      disabled=not usable)
+    run = b[0].button(
+        "Run comparison", type="primary", icon=":material/play_arrow:", width="stretch", disabled=not usable
+    )
     if run:
         _run(instruction, int(target), lang, unit, usable, b[1])
     cid = st.session_state.get("c_id")
@@ -99,16 +121,28 @@ def render() -> None:
         _show(settings.engine(), cid)
 
 
-def _run(instruction: str, target: int, lang: Lang, unit: str,
-         columns: list[tuple[settings.ModelChoice, Mode]], stop_slot: st.delta_generator.DeltaGenerator) -> None:
+def _run(
+    instruction: str,
+    target: int,
+    lang: Lang,
+    unit: str,
+    columns: list[tuple[settings.ModelChoice, Mode]],
+    stop_slot: st.delta_generator.DeltaGenerator,
+) -> None:
     engine = settings.engine()
     temperature = settings.temperature()
     gens: list[tuple[Generation, int]] = []
     problems: list[str] = []
     cid = uuid.uuid4().hex[:12]
     for choice, mode in columns:
-        request = Request(instruction=instruction, target=target, lang=lang, mode=mode, unit=unit,  # type: ignore[arg-type]
-                          temperature=temperature)
+        request = Request(
+            instruction=instruction,
+            target=target,
+            lang=lang,
+            mode=mode,
+            unit=unit,  # type: ignore[arg-type]
+            temperature=temperature,
+        )
         try:
             validate_request(request)
             gen = Generation(settings.build_backend(choice), request)
@@ -136,8 +170,9 @@ def _run(instruction: str, target: int, lang: Lang, unit: str,
     try:
         while True:
             for (gen, _), (count_ph, raw_ph) in zip(gens, slots, strict=True):
-                count_ph.html(countdown_html(gen.remaining, target, UNIT_LABELS[gen.request.count_unit],
-                                             drafting=gen.in_draft))
+                count_ph.html(
+                    countdown_html(gen.remaining, target, UNIT_LABELS[gen.request.count_unit], drafting=gen.in_draft)
+                )
                 raw_ph.html(highlight_raw(gen.raw[-1500:], []))
             if all(f.done() for f in futures):
                 break
@@ -163,8 +198,10 @@ def _show(engine: Engine, cid: str) -> None:
     if not runs:
         return
     st.divider()
-    st.caption(f"Comparison {cid} · {runs[0].target} {UNIT_LABELS.get(runs[0].unit, runs[0].unit)} · "  # type: ignore[call-overload]
-               f"{len(runs)} column(s)")
+    st.caption(
+        f"Comparison {cid} · {runs[0].target} {UNIT_LABELS.get(runs[0].unit, runs[0].unit)} · "  # type: ignore[call-overload]
+        f"{len(runs)} column(s)"
+    )
     st.plotly_chart(deviation_chart(runs), width="stretch", key=f"chart-{cid}")
     cols = st.columns(len(runs))
     for col, r in zip(cols, runs, strict=True):
@@ -172,8 +209,9 @@ def _show(engine: Engine, cid: str) -> None:
             st.markdown(f"**{r.model}**  \n{MODE_LABELS.get(r.mode, r.mode)}")  # type: ignore[call-overload]
             badge(r)
             m = st.columns(2)
-            m[0].metric("Count", r.count if r.count is not None else "–",
-                        delta=(r.count or 0) - r.target, delta_color="off")
+            m[0].metric(
+                "Count", r.count if r.count is not None else "–", delta=(r.count or 0) - r.target, delta_color="off"
+            )
             m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
             st.caption(f"{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
             if r.failure:

@@ -26,7 +26,9 @@ def render() -> None:
     f = st.columns([1.3, 1.1, 0.8, 1.4, 1.6])
     model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key="h_model")
     mode = f[1].selectbox(
-        "Mode", [ALL, *distinct_values(engine, "mode")], key="h_mode",
+        "Mode",
+        [ALL, *distinct_values(engine, "mode")],
+        key="h_mode",
         format_func=lambda m: MODE_LABELS.get(m, m),  # type: ignore[call-overload]
     )
     lang = f[2].selectbox("Language", [ALL, "en", "zh"], key="h_lang")
@@ -51,8 +53,13 @@ def render() -> None:
     top = st.columns([3, 1])
     top[0].caption(f"{len(runs)} run(s)")
     top[1].download_button(
-        "Export table as CSV", runs_to_csv(runs), "capel-history.csv", "text/csv",
-        icon=":material/download:", width="stretch", disabled=not runs,
+        "Export table as CSV",
+        runs_to_csv(runs),
+        "capel-history.csv",
+        "text/csv",
+        icon=":material/download:",
+        width="stretch",
+        disabled=not runs,
     )
     if not runs:
         st.info("No runs match. Runs from Write, Compare and the CLI appear here.")
@@ -74,7 +81,12 @@ def render() -> None:
         for r in runs
     ]
     picked = st.dataframe(
-        rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row", key="h_table",
+        rows,
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key="h_table",
         column_config={"id": st.column_config.NumberColumn("Run", width="small")},
     )
     selected = picked.selection.rows if picked and picked.selection else []
@@ -92,8 +104,12 @@ def render() -> None:
     a = st.columns([1, 1, 4])
     if a[0].button("Re-run on Write", icon=":material/replay:", width="stretch", key=f"rerun{run.id}"):
         st.session_state["prefill"] = {
-            "instruction": run.instruction, "lang": run.lang, "unit": run.unit, "target": run.target,
-            "mode": run.mode, "code": run.code,
+            "instruction": run.instruction,
+            "lang": run.lang,
+            "unit": run.unit,
+            "target": run.target,
+            "mode": run.mode,
+            "code": run.code,
         }
         st.switch_page("pages/write.py")
     with a[1].popover("Delete", icon=":material/delete:", width="stretch"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from itertools import pairwise
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -62,7 +63,7 @@ def highlight_raw(raw: str, errors: Iterable[Any] = (), draft_span: Sequence[int
     marker_starts = dict(markers)
     out: list[str] = ['<div class="capel-raw">']
     in_marker_until = -1
-    for a, b in zip(points, points[1:], strict=False):
+    for a, b in pairwise(points):
         if a in pins:
             out.append(_pin(pins.pop(a)))
         if a in marker_starts:

@@ -28,7 +28,6 @@ from ..backends import (
 )
 from ..storage import database_url, get_engine
 
-
 _shell = threading.local()
 
 
@@ -153,9 +152,7 @@ def sidebar() -> None:
     with st.sidebar:
         st.subheader("Model")
         names: list[Provider] = list(PROVIDERS)
-        provider: Provider = st.selectbox(
-            "Provider", names, format_func=lambda p: PROVIDERS[p].label, key="provider"
-        )
+        provider: Provider = st.selectbox("Provider", names, format_func=lambda p: PROVIDERS[p].label, key="provider")
         spec = PROVIDERS[provider]
         base_url = None
         grammar_field = None
@@ -167,7 +164,9 @@ def sidebar() -> None:
             base_url = st.text_input("Base URL", value=spec.base_url or "", key="compat_url").strip() or None
             model = st.text_input("Model id", placeholder="e.g. qwen3:8b", key="compat_model").strip()
             field = st.selectbox(
-                "Grammar support", ["none", "grammar", "structured_outputs", "guided_grammar"], key="compat_grammar",
+                "Grammar support",
+                ["none", "grammar", "structured_outputs", "guided_grammar"],
+                key="compat_grammar",
                 help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old).",
             )
             grammar_field = None if field == "none" else field
@@ -179,7 +178,9 @@ def sidebar() -> None:
             st.caption(spec.note)
         if spec.key_env:
             st.text_input(
-                "API key", type="password", key=f"key_{provider}",
+                "API key",
+                type="password",
+                key=f"key_{provider}",
                 help=f"Kept for this browser session only; never saved. Or set {spec.key_env}.",
             )
             if not st.session_state.get(f"key_{provider}") and secret(spec.key_env):

@@ -78,8 +78,9 @@ def badge(run: RunRecord | Outcome) -> None:
     st.badge(" · ".join(parts), color="orange" if count == target else "red")
 
 
-def start_record(engine: Engine, gen: Generation, choice: ModelChoice, instruction: str,
-                 comparison_id: str | None = None) -> int:
+def start_record(
+    engine: Engine, gen: Generation, choice: ModelChoice, instruction: str, comparison_id: str | None = None
+) -> int:
     """Save the run as it starts (status running)."""
     req = gen.request
     return create_run(
@@ -161,12 +162,33 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
     with st.expander("Copy the text"):
         st.code(run.text, language=None, wrap_lines=True)
     cols = st.columns(3)
-    cols[0].download_button("Download .txt", export_txt(run), export_name(run, "txt"), "text/plain",
-                            key=f"{key}-txt", icon=":material/download:", width="stretch")
-    cols[1].download_button("Download .md", export_md(run), export_name(run, "md"), "text/markdown",
-                            key=f"{key}-md", icon=":material/download:", width="stretch")
-    cols[2].download_button("Download .json", export_json(run), export_name(run, "json"), "application/json",
-                            key=f"{key}-json", icon=":material/download:", width="stretch")
+    cols[0].download_button(
+        "Download .txt",
+        export_txt(run),
+        export_name(run, "txt"),
+        "text/plain",
+        key=f"{key}-txt",
+        icon=":material/download:",
+        width="stretch",
+    )
+    cols[1].download_button(
+        "Download .md",
+        export_md(run),
+        export_name(run, "md"),
+        "text/markdown",
+        key=f"{key}-md",
+        icon=":material/download:",
+        width="stretch",
+    )
+    cols[2].download_button(
+        "Download .json",
+        export_json(run),
+        export_name(run, "json"),
+        "application/json",
+        key=f"{key}-json",
+        icon=":material/download:",
+        width="stretch",
+    )
     m = st.columns(4)
     m[0].metric("Time", f"{run.seconds:.1f} s" if run.seconds is not None else "–")
     m[1].metric("Completion tokens", run.completion_tokens if run.completion_tokens is not None else "–")

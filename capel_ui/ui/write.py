@@ -17,19 +17,28 @@ from .views import render_run, settle, start_record, stream_live
 
 PRESETS: dict[str, dict[str, Any]] = {
     "Headline · 10 words": {
-        "lang": "en", "target": 10, "unit": "en_words",
+        "lang": "en",
+        "target": 10,
+        "unit": "en_words",
         "example": "Write a headline for an article about a seaside town that rebuilt its old lighthouse.",
     },
     "Tweet-length post · 40 words": {
-        "lang": "en", "target": 40, "unit": "en_words",
+        "lang": "en",
+        "target": 40,
+        "unit": "en_words",
         "example": "Write a social media post announcing that our bakery now sells sourdough on Saturdays.",
     },
     "Abstract · 50 words": {
-        "lang": "en", "target": 50, "unit": "en_words",
-        "example": "Write an abstract for a study showing that countdown prompts help language models hit exact lengths.",
+        "lang": "en",
+        "target": 50,
+        "unit": "en_words",
+        "example": "Write an abstract for a study showing that countdown prompts help language models "
+        "hit exact lengths.",
     },
     "Chinese blurb · 100 字": {
-        "lang": "zh", "target": 100, "unit": "zh_chars",
+        "lang": "zh",
+        "target": 100,
+        "unit": "zh_chars",
         "example": "为一家开在海边的小书店写一段宣传文字。",
     },
 }
@@ -83,7 +92,10 @@ def render() -> None:
     if rewrite:
         source = st.text_area("Your text", key="w_source", height=140, placeholder="Paste the text to rewrite…")
     instruction = st.text_area(
-        "Instruction", key="w_instruction", height=90, disabled=rewrite,
+        "Instruction",
+        key="w_instruction",
+        height=90,
+        disabled=rewrite,
         placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
     )
     c = st.columns([1.2, 1.2, 0.9, 1.7])
@@ -104,14 +116,17 @@ def render() -> None:
     with st.expander("Options"):
         code = st.checkbox("Code-aware (a whole code line counts as one unit)", key="w_code")
         fallback = st.checkbox(
-            "Fall back to the baseline for models known to misread the countdown", key="w_fallback",
+            "Fall back to the baseline for models known to misread the countdown",
+            key="w_fallback",
             help="The paper saw o4-mini and gpt-4o-mini misread the countdown (§4.3).",
         )
         if uses_fallback(choice.model) and mode in ("capel", "draft-capel") and fallback:
             st.info(f"{choice.model} will get the baseline instruction instead of the countdown.")
     if lang == "zh" and choice.provider == "embedded":
-        st.info("SmolLM2 does not write Chinese: Exact mode still gives the right number of characters, not good "
-                "prose. Use a Chinese-capable model (e.g. a Qwen GGUF or an API) for real text.")
+        st.info(
+            "SmolLM2 does not write Chinese: Exact mode still gives the right number of characters, not good "
+            "prose. Use a Chinese-capable model (e.g. a Qwen GGUF or an API) for real text."
+        )
 
     b = st.columns([1, 1, 4])
     go = b[0].button("Generate", type="primary", icon=":material/edit:", width="stretch")
@@ -122,8 +137,14 @@ def render() -> None:
             st.error("Paste the text to rewrite, or turn off “Rewrite my own text”.")
             return
         request = Request(
-            instruction=text, target=int(target), lang=lang, mode=mode, unit=unit, code=code,
-            temperature=settings.temperature(), allow_fallback=fallback,
+            instruction=text,
+            target=int(target),
+            lang=lang,
+            mode=mode,
+            unit=unit,
+            code=code,
+            temperature=settings.temperature(),
+            allow_fallback=fallback,
         )
         try:
             validate_request(request)
