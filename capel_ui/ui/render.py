@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import html
 import re
-from itertools import pairwise
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 from ..parser import ERROR_LABELS
