@@ -161,34 +161,21 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
     st.html(clean_text_html(run.text))
     with st.expander("Copy the text"):
         st.code(run.text, language=None, wrap_lines=True)
-    cols = st.columns(3)
-    cols[0].download_button(
-        "Download .txt",
-        export_txt(run),
-        export_name(run, "txt"),
-        "text/plain",
-        key=f"{key}-txt",
-        icon=":material/download:",
-        width="stretch",
+    exports = (
+        ("txt", export_txt, "text/plain"),
+        ("md", export_md, "text/markdown"),
+        ("json", export_json, "application/json"),
     )
-    cols[1].download_button(
-        "Download .md",
-        export_md(run),
-        export_name(run, "md"),
-        "text/markdown",
-        key=f"{key}-md",
-        icon=":material/download:",
-        width="stretch",
-    )
-    cols[2].download_button(
-        "Download .json",
-        export_json(run),
-        export_name(run, "json"),
-        "application/json",
-        key=f"{key}-json",
-        icon=":material/download:",
-        width="stretch",
-    )
+    for col, (ext, build, mime) in zip(st.columns(len(exports)), exports, strict=True):
+        col.download_button(
+            f"Download .{ext}",
+            build(run),
+            export_name(run, ext),
+            mime,
+            key=f"{key}-{ext}",
+            icon=":material/download:",
+            width="stretch",
+        )
     m = st.columns(4)
     m[0].metric("Time", f"{run.seconds:.1f} s" if run.seconds is not None else "–")
     m[1].metric("Completion tokens", run.completion_tokens if run.completion_tokens is not None else "–")
