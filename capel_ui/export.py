@@ -13,13 +13,14 @@ import re
 from typing import Any
 
 from .counting import UNIT_LABELS
+from .parser import is_verified as verified_rule
 from .prompts import MODE_LABELS
 from .storage import RunRecord
 
 
 def is_verified(run: RunRecord) -> bool:
-    """Complete, counted exactly to the target, and free of marker errors."""
-    return run.status == "complete" and bool(run.exact) and bool(run.valid) and run.count == run.target
+    """A saved run, judged by the parser's one rule (complete, exact, no marker errors)."""
+    return verified_rule(run.status, run.count, run.target, run.errors)
 
 
 def sha256(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from .backends import Backend, BackendError, Options, Usage, uses_fallback
 from .counting import DEFAULT_UNIT, Lang, Unit, count
 from .grammar import countdown_grammar, exact_grammar, supports
-from .parser import MarkerError, MarkerParser
+from .parser import MarkerError, MarkerParser, check_fields, is_verified
 from .prompts import MODES, Mode, build_messages, validate_target
 
 Status = Literal["running", "complete", "partial", "failed", "cancelled"]
@@ -122,7 +122,7 @@ class Outcome:
 
     @property
     def verified(self) -> bool:
-        return self.status == "complete" and self.exact and self.valid
+        return is_verified(self.status, self.count, self.request.target, self.errors)
 
     @property
     def deviation(self) -> int:
@@ -136,15 +136,7 @@ class Outcome:
 
     def check_dict(self) -> dict[str, Any]:
         """The fields of `capel_ui check`."""
-        return {
-            "target": self.request.target,
-            "count": self.count,
-            "exact": self.exact,
-            "valid": self.valid,
-            "countdown_end": self.countdown_end,
-            "errors": [e.as_dict() for e in self.errors],
-            "text": self.text,
-        }
+        return check_fields(self.request.target, self.count, self.countdown_end, self.errors, self.text)
 
     def as_json(self) -> dict[str, Any]:
         """What `capel_ui generate --json` prints."""

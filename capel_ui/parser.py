@@ -9,6 +9,7 @@ a possible `</draft>` delimiter.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -78,6 +79,26 @@ class Marker:
     malformed: bool = False
 
 
+def check_fields(
+    target: int, count: int, countdown_end: int | None, errors: Sequence[MarkerError], text: str
+) -> dict[str, object]:
+    """The fields of `capel_ui check` (and the first fields of `generate --json`): one shape everywhere."""
+    return {
+        "target": target,
+        "count": count,
+        "exact": count == target,
+        "valid": not errors,
+        "countdown_end": countdown_end,
+        "errors": [e.as_dict() for e in errors],
+        "text": text,
+    }
+
+
+def is_verified(status: str, count: int | None, target: int, errors: Sequence[object]) -> bool:
+    """The one rule for labelling text verified: the run completed, counts exactly to the target, no errors."""
+    return status == "complete" and count == target and not errors
+
+
 @dataclass(frozen=True)
 class ParseResult:
     """What the parser knows once the output has ended."""
@@ -102,19 +123,11 @@ class ParseResult:
 
     @property
     def verified(self) -> bool:
-        """Exact and valid: the only state in which text may be labelled verified."""
-        return self.exact and self.valid
+        """Exact and valid (a parse is of a finished output)."""
+        return is_verified("complete", self.count, self.target, self.errors)
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "target": self.target,
-            "count": self.count,
-            "exact": self.exact,
-            "valid": self.valid,
-            "countdown_end": self.countdown_end,
-            "errors": [e.as_dict() for e in self.errors],
-            "text": self.text,
-        }
+        return check_fields(self.target, self.count, self.countdown_end, self.errors, self.text)
 
 
 @dataclass
