@@ -32,7 +32,9 @@ def _target(value: str) -> int:
     try:
         n = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"target must be a whole number from 1 to {MAX_TARGET}, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"target must be a whole number from 1 to {MAX_TARGET}, got {value!r}"
+        ) from None
     if not 1 <= n <= MAX_TARGET:
         raise argparse.ArgumentTypeError(f"target must be from 1 to {MAX_TARGET}, got {n}")
     return n
@@ -58,7 +60,9 @@ def read_input(source: str | None, stdin: TextIO) -> str:
             with open(source, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
-            raise UsageError(f"cannot read {source}: {exc.strerror or exc}; give a readable UTF-8 text file or -") from None
+            raise UsageError(
+                f"cannot read {source}: {exc.strerror or exc}; give a readable UTF-8 text file or -"
+            ) from None
         name = source
     try:
         return data.decode("utf-8")
@@ -93,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("--model", default="embedded", help="embedded (default), a .gguf path, or a model id")
     ge.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
     ge.add_argument(
-        "--grammar-field", choices=("grammar", "guided_grammar", "structured_outputs"),
+        "--grammar-field",
+        choices=("grammar", "guided_grammar", "structured_outputs"),
         help="how the server takes a grammar (exact modes on a compatible server)",
     )
     ge.add_argument("--lang", choices=LANGS, default="en")
@@ -210,8 +215,13 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     return EXIT_OK if outcome.verified else EXIT_MISS
 
 
-def main(argv: Sequence[str] | None = None, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     try:
         args = build_parser().parse_args(argv)

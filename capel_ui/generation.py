@@ -329,7 +329,13 @@ class Generation:
         draft = None
         if self.parser is not None:
             result = self.parser.close() if self.status != "running" else _peek(raw, req, self.mode)
-            text, n, errors, end, draft = result.text, result.count, list(result.errors), result.countdown_end, result.draft
+            text, n, errors, end, draft = (
+                result.text,
+                result.count,
+                list(result.errors),
+                result.countdown_end,
+                result.draft,
+            )
         else:
             text = raw.strip()
             n, errors, end = count(text, req.count_unit), [], None

@@ -35,6 +35,9 @@ class Capabilities:
         return self.grammar_field is not None
 
 
+DEFAULT_CAPABILITIES = Capabilities()
+
+
 @dataclass(frozen=True)
 class Options:
     temperature: float | None = None

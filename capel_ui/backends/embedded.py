@@ -48,7 +48,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(path: Path | str | None = None, *, n_ctx: int | None = None, n_parallel: int | None = None) -> ServerHandle:
+def start_server(
+    path: Path | str | None = None, *, n_ctx: int | None = None, n_parallel: int | None = None
+) -> ServerHandle:
     """Start (once) and return the llama.cpp server for a GGUF file; the default is the embedded SmolLM2."""
     gguf = Path(path).expanduser().resolve() if path else smollm2_path()
     with _lock:

@@ -11,7 +11,7 @@ from typing import Any
 import openai
 
 from ..prompts import Message
-from .base import Backend, BackendError, Capabilities, Options, Usage
+from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Options, Usage
 
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
 MAX_BACKOFF = 20.0
@@ -38,7 +38,7 @@ class OpenAICompatBackend(Backend):
         base_url: str | None,
         api_key: str | None,
         label: str | None = None,
-        capabilities: Capabilities = Capabilities(),
+        capabilities: Capabilities = DEFAULT_CAPABILITIES,
         max_retries: int = 3,
         backoff: float = 0.5,
         timeout: float = 120.0,
@@ -92,10 +92,14 @@ class OpenAICompatBackend(Backend):
         tried = f" (tried {attempts} times)" if attempts > 1 else ""
         status = getattr(exc, "status_code", None)
         if isinstance(exc, openai.APITimeoutError):
-            return BackendError("timeout", f"{self.label} at {self._where()} did not answer in time{tried}; try again or raise the timeout.")
+            return BackendError(
+                "timeout",
+                f"{self.label} at {self._where()} did not answer in time{tried}; try again or raise the timeout.",
+            )
         if isinstance(exc, openai.APIConnectionError):
             return BackendError(
-                "unreachable", f"Could not connect to {self._where()}{tried}: is the server running and the base URL right?"
+                "unreachable",
+                f"Could not connect to {self._where()}{tried}: is the server running and the base URL right?",
             )
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return BackendError(
@@ -103,15 +107,19 @@ class OpenAICompatBackend(Backend):
             )
         if isinstance(exc, openai.RateLimitError):
             return BackendError(
-                "rate_limit", f"{self._where()} is rate-limiting requests (429){tried}; wait a minute or lower concurrency.", status=status
+                "rate_limit",
+                f"{self._where()} is rate-limiting requests (429){tried}; wait a minute or lower concurrency.",
+                status=status,
             )
         if isinstance(exc, openai.NotFoundError):
             return BackendError(
-                "not_found", f"{self._where()} does not know the model {self.model!r} (404); check the model id.", status=status
+                "not_found",
+                f"{self._where()} does not know the model {self.model!r} (404); check the model id.",
+                status=status,
             )
         if isinstance(exc, openai.BadRequestError):
             text = str(exc).lower()
-            if "context" in text or "too long" in text or "maximum" in text and "token" in text:
+            if "context" in text or "too long" in text or ("maximum" in text and "token" in text):
                 return BackendError(
                     "context",
                     f"The prompt plus the output budget is too long for {self.label}'s context; lower the target.",
@@ -119,7 +127,11 @@ class OpenAICompatBackend(Backend):
                 )
             return BackendError("bad_request", f"{self._where()} rejected the request (400): {exc}", status=status)
         if isinstance(exc, openai.InternalServerError):
-            return BackendError("server", f"{self._where()} failed with a server error ({status}){tried}; try again later.", status=status)
+            return BackendError(
+                "server",
+                f"{self._where()} failed with a server error ({status}){tried}; try again later.",
+                status=status,
+            )
         if isinstance(exc, openai.APIStatusError):
             return BackendError("server", f"{self._where()} answered {status}: {exc}", status=status)
         return BackendError("server", f"{self._where()} failed: {exc}")
@@ -163,15 +175,23 @@ class OpenAICompatBackend(Backend):
                         yield content
         except Exception as exc:  # any failure of an open stream (API or transport) means it was cut
             raise BackendError(
-                "cut", f"The stream from {self.label} was cut after {received} characters ({type(exc).__name__}); "
-                "the text that arrived is kept."
+                "cut",
+                f"The stream from {self.label} was cut after {received} characters ({type(exc).__name__}); "
+                "the text that arrived is kept.",
             ) from exc
         finally:
             response.close()
         if finish is None and received:
-            raise BackendError("cut", f"The stream from {self.label} ended without finishing after {received} characters; the text that arrived is kept.")
+            raise BackendError(
+                "cut",
+                f"The stream from {self.label} ended without finishing after {received} characters; "
+                "the text that arrived is kept.",
+            )
         if not received:
-            raise BackendError("empty", f"{self.label} returned no text (finish reason: {finish or 'none'}); try again or another model.")
+            raise BackendError(
+                "empty",
+                f"{self.label} returned no text (finish reason: {finish or 'none'}); try again or another model.",
+            )
         yield Usage(
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .base import Backend, BackendError, Capabilities
+from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities
 from .embedded import start_server
 from .openai_compat import OpenAICompatBackend
 
@@ -31,7 +31,7 @@ class ProviderSpec:
     models: tuple[str, ...] = ()
     default_model: str | None = None
     model_caps: dict[str, Capabilities] = field(default_factory=dict)
-    default_caps: Capabilities = Capabilities()
+    default_caps: Capabilities = DEFAULT_CAPABILITIES
     note: str = ""
 
 
@@ -157,8 +157,13 @@ def get_backend(
         handle = start_server(None if provider == "embedded" else model)
         label = "SmolLM2-135M (embedded)" if provider == "embedded" else handle.path.name
         return OpenAICompatBackend(
-            model, base_url=handle.base_url, api_key=handle.api_key, label=label, capabilities=caps,
-            max_retries=max_retries, timeout=timeout,
+            model,
+            base_url=handle.base_url,
+            api_key=handle.api_key,
+            label=label,
+            capabilities=caps,
+            max_retries=max_retries,
+            timeout=timeout,
         )
     key = resolve_key(provider, api_key)
     hint = f"set {spec.key_env} or type a key in the sidebar" if spec.key_env else "type a key in the sidebar"
@@ -166,6 +171,12 @@ def get_backend(
         raise BackendError("auth", f"No API key for {spec.label}: {hint} (keys are kept for this session only).")
     url = base_url or spec.base_url
     return OpenAICompatBackend(
-        model, base_url=url, api_key=key, label=f"{model} ({spec.label})", capabilities=caps,
-        max_retries=max_retries, timeout=timeout, key_hint=hint,
+        model,
+        base_url=url,
+        api_key=key,
+        label=f"{model} ({spec.label})",
+        capabilities=caps,
+        max_retries=max_retries,
+        timeout=timeout,
+        key_hint=hint,
     )

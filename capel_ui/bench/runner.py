@@ -33,6 +33,7 @@ Progress = Callable[[int, int, float | None], None]
 """progress(done, total, eta_seconds): done counts stored results (resumed ones included)."""
 
 MAX_CONCURRENCY = 32
+STOP_GRACE = 5.0  # seconds a stop waits for in-flight samples to end before leaving them behind
 
 
 @dataclass(frozen=True)
@@ -176,8 +177,9 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
             "error_message": f"{type(exc).__name__}: {exc}",
             "seconds": time.monotonic() - started,
         }
-    if outcome.status == "cancelled":
-        return None
+    stopped = inflight is not None and inflight.stopping.is_set()
+    if outcome.status == "cancelled" or (stopped and outcome.status != "complete"):
+        return None  # we stopped it (a dropped connection then looks like a failure): a resume redoes it
     failed = outcome.status in ("failed", "partial")
     message = None
     if failed:
@@ -263,7 +265,6 @@ def run_bench(
 
     inflight = _InFlight()
     stop = stop or threading.Event()
-    interrupted = False
 
     def work(item: Item, mode: Mode) -> str | None:
         """Generate and store one sample; its status ('ok'/'error'), or None if cancelled (not stored)."""
@@ -289,39 +290,42 @@ def run_bench(
 
     pending: dict[Future[str | None], Item] = {}
     queue = iter(todo)
+    stopped_at: float | None = None
+    pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="bench")
     try:
-        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="bench") as pool:
-            try:
-                while True:
-                    while not stop.is_set() and len(pending) < config.concurrency:
-                        nxt = next(queue, None)
-                        if nxt is None:
-                            break
-                        pending[pool.submit(work, *nxt)] = nxt[0]
-                    if not pending:
+        try:
+            while True:
+                while not stop.is_set() and len(pending) < config.concurrency:
+                    nxt = next(queue, None)
+                    if nxt is None:
                         break
-                    done_now, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
-                    for fut in done_now:
+                    pending[pool.submit(work, *nxt)] = nxt[0]
+                if not pending:
+                    break
+                done_now, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+                for fut in done_now:
+                    finished(pending.pop(fut), fut.result())
+                if stop.is_set():
+                    inflight.cancel_all()
+                    stopped_at = stopped_at or time.monotonic()
+                    if time.monotonic() - stopped_at > STOP_GRACE:
+                        break  # a cancelled stream stops at its next chunk; do not wait out a slow prefill
+        except KeyboardInterrupt:
+            stop.set()
+            inflight.cancel_all()
+            try:
+                for fut in wait(list(pending), timeout=STOP_GRACE).done:
+                    if fut.exception() is None:
                         finished(pending.pop(fut), fut.result())
-                    if stop.is_set():
-                        inflight.cancel_all()
-            except KeyboardInterrupt:
-                interrupted = True
-                stop.set()
-                inflight.cancel_all()
-                for fut in list(pending):
-                    if fut.cancel():
-                        pending.pop(fut)
-                try:
-                    for fut in wait(list(pending)).done:
-                        if fut.exception() is None:
-                            finished(pending.pop(fut), fut.result())
-                except KeyboardInterrupt:  # a second Ctrl-C: the cancelled stragglers end on their own
-                    pass
+            except KeyboardInterrupt:  # a second Ctrl-C: leave the cancelled stragglers behind
+                pass
     except BaseException:
         storage.set_bench_run_status(engine, run.id, "interrupted")
         raise
-    complete = not interrupted and skipped + state["generated"] == total
+    finally:
+        # Stragglers were cancelled: they end at their next chunk and store nothing.
+        pool.shutdown(wait=not stop.is_set(), cancel_futures=True)
+    complete = skipped + state["generated"] == total  # a stop after the last sample changes nothing
     status = "complete" if complete else "interrupted"
     storage.set_bench_run_status(engine, run.id, status)
     return BenchOutcome(
