@@ -18,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from capel_ui.backends import get_backend
-from capel_ui.generation import Request, generate
-from capel_ui.prompts import MODE_LABELS, Mode
+from capel_ui.generation import MARKER_MODES, Request, generate
+from capel_ui.prompts import Mode
 
 INSTRUCTION = "Write about the history of lighthouses."
 MODES: tuple[Mode, ...] = ("baseline", "capel", "exact", "exact-countdown")
@@ -45,9 +45,10 @@ def main() -> None:
             per_word = o.tokens_per_unit
             cost[mode, n] = per_word
             status = "" if o.status == "complete" else f"  [{o.status}: {o.failure}]"
+            valid = ("yes" if o.valid else "no") if mode in MARKER_MODES else "-"  # only countdowns can be invalid
             print(
-                f"{MODE_LABELS[mode]:<16} {n:>4} {o.count:>6} {'yes' if o.exact else 'no':>6} "
-                f"{'yes' if o.valid else 'no':>5} {o.completion_tokens or 0:>7} {o.seconds:>8.1f} "
+                f"{mode:<16} {n:>4} {o.count:>6} {'yes' if o.exact else 'no':>6} "
+                f"{valid:>5} {o.completion_tokens or 0:>7} {o.seconds:>8.1f} "
                 f"{per_word if per_word is not None else float('nan'):>8.2f}{status}",
                 flush=True,
             )

@@ -276,6 +276,23 @@ def test_no_grammar_is_sent_outside_the_exact_modes(scripted):
     assert "grammar" not in scripted.last_body
 
 
+@pytest.mark.parametrize(
+    ("lang", "mode", "reply", "tokens_per_unit"),
+    [
+        # SmolLM2 spent up to ~3.6 tokens per Chinese character (3 bytes, plus punctuation) under the grammar.
+        ("zh", "exact", "灯塔。", 6),
+        ("en", "exact", "Lighthouse.", 3),
+        ("zh", "exact-countdown", "<1>灯。<0>", 6 + 3),
+    ],
+)
+def test_the_default_output_budget_leaves_room_for_every_unit(scripted, lang, mode, reply, tokens_per_unit):
+    target = 241
+    scripted.script(ok(reply))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, grammar_field="grammar")
+    generate(backend, Request("Describe a lighthouse", target, lang=lang, mode=mode))
+    assert scripted.last_body["max_tokens"] >= target * tokens_per_unit
+
+
 @pytest.mark.parametrize("mode", ["exact", "exact-countdown"])
 def test_a_backend_without_grammar_refuses_exact_modes_before_calling(scripted, mode):
     backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)

@@ -9,6 +9,7 @@ import io
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -17,11 +18,20 @@ import pytest
 from capel_ui import storage
 from capel_ui.backends import Backend, OpenAICompatBackend, Options, Usage, capabilities_for, get_backend, start_server
 from capel_ui.bench.cli import ProgressLine
-from capel_ui.bench.runner import BenchConfig, bench_key, list_runs, load_rows, parse_modes, run_bench, run_results
+from capel_ui.bench.runner import (
+    STOP_GRACE,
+    BenchConfig,
+    bench_key,
+    list_runs,
+    load_rows,
+    parse_modes,
+    run_bench,
+    run_results,
+)
 from capel_ui.bench.suites import load_suite
 from capel_ui.cli import main
 from capel_ui.prompts import Message
-from tests.scripted_server import ScriptedServer, cut_after, ok
+from tests.scripted_server import ScriptedServer, cut_after, hang, ok
 
 
 class CountingBackend(OpenAICompatBackend):
@@ -309,3 +319,22 @@ def test_progress_prints_occasional_lines_when_not_a_terminal() -> None:
     assert 10 <= len(lines) <= 12  # one per tenth, not one per sample
     assert "\r" not in err.getvalue()
     assert lines[-1].startswith("bench ") and "100/100 (100%)" in lines[-1]
+
+
+def test_a_stop_does_not_wait_out_a_request_that_sends_nothing(engine, scripted: ScriptedServer) -> None:
+    scripted.script(ok("a b c."), hang(60.0))
+    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+    config = BenchConfig(
+        suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=3, concurrency=2
+    )
+    stop = threading.Event()
+
+    def progress(done: int, total: int, eta: float | None) -> None:
+        if done >= 1:
+            stop.set()
+
+    started = time.monotonic()
+    out = run_bench(config, backend=backend, engine=engine, progress=progress, stop=stop)
+    assert time.monotonic() - started < STOP_GRACE + 5
+    assert (out.status, out.generated) == ("interrupted", 1)
+    assert len(run_results(engine, [out.bench_run_id])) == 1
