@@ -60,7 +60,9 @@ def start_server(
             raise BackendError("not_found", f"No GGUF file at {gguf}; give the path of a .gguf model file.")
         import xllamacpp
 
-        cores = os.cpu_count() or 1
+        # All cores by default (llama.cpp's own default is half). Where several processes run the model at once,
+        # spinning threads thrash each other; CAPEL_EMBEDDED_THREADS=1 then keeps each one fast.
+        cores = int(os.environ.get("CAPEL_EMBEDDED_THREADS") or os.cpu_count() or 1)
         params = xllamacpp.CommonParams()
         params.model.path = str(gguf)
         params.n_parallel = n_parallel or int(os.environ.get("CAPEL_EMBEDDED_PARALLEL", "4"))
