@@ -211,7 +211,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     err.write(f"{outcome.count}/{request.target} {unit_name} {mark}{errs} · {outcome.seconds:.1f} s{tokens}\n")
     if outcome.failure:
         err.write(f"capel_ui: error: {outcome.failure}\n")
-        return EXIT_BACKEND
+        return EXIT_MISS if outcome.failure_kind == "length" else EXIT_BACKEND
     return EXIT_OK if outcome.verified else EXIT_MISS
 
 

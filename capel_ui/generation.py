@@ -74,6 +74,8 @@ def default_max_tokens(request: Request) -> int:
     # Byte-level tokenizers (SmolLM2's) can spend 3 tokens on a Han character and 3 more on the punctuation after
     # it; a budget that runs out cuts a guaranteed-length answer short.
     per_unit = 3 if request.lang == "en" else 6
+    if request.mode in GRAMMAR_MODES and request.lang == "en":
+        per_unit = 8  # a grammar word may be 16 characters: leave room for the worst the grammar admits
     if request.mode in MARKER_MODES:
         per_unit += 3 + len(str(n))
     budget = n * per_unit + 64
@@ -313,6 +315,13 @@ class Generation:
 
     def _finish(self, cancelled: bool) -> None:
         self.ended = time.monotonic()
+        if self.failure is None and not cancelled and self.usage and self.usage.finish_reason == "length":
+            # Cut off by the output budget: the text is not finished, so it is partial, never verified.
+            self.failure = BackendError(
+                "length",
+                f"The model stopped at the output limit ({self.options.max_tokens} tokens) before finishing; "
+                "the text that arrived is kept. Raise the max tokens and run again.",
+            )
         if self.failure is not None:
             self.status = "partial" if self.raw.strip() else "failed"
         elif cancelled:

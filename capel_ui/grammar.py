@@ -12,10 +12,11 @@ from .counting import Lang, Unit
 from .prompts import validate_target
 
 # An English word: starts and ends with a letter or digit, may hold ' or - inside, then optional punctuation.
+# At most 16 characters: a small model otherwise pads words into long hyphen chains and runs out of tokens.
 _EN_RULES = r"""
 word ::= wcore [,;:.!?]?
 wend ::= wcore [.!?]
-wcore ::= [A-Za-z0-9] ([A-Za-z0-9'-]{0,24} [A-Za-z0-9])?
+wcore ::= [A-Za-z0-9] ([A-Za-z0-9'-]{0,14} [A-Za-z0-9])?
 """
 
 # A Chinese unit: one CJK ideograph (base block: what models write), optionally followed by punctuation.

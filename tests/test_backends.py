@@ -379,3 +379,28 @@ def test_the_key_never_shows_in_repr_or_failure_messages(scripted):
     assert scripted.chat_requests[-1].key == secret
     assert "SECRET" not in repr(backend)
     assert "SECRET" not in str(outcome.as_json()) and "SECRET" not in str(outcome.record())
+
+
+# ----- the output budget -----------------------------------------------------------------------------------------
+
+
+def test_an_output_cut_at_the_token_limit_is_partial_and_says_to_raise_the_limit(scripted) -> None:
+    scripted.script(ok(["One two ", "three"], finish_reason="length"))
+    outcome = generate(backend_for(scripted), Request("Write.", 3, mode="baseline"))
+    assert (outcome.status, outcome.failure_kind, outcome.text) == ("partial", "length", "One two three")
+    assert "Raise the max tokens" in (outcome.failure or "")
+
+
+def test_an_output_cut_at_the_token_limit_is_never_verified_even_when_the_count_matches(scripted) -> None:
+    scripted.script(ok(["One two three."], finish_reason="length"))
+    outcome = generate(backend_for(scripted), Request("Write.", 3, mode="baseline"))
+    assert (outcome.exact, outcome.verified) == (True, False)
+
+
+def test_a_benchmark_scores_an_output_cut_at_the_token_limit_and_notes_it(scripted) -> None:
+    from capel_ui.bench.runner import run_sample
+
+    scripted.script(ok(["One two three four five."], finish_reason="length"))
+    row = run_sample(backend_for(scripted), Request("Write.", 3, mode="baseline"))
+    assert row is not None
+    assert (row["status"], row["count"], row["error_message"].split(":")[0]) == ("ok", 5, "length")

@@ -16,7 +16,17 @@ from ..prompts import Message
 
 GrammarField = Literal["grammar", "guided_grammar", "structured_outputs"]
 FailureKind = Literal[
-    "unreachable", "timeout", "auth", "rate_limit", "server", "context", "not_found", "bad_request", "cut", "empty"
+    "unreachable",
+    "timeout",
+    "auth",
+    "rate_limit",
+    "server",
+    "context",
+    "not_found",
+    "bad_request",
+    "cut",
+    "empty",
+    "length",
 ]
 
 

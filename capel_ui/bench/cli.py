@@ -21,9 +21,13 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_USAGE, EXIT_BACKEND, EXIT_INTERRUPTED = 0, 2, 3, 130
 
-EPILOG = "suites:\n" + "\n".join(f"  {name:<10} {text}" for name, text in SUITE_HELP.items()) + (
-    "\n\nExit codes: 0 finished (failed samples are counted under errors 'backend'), 2 bad input, "
-    "3 every sample failed, 130 interrupted (re-run the same command to resume)."
+EPILOG = (
+    "suites:\n"
+    + "\n".join(f"  {name:<10} {text}" for name, text in SUITE_HELP.items())
+    + (
+        "\n\nExit codes: 0 finished (failed samples are counted under errors 'backend'), 2 bad input, "
+        "3 every sample failed, 130 interrupted (re-run the same command to resume)."
+    )
 )
 
 
@@ -55,7 +59,8 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--model", default="embedded", help="embedded (default), a .gguf path, or a model id")
     p.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     p.add_argument(
-        "--grammar-field", choices=("grammar", "guided_grammar", "structured_outputs"),
+        "--grammar-field",
+        choices=("grammar", "guided_grammar", "structured_outputs"),
         help="how a compatible server takes a grammar (needed for the exact modes there)",
     )
     p.add_argument("--modes", default="baseline,capel", help=f"comma-separated, from {', '.join(MODES)}")
