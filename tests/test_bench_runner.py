@@ -338,3 +338,15 @@ def test_a_stop_does_not_wait_out_a_request_that_sends_nothing(engine, scripted:
     assert time.monotonic() - started < STOP_GRACE + 5
     assert (out.status, out.generated) == ("interrupted", 1)
     assert len(run_results(engine, [out.bench_run_id])) == 1
+
+
+def test_an_answer_cut_at_the_output_limit_is_scored_with_a_note(engine, scripted: ScriptedServer) -> None:
+    scripted.script(ok("One two three four five", finish_reason="length"))
+    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+    config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=1)
+    out = run_bench(config, backend=backend, engine=engine)
+    (record,) = run_results(engine, [out.bench_run_id])
+    assert (record.status, record.count, record.exact) == ("ok", 5, False)
+    assert record.error_message.startswith("length: ")
+    (row, _) = load_rows([out.bench_run_id], engine)
+    assert (row["n"], row["mae"], row["errors"]) == (1, 2.0, {})
