@@ -12,8 +12,6 @@ from .counting import Lang
 
 Mode = Literal["capel", "draft-capel", "baseline", "exact", "exact-countdown"]
 MODES: tuple[Mode, ...] = get_args(Mode)
-PromptMode = Literal["capel", "draft-capel", "baseline"]
-PROMPT_MODES: tuple[PromptMode, ...] = get_args(PromptMode)
 
 MODE_LABELS: dict[Mode, str] = {
     "capel": "CAPEL",

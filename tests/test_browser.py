@@ -26,7 +26,8 @@ from playwright.sync_api import expect, sync_playwright
 
 from capel_ui.counting import count
 from capel_ui.parser import check_output
-from capel_ui.storage import create_run, get_engine, get_run, list_runs
+from capel_ui.storage import get_engine, get_run, list_runs
+from tests.saved_runs import save_parsed_run
 
 pytestmark = pytest.mark.browser
 
@@ -241,24 +242,7 @@ def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, s
 def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server) -> None:
     raw = "<3> <script>alert(1)</script> <2> <img src=x onerror=alert(1)> <2> hi <0>"
     result = check_output(raw, 3)
-    run_id = create_run(
-        get_engine(server.database_url),
-        instruction="hostile output check",
-        prompt="p",
-        raw=raw,
-        text=result.text,
-        model="embedded",
-        backend="embedded",
-        mode="capel",
-        lang="en",
-        unit="en_words",
-        target=3,
-        count=result.count,
-        exact=False,
-        valid=False,
-        errors=[e.as_dict() for e in result.errors],
-        status="complete",
-    )
+    run_id = save_parsed_run(get_engine(server.database_url), raw, 3, instruction="hostile output check")
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 

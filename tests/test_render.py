@@ -14,8 +14,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capel_ui.parser import check_output
-from capel_ui.storage import create_run, get_engine
+from capel_ui.storage import get_engine
 from capel_ui.ui.render import clean_text_html, countdown_html, error_rows, highlight_raw
+from tests.saved_runs import save_parsed_run
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -144,25 +145,7 @@ def test_error_table_rows_carry_the_offending_text_as_plain_text() -> None:
 
 
 def test_a_saved_run_with_hostile_output_is_shown_escaped_on_the_write_page(app_test: AppTest) -> None:
-    result = check_output(HOSTILE_RAW, 3)
-    run_id = create_run(
-        get_engine(os.environ["DATABASE_URL"]),
-        instruction=f"Say {SCRIPT}",
-        prompt="p",
-        raw=HOSTILE_RAW,
-        text=result.text,
-        model="embedded",
-        backend="embedded",
-        mode="capel",
-        lang="en",
-        unit="en_words",
-        target=3,
-        count=result.count,
-        exact=False,
-        valid=False,
-        errors=[e.as_dict() for e in result.errors],
-        status="complete",
-    )
+    run_id = save_parsed_run(get_engine(os.environ["DATABASE_URL"]), HOSTILE_RAW, 3, instruction=f"Say {SCRIPT}")
 
     app_test.session_state["w_run_id"] = run_id
     app_test.run()
