@@ -18,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from capel_ui.backends import get_backend
-from capel_ui.generation import MARKER_MODES, Request, generate
-from capel_ui.prompts import Mode
+from capel_ui.generation import Request, generate
+from capel_ui.vocab import MARKER_MODES, Mode
 
 INSTRUCTION = "Write about the history of lighthouses."
 MODES: tuple[Mode, ...] = ("baseline", "capel", "exact", "exact-countdown")

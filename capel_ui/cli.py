@@ -12,9 +12,10 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from .counting import DEFAULT_UNIT, LANGS, UNITS, count
+from .counting import count
 from .parser import check_output
-from .prompts import MAX_TARGET, MODES, build_prompt
+from .prompts import build_prompt
+from .vocab import DEFAULT_UNIT, LANGS, MAX_TARGET, MODES, UNITS
 
 EXIT_OK, EXIT_MISS, EXIT_USAGE, EXIT_BACKEND, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 

@@ -9,22 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import Literal, get_args
 
-Unit = Literal["en_words", "zh_chars", "zh_words", "lifebench"]
-Lang = Literal["en", "zh"]
-
-UNITS: tuple[Unit, ...] = get_args(Unit)
-LANGS: tuple[Lang, ...] = get_args(Lang)
-
-DEFAULT_UNIT: dict[Lang, Unit] = {"en": "en_words", "zh": "zh_chars"}
-
-UNIT_LABELS: dict[Unit, str] = {
-    "en_words": "English words",
-    "zh_chars": "Chinese characters",
-    "zh_words": "Chinese words (jieba)",
-    "lifebench": "LIFEBench counter",
-}
+from .vocab import DEFAULT_UNIT, UNITS, Lang, Unit
 
 # Every CJK Unified Ideographs block (base, Ext A-I), the compatibility ideographs, and the two
 # Han-script signs a writer counts as characters: 々 (iteration mark) and 〇 (ideographic zero).

@@ -12,10 +12,9 @@ import json
 import re
 from typing import Any
 
-from .counting import UNIT_LABELS
 from .parser import is_verified as verified_rule
-from .prompts import MODE_LABELS
 from .storage import RunRecord
+from .vocab import MODE_LABELS, UNIT_LABELS
 
 
 def is_verified(run: RunRecord) -> bool:

@@ -11,17 +11,15 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .backends import Backend, BackendError, Options, Usage, uses_fallback
-from .counting import DEFAULT_UNIT, Lang, Unit, count
+from .counting import count
 from .grammar import countdown_grammar, exact_grammar, supports
-from .parser import MarkerError, MarkerParser, check_fields, is_verified
-from .prompts import MODES, Mode, build_messages, validate_target
-
-Status = Literal["running", "complete", "partial", "failed", "cancelled"]
-MARKER_MODES: frozenset[Mode] = frozenset({"capel", "draft-capel", "exact-countdown"})
-GRAMMAR_MODES: frozenset[Mode] = frozenset({"exact", "exact-countdown"})
+from .parser import MarkerError, MarkerParser, check_fields
+from .prompts import build_messages, validate_target
+from .verdict import Verdict, judge
+from .vocab import DEFAULT_UNIT, GRAMMAR_MODES, LANGS, MARKER_MODES, MODES, Lang, Mode, Status, Unit
 
 
 @dataclass(frozen=True)
@@ -48,8 +46,8 @@ class Request:
 def validate_request(request: Request, backend: Backend | None = None) -> None:
     """Raise ValueError with what is accepted, before any model is called."""
     validate_target(request.target)
-    if request.lang not in ("en", "zh"):
-        raise ValueError(f"unknown language {request.lang!r}; use en or zh")
+    if request.lang not in LANGS:
+        raise ValueError(f"unknown language {request.lang!r}; use one of {', '.join(LANGS)}")
     if request.mode not in MODES:
         raise ValueError(f"unknown mode {request.mode!r}; use one of {', '.join(MODES)}")
     count("", request.count_unit)  # unknown unit -> ValueError naming the units
@@ -115,8 +113,12 @@ class Outcome:
         return self.request.target
 
     @property
+    def verdict(self) -> Verdict:
+        return judge(self.status, self.count, self.request.target, self.errors)
+
+    @property
     def exact(self) -> bool:
-        return self.count == self.request.target
+        return self.verdict.exact_count
 
     @property
     def valid(self) -> bool:
@@ -124,7 +126,7 @@ class Outcome:
 
     @property
     def verified(self) -> bool:
-        return is_verified(self.status, self.count, self.request.target, self.errors)
+        return self.verdict.verified
 
     @property
     def deviation(self) -> int:
@@ -138,7 +140,7 @@ class Outcome:
 
     def check_dict(self) -> dict[str, Any]:
         """The fields of `capel_ui check`."""
-        return check_fields(self.request.target, self.count, self.countdown_end, self.errors, self.text)
+        return check_fields(self.verdict, self.countdown_end, self.errors, self.text)
 
     def as_json(self) -> dict[str, Any]:
         """What `capel_ui generate --json` prints."""

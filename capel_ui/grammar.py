@@ -8,8 +8,8 @@ after each. The unit rules are chosen so that en_words and lifebench (English), 
 
 from __future__ import annotations
 
-from .counting import Lang, Unit
 from .prompts import validate_target
+from .vocab import GRAMMAR_UNITS, Lang, Unit
 
 # An English word: starts and ends with a letter or digit, may hold ' or - inside, then optional punctuation.
 # At most 16 characters: a small model otherwise pads words into long hyphen chains and runs out of tokens.
@@ -25,8 +25,6 @@ word ::= han [，、；：。！？]?
 wend ::= han [。！？]
 han ::= [一-鿿]
 """
-
-GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "lifebench")}
 
 
 def supports(lang: Lang, unit: Unit) -> bool:

@@ -11,39 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
-from .counting import HAN_RANGES, Lang, Unit, count, marker_unit
+from .counting import HAN_RANGES, count, marker_unit
 from .prompts import DRAFT_CLOSE, DRAFT_OPEN
-
-ErrorType = Literal[
-    "preamble",
-    "wrong_start",
-    "skip",
-    "repeat",
-    "bare_marker",
-    "extra_units",
-    "malformed_marker",
-    "early_stop",
-    "missing_end",
-    "trailing_text",
-    "duplicate_end",
-]
-ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
-
-ERROR_LABELS: dict[ErrorType, str] = {
-    "preamble": "Text before the first marker",
-    "wrong_start": "Countdown does not start at the target",
-    "skip": "Skipped marker",
-    "repeat": "Repeated or rising marker",
-    "bare_marker": "Marker with no unit",
-    "extra_units": "More than one unit for a marker",
-    "malformed_marker": "Malformed marker",
-    "early_stop": "Stopped early",
-    "missing_end": "Missing <0>",
-    "trailing_text": "Text after <0>",
-    "duplicate_end": "Second <0>",
-}
+from .verdict import Verdict, judge
+from .vocab import ErrorType, Lang, Unit
 
 _MAX_MARKER = 40  # longest marker-like text held back: `<`, up to 4 digit groups, spaces
 _MAX_DIGITS = 7
@@ -80,23 +52,19 @@ class Marker:
 
 
 def check_fields(
-    target: int, count: int, countdown_end: int | None, errors: Sequence[MarkerError], text: str
+    verdict: Verdict, countdown_end: int | None, errors: Sequence[MarkerError], text: str
 ) -> dict[str, object]:
     """The fields of `capel_ui check` (and the first fields of `generate --json`): one shape everywhere."""
     return {
-        "target": target,
-        "count": count,
-        "exact": count == target,
+        "target": verdict.target,
+        "count": verdict.count,
+        "exact": verdict.exact_count,
         "valid": not errors,
+        "verified": verdict.verified,
         "countdown_end": countdown_end,
         "errors": [e.as_dict() for e in errors],
         "text": text,
     }
-
-
-def is_verified(status: str, count: int | None, target: int, errors: Sequence[object]) -> bool:
-    """The one rule for labelling text verified: the run completed, counts exactly to the target, no errors."""
-    return status == "complete" and count == target and not errors
 
 
 @dataclass(frozen=True)
@@ -122,12 +90,16 @@ class ParseResult:
         return not self.errors
 
     @property
+    def verdict(self) -> Verdict:
+        """The verdict of this output taken as finished (a parse is of a whole output)."""
+        return judge("complete", self.count, self.target, self.errors)
+
+    @property
     def verified(self) -> bool:
-        """Exact and valid (a parse is of a finished output)."""
-        return is_verified("complete", self.count, self.target, self.errors)
+        return self.verdict.verified
 
     def as_dict(self) -> dict[str, object]:
-        return check_fields(self.target, self.count, self.countdown_end, self.errors, self.text)
+        return check_fields(self.verdict, self.countdown_end, self.errors, self.text)
 
 
 @dataclass
@@ -510,8 +482,3 @@ def check_output(
     parser = MarkerParser(target, lang, unit, draft=draft, code=code)
     parser.feed(raw)
     return parser.close()
-
-
-def strip_markers(raw: str, lang: Lang = "en") -> str:
-    """The clean text of any countdown output (markers removed, spacing normal), whatever its errors."""
-    return check_output(raw, 1, lang).text

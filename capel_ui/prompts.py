@@ -6,25 +6,12 @@ The English CAPEL suffix follows §3.2 of the paper word for word where it can; 
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict, get_args
+from typing import TypedDict
 
-from .counting import Lang
-
-Mode = Literal["capel", "draft-capel", "baseline", "exact", "exact-countdown"]
-MODES: tuple[Mode, ...] = get_args(Mode)
-
-MODE_LABELS: dict[Mode, str] = {
-    "capel": "CAPEL",
-    "draft-capel": "Draft→CAPEL",
-    "baseline": "Baseline",
-    "exact": "Exact (guaranteed)",
-    "exact-countdown": "Exact countdown (guaranteed)",
-}
+from .vocab import MAX_TARGET, MODES, Lang, Mode
 
 DRAFT_OPEN = "<draft>"
 DRAFT_CLOSE = "</draft>"
-
-MAX_TARGET = 10_000
 
 
 class Message(TypedDict):

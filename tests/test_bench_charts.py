@@ -22,18 +22,36 @@ from capel_ui.bench.charts import (
 from capel_ui.bench.report import aggregate
 
 
-def rec(target: int, count: int | None, mode: str, *, model: str = "m", lang: str = "en", status: str = "ok",
-        errors: tuple[str, ...] = ()) -> dict[str, Any]:
+def rec(
+    target: int,
+    count: int | None,
+    mode: str,
+    *,
+    model: str = "m",
+    lang: str = "en",
+    status: str = "ok",
+    errors: tuple[str, ...] = (),
+) -> dict[str, Any]:
     return {
-        "model": model, "mode": mode, "lang": lang, "target": target, "status": status, "count": count,
-        "errors": [{"type": e} for e in errors], "completion_tokens": None, "seconds": 1.0,
+        "model": model,
+        "mode": mode,
+        "lang": lang,
+        "target": target,
+        "status": status,
+        "count": count,
+        "errors": [{"type": e} for e in errors],
+        "completion_tokens": None,
+        "seconds": 1.0,
     }
 
 
 RECORDS = [
-    rec(16, 16, "exact"), rec(64, 64, "exact"),
-    rec(16, 20, "baseline"), rec(64, 32, "baseline"),
-    rec(16, 15, "capel", errors=("skip",)), rec(64, None, "capel", status="error"),
+    rec(16, 16, "exact"),
+    rec(64, 64, "exact"),
+    rec(16, 20, "baseline"),
+    rec(64, 32, "baseline"),
+    rec(16, 15, "capel", errors=("skip",)),
+    rec(64, None, "capel", status="error"),
     rec(16, 16, "exact", model="big"),
 ]
 ROWS = aggregate(RECORDS)

@@ -11,14 +11,29 @@ import pytest
 from capel_ui.bench.report import aggregate, error_counts, format_table, json_rows, overall, per_target
 
 
-def rec(target: int, count: int | None, *, status: str = "ok", mode: str = "capel", lang: str = "en",
-        model: str = "m", errors: tuple[str, ...] = (), tokens: int | None = None,
-        seconds: float | None = None) -> dict[str, Any]:
+def rec(
+    target: int,
+    count: int | None,
+    *,
+    status: str = "ok",
+    mode: str = "capel",
+    lang: str = "en",
+    model: str = "m",
+    errors: tuple[str, ...] = (),
+    tokens: int | None = None,
+    seconds: float | None = None,
+) -> dict[str, Any]:
     """A stored result as the repository returns it (only the fields aggregation reads)."""
     return {
-        "model": model, "mode": mode, "lang": lang, "target": target, "status": status, "count": count,
+        "model": model,
+        "mode": mode,
+        "lang": lang,
+        "target": target,
+        "status": status,
+        "count": count,
         "errors": [{"type": e, "start": 0, "end": 0, "message": e} for e in errors],
-        "completion_tokens": tokens, "seconds": seconds,
+        "completion_tokens": tokens,
+        "seconds": seconds,
     }
 
 
@@ -91,7 +106,11 @@ def test_a_group_where_every_request_failed_has_no_scores_but_counts_the_failure
 def test_rows_come_in_mode_order_targets_ascending_then_overall() -> None:
     rows = aggregate(RECORDS)
     assert [(r["mode"], r["target"]) for r in rows] == [
-        ("capel", 10), ("capel", 20), ("capel", None), ("baseline", 10), ("baseline", None),
+        ("capel", 10),
+        ("capel", 20),
+        ("capel", None),
+        ("baseline", 10),
+        ("baseline", None),
     ]
     assert len(per_target(rows)) == 3 and len(overall(rows)) == 2
 
@@ -99,8 +118,14 @@ def test_rows_come_in_mode_order_targets_ascending_then_overall() -> None:
 def test_languages_and_models_are_separate_groups() -> None:
     rows = aggregate([rec(10, 10, lang="en"), rec(10, 5, lang="zh"), rec(10, 10, model="other")])
     keys = [(r["model"], r["lang"], r["target"]) for r in rows]
-    assert keys == [("m", "en", 10), ("m", "en", None), ("m", "zh", 10), ("m", "zh", None),
-                    ("other", "en", 10), ("other", "en", None)]
+    assert keys == [
+        ("m", "en", 10),
+        ("m", "en", None),
+        ("m", "zh", 10),
+        ("m", "zh", None),
+        ("other", "en", 10),
+        ("other", "en", None),
+    ]
 
 
 def test_error_counts_list_types_in_taxonomy_order() -> None:

@@ -40,7 +40,10 @@ class CountingBackend(OpenAICompatBackend):
     def __init__(self) -> None:
         handle = start_server()
         super().__init__(
-            "embedded", base_url=handle.base_url, api_key=handle.api_key, label="SmolLM2-135M (embedded)",
+            "embedded",
+            base_url=handle.base_url,
+            api_key=handle.api_key,
+            label="SmolLM2-135M (embedded)",
             capabilities=capabilities_for("embedded", "embedded"),
         )
         self.calls = 0
@@ -173,12 +176,18 @@ def test_results_are_saved_and_a_second_run_generates_nothing(engine) -> None:
     assert seen[0] == (0, 2) and seen[-1] == (2, 2)
     records = run_results(engine, [first.bench_run_id])
     assert [(r.item_id, r.lang, r.target, r.mode, r.status) for r in records] == [
-        ("1", "en", 16, "exact", "ok"), ("2", "zh", 16, "exact", "ok")
+        ("1", "en", 16, "exact", "ok"),
+        ("2", "zh", 16, "exact", "ok"),
     ]
     assert all(r.count == 16 and r.exact and r.text and r.completion_tokens for r in records)
     run = storage.get_bench_run(engine, first.bench_run_id)
     assert (run.suite, run.model, run.modes, run.lengths, run.limit, run.status) == (
-        "lifebench", "embedded", "exact", "16", 2, "complete"
+        "lifebench",
+        "embedded",
+        "exact",
+        "16",
+        2,
+        "complete",
     )
 
     second = run_bench(EXACT, backend=backend, engine=engine)
@@ -222,20 +231,41 @@ def test_a_prompt_too_long_for_the_model_is_one_error_among_scored_samples(tmp_p
 @pytest.mark.model
 def test_cli_json_prints_one_object_whose_results_are_the_documented_rows() -> None:
     out, err = io.StringIO(), io.StringIO()
-    argv = ["bench", "--suite", "lifebench", "--model", "embedded", "--modes", "exact", "--lengths", "16",
-            "--limit", "2", "--json"]
+    argv = [
+        "bench",
+        "--suite",
+        "lifebench",
+        "--model",
+        "embedded",
+        "--modes",
+        "exact",
+        "--lengths",
+        "16",
+        "--limit",
+        "2",
+        "--json",
+    ]
     assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
     payload = json.loads(out.getvalue())
     assert payload["status"] == "complete" and payload["samples"] == 2 and payload["stored"] == 2
     rows = payload["results"]
     assert [(r["mode"], r["lang"], r["target"]) for r in rows] == [
-        ("exact", "en", 16), ("exact", "en", None), ("exact", "zh", 16), ("exact", "zh", None)
+        ("exact", "en", 16),
+        ("exact", "en", None),
+        ("exact", "zh", 16),
+        ("exact", "zh", None),
     ]
     keys = {"model", "mode", "lang", "target", "n", "em", "mae", "mald", "ld", "ls", "errors", "seconds"}
     for row in rows:
         assert keys <= set(row)
         assert (row["model"], row["n"], row["em"], row["mald"], row["ld"], row["ls"], row["errors"]) == (
-            "embedded", 1, 1.0, 0.0, 0.0, 100.0, {}
+            "embedded",
+            1,
+            1.0,
+            0.0,
+            0.0,
+            100.0,
+            {},
         )
     assert "bench" in err.getvalue()  # the progress line went to stderr, not into the JSON
 
@@ -245,8 +275,23 @@ def test_cli_exits_3_with_the_table_when_every_sample_failed() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     out, err = io.StringIO(), io.StringIO()
-    argv = ["bench", "--suite", "mtbench", "--model", "nobody", "--base-url", f"http://127.0.0.1:{port}/v1",
-            "--modes", "baseline", "--lengths", "50", "--limit", "2", "--concurrency", "2"]
+    argv = [
+        "bench",
+        "--suite",
+        "mtbench",
+        "--model",
+        "nobody",
+        "--base-url",
+        f"http://127.0.0.1:{port}/v1",
+        "--modes",
+        "baseline",
+        "--lengths",
+        "50",
+        "--limit",
+        "2",
+        "--concurrency",
+        "2",
+    ]
     assert main(argv, stdout=out, stderr=err) == 3
     table = out.getvalue()
     assert "baseline" in table and "0/2" in table and "backend:2" in table
@@ -277,16 +322,24 @@ def test_cli_bad_input_exits_2_with_one_line(argv: list[str], message: str) -> N
 def test_rows_of_several_runs_pool_by_model_or_stay_apart_per_run(engine, scripted: ScriptedServer) -> None:
     scripted.script(*[ok("a b c.") for _ in range(3)])
     backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
-    one = run_bench(BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=1),
-                    backend=backend, engine=engine)
-    two = run_bench(BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=2),
-                    backend=backend, engine=engine)
+    one = run_bench(
+        BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=1),
+        backend=backend,
+        engine=engine,
+    )
+    two = run_bench(
+        BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=2),
+        backend=backend,
+        engine=engine,
+    )
     pooled = load_rows([one.bench_run_id, two.bench_run_id], engine)
     assert [(r["model"], r["target"], r["n"]) for r in pooled] == [("scripted", 3, 3), ("scripted", None, 3)]
     apart = load_rows([one.bench_run_id, two.bench_run_id], engine, per_run=True)
     assert [(r["model"], r["target"], r["n"], r["em"]) for r in apart] == [
-        (f"scripted #{one.bench_run_id} mtbench", 3, 1, 1.0), (f"scripted #{one.bench_run_id} mtbench", None, 1, 1.0),
-        (f"scripted #{two.bench_run_id} mtbench", 3, 2, 1.0), (f"scripted #{two.bench_run_id} mtbench", None, 2, 1.0),
+        (f"scripted #{one.bench_run_id} mtbench", 3, 1, 1.0),
+        (f"scripted #{one.bench_run_id} mtbench", None, 1, 1.0),
+        (f"scripted #{two.bench_run_id} mtbench", 3, 2, 1.0),
+        (f"scripted #{two.bench_run_id} mtbench", None, 2, 1.0),
     ]
     listed = list_runs(engine)
     assert [r.id for r in listed] == [two.bench_run_id, one.bench_run_id]
@@ -324,9 +377,7 @@ def test_progress_prints_occasional_lines_when_not_a_terminal() -> None:
 def test_a_stop_does_not_wait_out_a_request_that_sends_nothing(engine, scripted: ScriptedServer) -> None:
     scripted.script(ok("a b c."), hang(60.0))
     backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
-    config = BenchConfig(
-        suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=3, concurrency=2
-    )
+    config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=3, concurrency=2)
     stop = threading.Event()
 
     def progress(done: int, total: int, eta: float | None) -> None:

@@ -63,8 +63,16 @@ def test_lifebench_lengths_must_be_its_own_targets() -> None:
 def test_limit_takes_the_first_prompts_and_crosses_them_with_every_length() -> None:
     suite = load_suite("lifebench", lengths=[16, 32], limit=5)
     assert [(i.item_id, i.target) for i in suite.items] == [
-        ("1", 16), ("2", 16), ("3", 16), ("4", 16), ("5", 16),
-        ("1", 32), ("2", 32), ("3", 32), ("4", 32), ("5", 32),
+        ("1", 16),
+        ("2", 16),
+        ("3", 16),
+        ("4", 16),
+        ("5", 16),
+        ("1", 32),
+        ("2", 32),
+        ("3", 32),
+        ("4", 32),
+        ("5", 32),
     ]
 
 
@@ -110,8 +118,14 @@ def test_mtbench_temperatures_follow_fastchat_per_category() -> None:
     suite = load_suite("mtbench", lengths=[50])
     by_category = {i.category: i.temperature for i in suite.items}
     assert by_category == {
-        "writing": 0.7, "roleplay": 0.7, "extraction": 0.0, "math": 0.0,
-        "coding": 0.0, "reasoning": 0.0, "stem": 0.1, "humanities": 0.1,
+        "writing": 0.7,
+        "roleplay": 0.7,
+        "extraction": 0.0,
+        "math": 0.0,
+        "coding": 0.0,
+        "reasoning": 0.0,
+        "stem": 0.1,
+        "humanities": 0.1,
     }
     assert by_category == MTBENCH_TEMPERATURES
     assert Counter(i.category for i in suite.items) == {c: 10 for c in MTBENCH_TEMPERATURES}

@@ -146,8 +146,9 @@ BAD_INPUT = [
     pytest.param(["count", non_utf8_file], ["latin1.txt", "not UTF-8", "UTF-8 text file"], id="non_utf8_file"),
     pytest.param(["check", "--target", "5", non_utf8_file], ["not UTF-8"], id="non_utf8_file_to_check"),
     pytest.param(["generate", "--target", "5", "--temperature", "3", "x"], ["temperature", "0 to 2"], id="temperature"),
-    pytest.param(["generate", "--target", "5", "--model", "mystery-9", "x"], ["'mystery-9'", "--base-url"],
-                 id="unknown_model"),
+    pytest.param(
+        ["generate", "--target", "5", "--model", "mystery-9", "x"], ["'mystery-9'", "--base-url"], id="unknown_model"
+    ),
     pytest.param(["generate", "--target", "5", "   "], ["instruction is empty"], id="empty_instruction"),
     pytest.param(["frobnicate"], ["'frobnicate'", "generate"], id="unknown_command"),
     pytest.param([], ["required"], id="no_command"),
@@ -273,7 +274,9 @@ def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted):
     argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "60", "--json"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "capel_ui", *argv, "Describe a lighthouse"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
     while not scripted.chat_requests and time.monotonic() < deadline:

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capel_ui.counting import UNITS, count
+from capel_ui.counting import count
 from capel_ui.grammar import countdown_grammar, exact_grammar, supports
 from capel_ui.parser import check_output
+from capel_ui.vocab import UNITS
 from tests.gbnf import GrammarError, matches, parse, sample
 
 LANGS = ["en", "zh"]

@@ -13,21 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..prompts import Message
+from ..vocab import FailureKind
 
 GrammarField = Literal["grammar", "guided_grammar", "structured_outputs"]
-FailureKind = Literal[
-    "unreachable",
-    "timeout",
-    "auth",
-    "rate_limit",
-    "server",
-    "context",
-    "not_found",
-    "bad_request",
-    "cut",
-    "empty",
-    "length",
-]
 
 
 @dataclass(frozen=True)
@@ -89,6 +77,7 @@ class Backend(ABC):
     label: str
     capabilities: Capabilities
     base_url: str | None
+    provider: str = "compatible"  # which entry of the registry built it (set by `get_backend`)
 
     @abstractmethod
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:

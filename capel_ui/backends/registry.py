@@ -156,7 +156,7 @@ def get_backend(
     if provider in ("embedded", "gguf"):
         handle = start_server(None if provider == "embedded" else model)
         label = "SmolLM2-135M (embedded)" if provider == "embedded" else handle.path.name
-        return OpenAICompatBackend(
+        backend = OpenAICompatBackend(
             model,
             base_url=handle.base_url,
             api_key=handle.api_key,
@@ -165,12 +165,14 @@ def get_backend(
             max_retries=max_retries,
             timeout=timeout,
         )
+        backend.provider = provider
+        return backend
     key = resolve_key(provider, api_key)
     hint = f"set {spec.key_env} or type a key in the sidebar" if spec.key_env else "type a key in the sidebar"
     if not key and provider in ("openai", "deepseek"):
         raise BackendError("auth", f"No API key for {spec.label}: {hint} (keys are kept for this session only).")
     url = base_url or spec.base_url
-    return OpenAICompatBackend(
+    backend = OpenAICompatBackend(
         model,
         base_url=url,
         api_key=key,
@@ -180,3 +182,5 @@ def get_backend(
         timeout=timeout,
         key_hint=hint,
     )
+    backend.provider = provider
+    return backend

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..prompts import MODE_LABELS
+from ..vocab import MODE_LABELS
 from .report import ERROR_ORDER, ROW_KEYS, Row, format_errors, overall, per_target
 
 METRIC_TITLES: dict[str, str] = {

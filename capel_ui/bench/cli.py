@@ -12,8 +12,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..counting import LANGS
-from ..prompts import MAX_TARGET, MODES
+from ..vocab import LANGS, MAX_TARGET, MODES
 from .suites import SUITE_HELP, SUITES, parse_lengths
 
 if TYPE_CHECKING:

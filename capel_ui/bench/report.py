@@ -13,8 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..metrics import exact_match, lifebench_scores, mae, mald
-from ..parser import ERROR_TYPES
-from ..prompts import MODES
+from ..vocab import ERROR_TYPES, MODES
 
 Row = dict[str, Any]
 

@@ -23,9 +23,8 @@ from sqlalchemy import Engine
 
 from .. import storage
 from ..backends import Backend, get_backend
-from ..counting import Lang
 from ..generation import Generation, Request, validate_request
-from ..prompts import MODES, Mode
+from ..vocab import MODES, Lang, Mode
 from .report import Row, aggregate
 from .suites import Item, Suite, load_suite
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from ..counting import DEFAULT_UNIT, Lang, Unit
-from ..prompts import MAX_TARGET
+from ..vocab import DEFAULT_UNIT, MAX_TARGET, Lang, Unit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"

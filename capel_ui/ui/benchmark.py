@@ -18,8 +18,8 @@ from ..backends import BackendError
 from ..bench import charts, report
 from ..bench.runner import BenchConfig, list_runs, parse_modes, run_bench, run_results
 from ..bench.suites import SUITE_HELP, SUITES, parse_lengths
-from ..prompts import MODE_LABELS, MODES
 from ..storage import PROJECT_ROOT
+from ..vocab import MODE_LABELS, MODES
 from . import settings
 
 DEFAULT_LENGTHS = {"rtg": "16,64", "lifebench": "16,32", "mtbench": "50", "custom": ""}

@@ -15,11 +15,10 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from ..backends import PROVIDERS, BackendError
-from ..counting import DEFAULT_UNIT, UNIT_LABELS, Lang
 from ..export import is_verified
-from ..generation import GRAMMAR_MODES, Generation, Request, validate_request
-from ..prompts import MAX_TARGET, MODE_LABELS, MODES, Mode
+from ..generation import Generation, Request, validate_request
 from ..storage import RunRecord, list_runs, update_run
+from ..vocab import DEFAULT_UNIT, GRAMMAR_MODES, MAX_TARGET, MODE_LABELS, MODES, UNIT_LABELS, Lang, Mode
 from . import settings
 from .render import clean_text_html, countdown_html, highlight_raw
 from .views import badge, settle, start_record, track, untrack

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, time, timedelta
 import streamlit as st
 
 from ..export import is_verified
-from ..prompts import MODE_LABELS
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
+from ..vocab import MODE_LABELS
 from . import settings
 from .views import render_run
 

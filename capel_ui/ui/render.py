@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from ..parser import ERROR_LABELS
+from ..vocab import ERROR_LABELS
 
 _MARKER = re.compile(r"<\d+>")
 

@@ -12,11 +12,10 @@ import time
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from ..counting import UNIT_LABELS
 from ..export import export_json, export_md, export_name, export_txt, is_verified
 from ..generation import Generation, Outcome
-from ..prompts import MODE_LABELS
 from ..storage import RunRecord, create_run, update_run
+from ..vocab import MODE_LABELS, UNIT_LABELS
 from .render import clean_text_html, countdown_html, error_rows, highlight_raw
 from .settings import ModelChoice
 

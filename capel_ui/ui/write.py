@@ -7,11 +7,10 @@ from typing import Any
 import streamlit as st
 
 from ..backends import BackendError, uses_fallback
-from ..counting import UNIT_LABELS, Lang, Unit
-from ..generation import GRAMMAR_MODES, Generation, Request, validate_request
+from ..generation import Generation, Request, validate_request
 from ..grammar import supports
-from ..prompts import MAX_TARGET, MODE_LABELS, MODES, Mode
 from ..storage import get_run
+from ..vocab import GRAMMAR_MODES, MAX_TARGET, MODE_LABELS, MODES, UNIT_LABELS, Lang, Mode, Unit
 from . import settings
 from .views import render_run, settle, start_record, stream_live
 

@@ -1,0 +1,160 @@
+"""The one place that names CAPEL Studio's vocabulary: languages, units, modes and what they imply, run
+statuses and origins, marker error types, failure kinds and exit codes.
+
+Everything else imports these names; nothing re-declares them. Adding a mode, unit or status starts here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""The folder that holds the capel_ui package (the repository root)."""
+
+MAX_TARGET = 10_000
+"""The largest target length the app accepts, in any unit."""
+
+# --- languages and counting units -------------------------------------------------------------------
+
+Lang = Literal["en", "zh"]
+LANGS: tuple[Lang, ...] = get_args(Lang)
+LANG_LABELS: dict[Lang, str] = {"en": "English", "zh": "Chinese"}
+
+Unit = Literal["en_words", "zh_chars", "zh_words", "lifebench"]
+UNITS: tuple[Unit, ...] = get_args(Unit)
+UNIT_LABELS: dict[Unit, str] = {
+    "en_words": "English words",
+    "zh_chars": "Chinese characters",
+    "zh_words": "Chinese words (jieba)",
+    "lifebench": "LIFEBench counter",
+}
+DEFAULT_UNIT: dict[Lang, Unit] = {"en": "en_words", "zh": "zh_chars"}
+UNITS_FOR: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "zh_words", "lifebench")}
+GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "lifebench")}
+"""Units in which the guaranteed modes' grammars make every unit count exactly one."""
+
+
+def unit_label(unit: str) -> str:
+    """A unit's label for people; an unknown (old or foreign) unit name is shown as it is."""
+    return UNIT_LABELS.get(unit, unit)  # type: ignore[call-overload]
+
+
+# --- modes ------------------------------------------------------------------------------------------
+
+Mode = Literal["capel", "draft-capel", "baseline", "exact", "exact-countdown"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """What a mode is: its label, whether its count is guaranteed, whether it needs a grammar or uses markers."""
+
+    label: str
+    guaranteed: bool
+    needs_grammar: bool
+    uses_markers: bool
+
+
+MODE_SPECS: dict[Mode, ModeSpec] = {
+    "capel": ModeSpec("CAPEL", guaranteed=False, needs_grammar=False, uses_markers=True),
+    "draft-capel": ModeSpec("Draft→CAPEL", guaranteed=False, needs_grammar=False, uses_markers=True),
+    "baseline": ModeSpec("Baseline", guaranteed=False, needs_grammar=False, uses_markers=False),
+    "exact": ModeSpec("Exact (guaranteed)", guaranteed=True, needs_grammar=True, uses_markers=False),
+    "exact-countdown": ModeSpec("Exact countdown (guaranteed)", guaranteed=True, needs_grammar=True, uses_markers=True),
+}
+MODE_LABELS: dict[Mode, str] = {m: s.label for m, s in MODE_SPECS.items()}
+GRAMMAR_MODES: frozenset[Mode] = frozenset(m for m, s in MODE_SPECS.items() if s.needs_grammar)
+MARKER_MODES: frozenset[Mode] = frozenset(m for m, s in MODE_SPECS.items() if s.uses_markers)
+
+
+def mode_label(mode: str) -> str:
+    """A mode's label for people; an unknown (old) mode name is shown as it is."""
+    return MODE_LABELS.get(mode, mode)  # type: ignore[call-overload]
+
+
+def available_modes(grammar: bool, lang: Lang, unit: Unit) -> list[Mode]:
+    """The modes a model can run for this language and unit: guaranteed ones only where a grammar can promise it."""
+    grammar_ok = grammar and unit in GRAMMAR_UNITS.get(lang, ())
+    return [m for m in MODES if not MODE_SPECS[m].needs_grammar or grammar_ok]
+
+
+# --- runs -------------------------------------------------------------------------------------------
+
+Status = Literal["running", "complete", "partial", "failed", "cancelled"]
+STATUSES: tuple[Status, ...] = get_args(Status)
+FINAL_STATUSES: frozenset[Status] = frozenset({"complete", "partial", "failed", "cancelled"})
+
+DisplayStatus = Literal["running", "complete", "partial", "failed", "cancelled", "interrupted"]
+"""A status as shown: a `running` row nobody has saved for `STALE_AFTER` seconds is shown as interrupted."""
+
+STALE_AFTER = 180.0
+"""Seconds without a save after which a running row cannot be alive: a live run saves at least every few
+seconds while text arrives, and no request waits longer than the backend timeout (120 s) for its first token."""
+
+Origin = Literal["write", "compare", "cli", "edit", "variant", "repair", "unknown"]
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
+
+BenchRunStatus = Literal["running", "complete", "interrupted"]
+BENCH_RUN_STATUSES: tuple[BenchRunStatus, ...] = get_args(BenchRunStatus)
+BenchResultStatus = Literal["ok", "error"]
+BENCH_RESULT_STATUSES: tuple[BenchResultStatus, ...] = get_args(BenchResultStatus)
+
+# --- marker errors and failures ---------------------------------------------------------------------
+
+ErrorType = Literal[
+    "preamble",
+    "wrong_start",
+    "skip",
+    "repeat",
+    "bare_marker",
+    "extra_units",
+    "malformed_marker",
+    "early_stop",
+    "missing_end",
+    "trailing_text",
+    "duplicate_end",
+]
+ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
+ERROR_LABELS: dict[ErrorType, str] = {
+    "preamble": "Text before the first marker",
+    "wrong_start": "Countdown does not start at the target",
+    "skip": "Skipped marker",
+    "repeat": "Repeated or rising marker",
+    "bare_marker": "Marker with no unit",
+    "extra_units": "More than one unit for a marker",
+    "malformed_marker": "Malformed marker",
+    "early_stop": "Stopped early",
+    "missing_end": "Missing <0>",
+    "trailing_text": "Text after <0>",
+    "duplicate_end": "Second <0>",
+}
+
+FailureKind = Literal[
+    "unreachable",
+    "timeout",
+    "auth",
+    "rate_limit",
+    "server",
+    "context",
+    "not_found",
+    "bad_request",
+    "cut",
+    "empty",
+    "length",
+]
+FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
+
+# --- exit codes of `python -m capel_ui` -------------------------------------------------------------
+
+EXIT_OK = 0
+"""Verified: the text has exactly the target length and no marker error."""
+EXIT_MISS = 1
+"""Not verified (off target, marker errors, or cut at the output limit)."""
+EXIT_USAGE = 2
+"""Bad input: one line says what was wrong and what is accepted."""
+EXIT_BACKEND = 3
+"""The model, server or database failed; the message says what to do."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C: what arrived is kept."""
