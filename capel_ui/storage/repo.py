@@ -1,71 +1,46 @@
-"""Repository functions: the only way the app, CLI and benchmark runner touch the database.
+"""The functions the app, CLI and benchmark runner use to read and write the database, and the History CSV.
 
-Every function takes an Engine and opens its own short Session, so worker and benchmark threads can call
-them concurrently (the Engine's pool is thread-safe; Sessions are not shared). Writes run in one
-transaction each (BEGIN IMMEDIATE on SQLite, see _sqlite.py). Reads return frozen dataclasses from
-records.py, never live ORM objects. Unknown field names raise ValueError, so a secret such as
-`api_key=` can never be stored: there is no column for it.
+Each takes an Engine and runs one short transaction on its own connection, so Streamlit and benchmark
+threads can call them concurrently (the engine's pool is thread-safe). Writes run in one transaction each
+(BEGIN IMMEDIATE on SQLite, see engine.py). Reads return frozen records (schema.py), never ORM objects.
+
+Every write is checked before it reaches the database, with a readable ValueError: unknown field names (so
+a secret such as `api_key=` can never be stored: there is no column for it, and a secret-looking name is
+refused as such), None for a NOT NULL column, a value outside a column's vocabulary (`status`, `origin`).
+Strings have NUL replaced (PostgreSQL cannot store it), errors/attempts are normalised to lists of dicts,
+and base_url loses any credentials.
 """
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from sqlalchemy import ColumnElement, CursorResult, Engine, delete, func, or_, select, update
+from sqlalchemy import JSON, ColumnElement, CursorResult, Engine, Table, delete, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import Label
 
-from ._sqlite import writer
-from .coltypes import utcnow
-from .models import (
-    BENCH_RESULT_STATUSES,
-    BENCH_RUN_STATUSES,
-    RUN_STATUSES,
-    Base,
-    BenchResult,
-    BenchRun,
-    Run,
-)
-from .records import BenchResultRecord, BenchRunRecord, RunRecord
-
-R = TypeVar("R")
+from .engine import writer
+from .schema import Base, BenchResult, BenchResultRecord, BenchRun, BenchRunRecord, Run, RunRecord, utcnow
 
 _SECRETISH = re.compile(r"key|secret|token|passw|credential|auth|bearer", re.IGNORECASE)
 _SECRET_PARAM = re.compile(r"key|secret|token|passw|credential|auth|sig", re.IGNORECASE)
-_STATUSES: dict[type[Base], tuple[str, ...]] = {
-    Run: RUN_STATUSES,
-    BenchRun: BENCH_RUN_STATUSES,
-    BenchResult: BENCH_RESULT_STATUSES,
-}
-DISTINCT_COLUMNS: tuple[str, ...] = ("model", "mode", "lang", "backend", "unit", "status", "comparison_id")
+
+DISTINCT_COLUMNS: tuple[str, ...] = (
+    "model", "mode", "lang", "origin", "backend", "unit", "status", "comparison_id", "group_id",
+)  # fmt: skip
 """Run columns distinct_values() will list (string columns useful as filters)."""
 
 
-# --- helpers -------------------------------------------------------------------------------------
-
-
-@contextmanager
-def _writing(engine: Engine) -> Iterator[Session]:
-    """A session in one write transaction, committed on success, rolled back on any exception."""
-    with Session(writer(engine), expire_on_commit=False) as session, session.begin():
-        yield session
-
-
-def _record(cls: type[R], obj: object, **extra: Any) -> R:
-    """Copy the dataclass's fields off an ORM object, so nothing returned is bound to a session."""
-    names = [f.name for f in dataclasses.fields(cls) if f.name not in extra]  # type: ignore[arg-type]
-    values = {name: getattr(obj, name) for name in names}
-    if isinstance(values.get("errors"), list):
-        values["errors"] = [dict(e) for e in values["errors"]]
-    return cls(**values, **extra)
+# --- checking what is written ---------------------------------------------------------------------
 
 
 def clean_base_url(url: str | None) -> str | None:
@@ -86,12 +61,12 @@ def clean_base_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def _normalize_errors(value: object) -> list[dict[str, Any]]:
-    """Errors as a JSON-ready list of dicts; accepts dicts, objects with as_dict() (MarkerError) or dataclasses."""
+def _list_of_dicts(name: str, value: object) -> list[dict[str, Any]]:
+    """A JSON-ready list of dicts from dicts, objects with as_dict() (MarkerError) or dataclasses."""
     if value is None:
         return []
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise ValueError(f"errors must be a list, got {type(value).__name__}")
+        raise ValueError(f"{name} must be a list, got {type(value).__name__}")
     out: list[dict[str, Any]] = []
     for item in value:
         if isinstance(item, Mapping):
@@ -101,11 +76,11 @@ def _normalize_errors(value: object) -> list[dict[str, Any]]:
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             out.append(dataclasses.asdict(item))
         else:
-            raise ValueError(f"each error must be a mapping, got {type(item).__name__}")
+            raise ValueError(f"each item of {name} must be a mapping, got {type(item).__name__}")
     try:
         json.dumps(out)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"errors are not JSON-serialisable: {exc}") from exc
+        raise ValueError(f"{name} are not JSON-serialisable: {exc}") from exc
     return out
 
 
@@ -113,21 +88,14 @@ def _without_nul(value: str) -> str:
     """NUL characters replaced by U+FFFD, the same on every backend.
 
     Why: PostgreSQL text cannot hold NUL (the insert fails), while SQLite stores it; a model that streams one
-    would otherwise crash its run only on PostgreSQL. Inside `errors` NUL is fine: JSON escapes it.
+    would otherwise crash its run only on PostgreSQL. Inside JSON columns NUL is fine: JSON escapes it.
     """
     return value.replace("\x00", "\ufffd") if "\x00" in value else value
 
 
-def _join_list(value: object) -> object:
-    """Accept ['a', 'b'] / [100, 200] for the comma-separated columns."""
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return ",".join(str(v) for v in value)
-    return value
-
-
-def _prepare(model: type[Base], fields: Mapping[str, Any], *, immutable: frozenset[str]) -> dict[str, Any]:
-    """Validate field names and values for `model`; raise ValueError early with a readable message."""
-    table = model.__table__
+def _prepare(mapped: type[Base], fields: Mapping[str, Any], *, immutable: frozenset[str]) -> dict[str, Any]:
+    """Check field names and values for `mapped` (ValueError saying what is wrong); return what to store."""
+    table = cast(Table, mapped.__table__)
     columns = table.columns
     unknown = sorted(set(fields) - set(columns.keys()))
     if unknown:
@@ -139,79 +107,78 @@ def _prepare(model: type[Base], fields: Mapping[str, Any], *, immutable: frozens
     if blocked:
         raise ValueError(f"{table.name} field(s) {blocked} cannot be set here")
     values = dict(fields)
-    for name, value in values.items():
-        if value is None and not columns[name].nullable:
-            raise ValueError(f"{table.name}.{name} cannot be None")
-    if "status" in values and values["status"] not in _STATUSES[model]:
-        raise ValueError(f"{table.name}.status must be one of {_STATUSES[model]}, got {values['status']!r}")
-    for name, value in values.items():
-        if isinstance(value, str):
+    for name, value in fields.items():
+        col = columns[name]
+        if value is None:
+            if not col.nullable:
+                raise ValueError(f"{table.name}.{name} cannot be None")
+            continue
+        choices = col.info.get("choices")
+        if choices is not None and value not in choices:
+            raise ValueError(f"{table.name}.{name} must be one of {choices}, got {value!r}")
+        if isinstance(col.type, JSON):
+            values[name] = _list_of_dicts(name, value)
+        elif col.info.get("comma_list") and isinstance(value, (list, tuple, set, frozenset)):
+            values[name] = ",".join(str(v) for v in value)
+        elif isinstance(value, str):
             values[name] = _without_nul(value)
-    if "errors" in values:
-        values["errors"] = _normalize_errors(values["errors"])
-    if "base_url" in values:
+    if values.get("base_url"):
         values["base_url"] = clean_base_url(values["base_url"])
-    for name in ("modes", "lengths"):
-        if name in values and model is BenchRun:
-            values[name] = _join_list(values[name])
     return values
 
 
-def _require(model: type[Base], values: Mapping[str, Any]) -> None:
+def _require(mapped: type[Base], values: Mapping[str, Any]) -> None:
     """Columns that are NOT NULL and have no default must be given when creating a row."""
-    missing = [
-        c.name
-        for c in model.__table__.columns
-        if not c.nullable and c.default is None and not c.primary_key and c.name not in values
-    ]
+    table = cast(Table, mapped.__table__)
+    missing = [c.name for c in table.columns if not (c.nullable or c.default or c.primary_key or c.name in values)]
     if missing:
-        raise ValueError(f"missing required {model.__tablename__} field(s): {missing}")
+        raise ValueError(f"missing required {table.name} field(s): {missing}")
 
 
 def _rowcount(result: object) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
-# --- runs ----------------------------------------------------------------------------------------
+def _columns(mapped: type[Base]) -> list[Any]:
+    return list(cast(Table, mapped.__table__).columns)
+
+
+# --- runs -----------------------------------------------------------------------------------------
 
 
 def create_run(engine: Engine, **fields: Any) -> int:
-    """Insert a run (status defaults to 'running') and return its id.
+    """Insert a run (status defaults to 'running', verified to False) and return its id.
 
-    Required: model, backend, mode, lang, unit, target. created_at may be given (imports); it defaults to now.
+    Required: origin, model, backend, mode, lang, unit, target. created_at may be given (imports); default now.
     """
     values = _prepare(Run, fields, immutable=frozenset({"id"}))
     _require(Run, values)
-    with _writing(engine) as s:
-        run = Run(**values)
-        s.add(run)
-        s.flush()
-        return run.id
+    with writer(engine).begin() as conn:
+        return int(conn.execute(insert(Run).values(**values)).inserted_primary_key[0])
 
 
 def update_run(engine: Engine, run_id: int, **fields: Any) -> None:
-    """Set the given fields and updated_at=now. KeyError if no such run, ValueError for unknown fields.
+    """Set the given fields and updated_at=now. KeyError if no such run, ValueError for bad fields.
 
-    Cheap enough to call while streaming, but throttle it (e.g. every ~0.5 s), not every token.
+    Cheap enough to call while streaming, but throttle it (e.g. every second), not every token.
     """
     values = _prepare(Run, fields, immutable=frozenset({"id", "created_at", "updated_at"}))
-    values["updated_at"] = utcnow()
-    with _writing(engine) as s:
-        if _rowcount(s.execute(update(Run).where(Run.id == run_id).values(**values))) == 0:
+    with writer(engine).begin() as conn:
+        if _rowcount(conn.execute(update(Run).where(Run.id == run_id).values(**values, updated_at=utcnow()))) == 0:
             raise KeyError(run_id)
 
 
 def get_run(engine: Engine, run_id: int) -> RunRecord | None:
     """The run with this id, or None."""
-    with Session(engine) as s:
-        run = s.get(Run, run_id)
-        return None if run is None else _record(RunRecord, run)
+    with engine.connect() as conn:
+        row = conn.execute(select(*_columns(Run)).where(Run.id == run_id)).first()
+    return None if row is None else RunRecord(**row._mapping)
 
 
 def delete_run(engine: Engine, run_id: int) -> bool:
     """Delete a run; True if it existed."""
-    with _writing(engine) as s:
-        return _rowcount(s.execute(delete(Run).where(Run.id == run_id))) > 0
+    with writer(engine).begin() as conn:
+        return _rowcount(conn.execute(delete(Run).where(Run.id == run_id))) > 0
 
 
 def list_runs(
@@ -220,28 +187,36 @@ def list_runs(
     model: str | None = None,
     mode: str | None = None,
     lang: str | None = None,
-    exact_only: bool = False,
+    origin: str | None = None,
+    verified_only: bool = False,
     since: datetime | None = None,
     until: datetime | None = None,
     search: str | None = None,
     comparison_id: str | None = None,
+    group_id: str | None = None,
     limit: int | None = 500,
 ) -> list[RunRecord]:
     """Runs matching every given filter, newest first.
 
-    since is inclusive and until exclusive (half-open, so day ranges compose); naive datetimes are UTC.
-    search is a case-insensitive substring match over instruction and text (% and _ are literal).
-    limit=None returns everything.
+    verified_only keeps runs whose `verified` column is true (complete, on target, no marker error), not
+    merely those whose count equals the target. since is inclusive and until exclusive (half-open, so day
+    ranges compose); naive datetimes are UTC. search is a case-insensitive substring match over instruction
+    and text (% and _ are literal). limit=None returns everything.
     """
-    conditions: list[ColumnElement[bool]] = []
-    if model is not None:
-        conditions.append(Run.model == model)
-    if mode is not None:
-        conditions.append(Run.mode == mode)
-    if lang is not None:
-        conditions.append(Run.lang == lang)
-    if exact_only:
-        conditions.append(Run.exact.is_(True))
+    conditions: list[ColumnElement[bool]] = [
+        column == value
+        for column, value in (
+            (Run.model, model),
+            (Run.mode, mode),
+            (Run.lang, lang),
+            (Run.origin, origin),
+            (Run.comparison_id, comparison_id),
+            (Run.group_id, group_id),
+        )
+        if value is not None
+    ]
+    if verified_only:
+        conditions.append(Run.verified.is_(True))
     if since is not None:
         conditions.append(Run.created_at >= since)
     if until is not None:
@@ -251,37 +226,33 @@ def list_runs(
         conditions.append(
             or_(Run.instruction.icontains(term, autoescape=True), Run.text.icontains(term, autoescape=True))
         )
-    if comparison_id is not None:
-        conditions.append(Run.comparison_id == comparison_id)
-    query = select(Run).where(*conditions).order_by(Run.created_at.desc(), Run.id.desc())
-    if limit is not None:
-        query = query.limit(limit)
-    with Session(engine) as s:
-        return [_record(RunRecord, run) for run in s.scalars(query)]
+    query = select(*_columns(Run)).where(*conditions).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+    with engine.connect() as conn:
+        return [RunRecord(**row._mapping) for row in conn.execute(query)]
 
 
 def distinct_values(engine: Engine, column_name: str) -> list[str]:
     """Sorted distinct non-null values of a runs column (one of DISTINCT_COLUMNS), for filter pickers."""
     if column_name not in DISTINCT_COLUMNS:
         raise ValueError(f"distinct_values supports {DISTINCT_COLUMNS}, got {column_name!r}")
-    column = Run.__table__.c[column_name]
-    with Session(engine) as s:
-        return list(s.scalars(select(column).where(column.is_not(None)).distinct().order_by(column)))
+    column = cast(Table, Run.__table__).c[column_name]
+    with engine.connect() as conn:
+        return list(conn.execute(select(column).where(column.is_not(None)).distinct().order_by(column)).scalars())
 
 
-# --- benchmarks ----------------------------------------------------------------------------------
+# --- benchmarks -----------------------------------------------------------------------------------
 
 
-def _count_subquery() -> Label[int]:
-    """Correlated COUNT of a bench run's results (portable; avoids GROUP BY over every BenchRun column)."""
+def _bench_runs_query() -> Any:
+    """Bench runs with result_count, a correlated COUNT (portable; no GROUP BY over every column)."""
     count = select(func.count(BenchResult.id)).where(BenchResult.bench_run_id == BenchRun.id)
-    return count.scalar_subquery().label("result_count")
+    return select(*_columns(BenchRun), count.scalar_subquery().label("result_count"))
 
 
 def _bench_run_where(engine: Engine, condition: ColumnElement[bool]) -> BenchRunRecord | None:
-    with Session(engine) as s:
-        row = s.execute(select(BenchRun, _count_subquery()).where(condition)).first()
-        return None if row is None else _record(BenchRunRecord, row[0], result_count=row[1])
+    with engine.connect() as conn:
+        row = conn.execute(_bench_runs_query().where(condition)).first()
+    return None if row is None else BenchRunRecord(**row._mapping)
 
 
 def get_bench_run(engine: Engine, bench_run_id: int) -> BenchRunRecord | None:
@@ -296,13 +267,12 @@ def get_or_create_bench_run(engine: Engine, key: str, **fields: Any) -> BenchRun
     """
     values = _prepare(BenchRun, {**fields, "key": key}, immutable=frozenset({"id", "updated_at"}))
     try:
-        with _writing(engine) as s:
-            existing = s.scalar(select(BenchRun.id).where(BenchRun.key == key))
-            if existing is None:
+        with writer(engine).begin() as conn:
+            if conn.execute(select(BenchRun.id).where(BenchRun.key == key)).first() is None:
                 _require(BenchRun, values)
-                s.add(BenchRun(**values))
+                conn.execute(insert(BenchRun).values(**values))
     except IntegrityError:
-        pass  # another process created the same key first: fall through and read theirs
+        pass  # another process created the same key first: read theirs
     found = _bench_run_where(engine, BenchRun.key == key)
     if found is None:
         raise RuntimeError(f"bench run {key!r} vanished right after being created")
@@ -312,23 +282,23 @@ def get_or_create_bench_run(engine: Engine, key: str, **fields: Any) -> BenchRun
 def set_bench_run_status(engine: Engine, bench_run_id: int, status: str) -> None:
     """Mark a benchmark run running/complete/interrupted. KeyError if no such run."""
     values = _prepare(BenchRun, {"status": status}, immutable=frozenset())
-    with _writing(engine) as s:
+    with writer(engine).begin() as conn:
         query = update(BenchRun).where(BenchRun.id == bench_run_id).values(**values, updated_at=utcnow())
-        if _rowcount(s.execute(query)) == 0:
+        if _rowcount(conn.execute(query)) == 0:
             raise KeyError(bench_run_id)
 
 
 def delete_bench_run(engine: Engine, bench_run_id: int) -> bool:
     """Delete a benchmark run; its results go with it (ON DELETE CASCADE). True if it existed."""
-    with _writing(engine) as s:
-        return _rowcount(s.execute(delete(BenchRun).where(BenchRun.id == bench_run_id))) > 0
+    with writer(engine).begin() as conn:
+        return _rowcount(conn.execute(delete(BenchRun).where(BenchRun.id == bench_run_id))) > 0
 
 
 def list_bench_runs(engine: Engine) -> list[BenchRunRecord]:
     """Every benchmark run, newest first, each with its result_count."""
-    query = select(BenchRun, _count_subquery()).order_by(BenchRun.created_at.desc(), BenchRun.id.desc())
-    with Session(engine) as s:
-        return [_record(BenchRunRecord, run, result_count=n) for run, n in s.execute(query)]
+    query = _bench_runs_query().order_by(BenchRun.created_at.desc(), BenchRun.id.desc())
+    with engine.connect() as conn:
+        return [BenchRunRecord(**row._mapping) for row in conn.execute(query)]
 
 
 def done_keys(engine: Engine, bench_run_id: int) -> set[tuple[str, int, str]]:
@@ -336,18 +306,15 @@ def done_keys(engine: Engine, bench_run_id: int) -> set[tuple[str, int, str]]:
     query = select(BenchResult.item_id, BenchResult.target, BenchResult.mode).where(
         BenchResult.bench_run_id == bench_run_id
     )
-    with Session(engine) as s:
-        return {(item_id, target, mode) for item_id, target, mode in s.execute(query)}
+    with engine.connect() as conn:
+        return {(item_id, target, mode) for item_id, target, mode in conn.execute(query)}
 
 
-def _result_exists(s: Session, values: Mapping[str, Any]) -> bool:
+def _result_exists(conn: Connection, values: Mapping[str, Any]) -> bool:
     query = select(BenchResult.id).where(
-        BenchResult.bench_run_id == values["bench_run_id"],
-        BenchResult.item_id == values["item_id"],
-        BenchResult.target == values["target"],
-        BenchResult.mode == values["mode"],
+        *(getattr(BenchResult, name) == values[name] for name in ("bench_run_id", "item_id", "target", "mode"))
     )
-    return s.scalar(query) is not None
+    return conn.execute(query).first() is not None
 
 
 def add_bench_result(engine: Engine, bench_run_id: int, **fields: Any) -> bool:
@@ -360,17 +327,17 @@ def add_bench_result(engine: Engine, bench_run_id: int, **fields: Any) -> bool:
     values = _prepare(BenchResult, {**fields, "bench_run_id": bench_run_id}, immutable=frozenset({"id"}))
     _require(BenchResult, values)
     try:
-        with _writing(engine) as s:
-            if s.get(BenchRun, bench_run_id) is None:
+        with writer(engine).begin() as conn:
+            if conn.execute(select(BenchRun.id).where(BenchRun.id == bench_run_id)).first() is None:
                 raise KeyError(bench_run_id)
-            if _result_exists(s, values):
+            if _result_exists(conn, values):
                 return False
-            s.add(BenchResult(**values))
-            s.execute(update(BenchRun).where(BenchRun.id == bench_run_id).values(updated_at=utcnow()))
+            conn.execute(insert(BenchResult).values(**values))
+            conn.execute(update(BenchRun).where(BenchRun.id == bench_run_id).values(updated_at=utcnow()))
         return True
     except IntegrityError:
-        with Session(engine) as s:  # lost a race with another writer (non-SQLite backends)
-            if _result_exists(s, values):
+        with engine.connect() as conn:  # lost a race with another writer (PostgreSQL)
+            if _result_exists(conn, values):
                 return False
         raise
 
@@ -380,9 +347,55 @@ def bench_results(engine: Engine, bench_run_ids: Sequence[int]) -> list[BenchRes
     if not bench_run_ids:
         return []
     query = (
-        select(BenchResult)
+        select(*_columns(BenchResult))
         .where(BenchResult.bench_run_id.in_(list(bench_run_ids)))
         .order_by(BenchResult.bench_run_id, BenchResult.id)
     )
-    with Session(engine) as s:
-        return [_record(BenchResultRecord, r) for r in s.scalars(query)]
+    with engine.connect() as conn:
+        return [BenchResultRecord(**row._mapping) for row in conn.execute(query)]
+
+
+# --- the History CSV ------------------------------------------------------------------------------
+
+CSV_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunRecord))
+"""Header of runs_to_csv: one column per run field (there is no key column to leak)."""
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A text cell starting with one of these is run as a formula by spreadsheets (OWASP: CSV injection)."""
+
+
+def errors_summary(errors: Iterable[Mapping[str, Any]]) -> str:
+    """Compact 'type×count' list, e.g. 'skip×2; early_stop×1', in first-seen order; '' for none."""
+    counts = Counter(str(e.get("type", "?")) for e in errors)
+    return "; ".join(f"{kind}×{n}" for kind, n in counts.items())
+
+
+def _cell(name: str, value: Any) -> str:
+    """One CSV cell. Numbers stay numbers (-3 is -3); a text cell that a spreadsheet would run as a formula
+    gets a leading ' (OWASP), so `=HYPERLINK(...)` in a model's output is shown, never run."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if name == "errors":
+        text = errors_summary(value)
+    elif name == "base_url":
+        text = clean_base_url(value) or ""
+    elif isinstance(value, (list, dict)):
+        text = json.dumps(value, ensure_ascii=False) if value else ""
+    else:
+        text = str(value)
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+def runs_to_csv(runs: Iterable[RunRecord]) -> str:
+    """RFC 4180 CSV (header row, CRLF, quoted where needed) of the runs; encode with 'utf-8-sig' for Excel."""
+    buffer = io.StringIO()
+    out = csv.writer(buffer, lineterminator="\r\n")
+    out.writerow(CSV_COLUMNS)
+    out.writerows([_cell(name, getattr(run, name)) for name in CSV_COLUMNS] for run in runs)
+    return buffer.getvalue()
