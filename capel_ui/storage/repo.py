@@ -24,7 +24,20 @@ from datetime import datetime
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from sqlalchemy import JSON, ColumnElement, CursorResult, Engine, Table, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    CursorResult,
+    Engine,
+    Select,
+    Table,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -130,7 +143,11 @@ def _prepare(mapped: type[Base], fields: Mapping[str, Any], *, immutable: frozen
 def _require(mapped: type[Base], values: Mapping[str, Any]) -> None:
     """Columns that are NOT NULL and have no default must be given when creating a row."""
     table = cast(Table, mapped.__table__)
-    missing = [c.name for c in table.columns if not (c.nullable or c.default or c.primary_key or c.name in values)]
+    missing = [
+        c.name
+        for c in table.columns
+        if not c.nullable and c.default is None and not c.primary_key and c.name not in values
+    ]
     if missing:
         raise ValueError(f"missing required {table.name} field(s): {missing}")
 
@@ -243,7 +260,7 @@ def distinct_values(engine: Engine, column_name: str) -> list[str]:
 # --- benchmarks -----------------------------------------------------------------------------------
 
 
-def _bench_runs_query() -> Any:
+def _bench_runs_query() -> Select[Any]:
     """Bench runs with result_count, a correlated COUNT (portable; no GROUP BY over every column)."""
     count = select(func.count(BenchResult.id)).where(BenchResult.bench_run_id == BenchRun.id)
     return select(*_columns(BenchRun), count.scalar_subquery().label("result_count"))
