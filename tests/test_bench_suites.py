@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from capel_ui.bench.suites import (
+    LIFEBENCH_FILE,
     LIFEBENCH_LENGTHS,
     MTBENCH_FILE,
     MTBENCH_TEMPERATURES,
@@ -18,6 +19,39 @@ from capel_ui.bench.suites import (
     parse_custom,
     parse_lengths,
 )
+from capel_ui.vocab import PROJECT_ROOT
+
+# ----- the data ships with the project ----------------------------------------------------------------------------
+
+
+def test_suite_data_lives_inside_the_project_with_its_licence_and_source_beside_it() -> None:
+    """A clone of the project alone runs every suite: the files, their licences and their README are in it."""
+    data = PROJECT_ROOT / "capel_ui" / "bench" / "data"
+    assert LIFEBENCH_FILE.is_relative_to(data) and MTBENCH_FILE.is_relative_to(data)
+    assert (LIFEBENCH_FILE.parent / "LIFEBench_LICENSE_MIT.txt").is_file()
+    assert (MTBENCH_FILE.parent / "FastChat_LICENSE_Apache-2.0.txt").is_file()
+    readme = (data / "README.md").read_text(encoding="utf-8")
+    for name in ("data_lite.jsonl", "mt_bench_question.jsonl", "judge_prompts.jsonl", "e38620e", "0e6d3e4"):
+        assert name in readme
+
+
+def test_the_single_answer_judge_prompt_ships_with_the_mtbench_data() -> None:
+    rows = [json.loads(line) for line in (MTBENCH_FILE.parent / "judge_prompts.jsonl").read_text().splitlines()]
+    single = next(r for r in rows if r["name"] == "single-v1")
+    assert "[[rating]]" in single["system_prompt"] + single["prompt_template"]
+
+
+def test_no_code_or_test_reads_data_from_outside_the_project() -> None:
+    name = "sha" + "red"  # spelled in parts so this file does not match itself
+    spellings = (f"../{name}", f'"{name}" / "data"', f"{name}/data")
+    offenders = [
+        str(path.relative_to(PROJECT_ROOT))
+        for folder in ("capel_ui", "tests", "benchmarks")
+        for path in (PROJECT_ROOT / folder).rglob("*.py")
+        if any(s in path.read_text(encoding="utf-8") for s in spellings)
+    ]
+    assert offenders == []
+
 
 # ----- lifebench ------------------------------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """Benchmark suites: what to ask, in which language, at which target, at which temperature.
 
 A suite only provides the *instruction*; the runner appends the mode's length suffix through the normal
-prompt builder, so a benchmark prompt is exactly what the app would send. Public data is read from
-`../shared/data/` (relative to the project root) at run time and never copied into the project, so the
-licences stay beside the files they cover.
+prompt builder, so a benchmark prompt is exactly what the app would send. The public data ships inside the
+package (`capel_ui/bench/data/`, each licence beside its files; sources in its README), so a clone of the
+project runs every suite on its own, offline.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from typing import TypeVar
 
 from ..vocab import DEFAULT_UNIT, MAX_TARGET, Lang, Unit
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
-DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
+DATA_DIR = Path(__file__).resolve().parent / "data"
 LIFEBENCH_FILE = DATA_DIR / "lifebench" / "data_lite.jsonl"
 MTBENCH_FILE = DATA_DIR / "mtbench" / "mt_bench_question.jsonl"
 
@@ -196,7 +195,7 @@ def _read_jsonl(path: Path) -> list[dict]:
             return [json.loads(line) for line in fh if line.strip()]
     except FileNotFoundError:
         raise ValueError(
-            f"the suite data is missing: {path} (the suites read ../shared/data/ next to the project)"
+            f"the suite data is missing: {path} (it ships in capel_ui/bench/data/; restore it from git)"
         ) from None
 
 
