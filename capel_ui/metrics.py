@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 Pair = tuple[int, int]  # (target, count)
@@ -84,21 +84,3 @@ def lifebench_scores(pairs: Iterable[Pair]) -> LifebenchScore:
     ld = sum(v[0] for v in per_length.values()) / len(per_length)
     ls = sum(v[1] for v in per_length.values()) / len(per_length)
     return LifebenchScore(ld=ld, ls=ls, per_length=per_length, dropped=dropped)
-
-
-@dataclass(frozen=True)
-class Summary:
-    """All figures for one group of outputs (one model, mode and target, say)."""
-
-    n: int
-    em: float
-    mae: float
-    mald: float
-    ld: float
-    ls: float
-
-
-def summarize(pairs: Sequence[Pair]) -> Summary:
-    """EM, MAE, MALD and LIFEBench LD/LS for one group of (target, count) pairs."""
-    lb = lifebench_scores(pairs)
-    return Summary(n=len(pairs), em=exact_match(pairs), mae=mae(pairs), mald=mald(pairs), ld=lb.ld, ls=lb.ls)

@@ -9,16 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
-from capel_ui.bench.charts import (
-    em_figure,
-    error_figure,
-    figure_html,
-    ls_heatmap,
-    mald_em_figure,
-    mald_figure,
-    metric_figure,
-    results_csv,
-)
+from capel_ui.bench.charts import error_figure, figure_html, ls_heatmap, mald_em_figure, results_csv
 from capel_ui.bench.report import aggregate
 
 
@@ -57,38 +48,37 @@ RECORDS = [
 ROWS = aggregate(RECORDS)
 
 
-def test_mald_figure_has_one_line_per_model_and_mode_over_the_targets() -> None:
-    fig = mald_figure(ROWS)
-    lines = {t.name: (list(t.x), list(t.y)) for t in fig.data}
-    assert set(lines) == {"big · Exact (guaranteed)", "m · CAPEL", "m · Baseline", "m · Exact (guaranteed)"}
-    assert lines["m · Baseline"] == ([16, 64], [pytest.approx(0.25), pytest.approx(0.5)])
-    assert lines["m · Exact (guaranteed)"] == ([16, 64], [0.0, 0.0])
-    assert lines["m · CAPEL"][1][1] is None  # target 64 had no scored sample: a gap, not a zero
+def lines(fig: go.Figure, col: int) -> dict[str, tuple[list, list]]:
+    """The lines of one panel of `mald_em_figure` (1: MALD, 2: EM), by name: (targets, values)."""
+    axis = "x" if col == 1 else f"x{col}"
+    return {t.name: (list(t.x), list(t.y)) for t in fig.data if t.xaxis == axis}
 
 
-def test_x_axis_turns_logarithmic_only_over_a_wide_range() -> None:
-    narrow = metric_figure(aggregate([rec(16, 16, "exact"), rec(64, 64, "exact")]), "mald")
-    wide = metric_figure(aggregate([rec(16, 16, "exact"), rec(1024, 1000, "exact")]), "mald")
-    assert narrow.layout.xaxis.type != "log"
-    assert wide.layout.xaxis.type == "log"
+def test_mald_panel_has_one_line_per_model_and_mode_over_the_targets() -> None:
+    mald = lines(mald_em_figure(ROWS), 1)
+    assert set(mald) == {"big · Exact (guaranteed)", "m · CAPEL", "m · Baseline", "m · Exact (guaranteed)"}
+    assert mald["m · Baseline"] == ([16, 64], [pytest.approx(0.25), pytest.approx(0.5)])
+    assert mald["m · Exact (guaranteed)"] == ([16, 64], [0.0, 0.0])
+    assert mald["m · CAPEL"][1][1] is None  # target 64 had no scored sample: a gap, not a zero
 
 
-def test_em_figure_plots_fractions_on_a_0_to_1_axis() -> None:
-    fig = em_figure(ROWS)
-    exact = next(t for t in fig.data if t.name == "m · Exact (guaranteed)")
-    assert list(exact.y) == [1.0, 1.0]
-    assert tuple(fig.layout.yaxis.range) == (0, 1.05)
+def test_em_panel_plots_fractions_on_a_0_to_1_axis() -> None:
+    fig = mald_em_figure(ROWS)
+    assert lines(fig, 2)["m · Exact (guaranteed)"] == ([16, 64], [1.0, 1.0])
+    assert tuple(fig.layout.yaxis2.range) == (0, 1.05)
+
+
+def test_x_axes_turn_logarithmic_only_over_a_wide_range() -> None:
+    narrow = mald_em_figure(aggregate([rec(16, 16, "exact"), rec(64, 64, "exact")]))
+    wide = mald_em_figure(aggregate([rec(16, 16, "exact"), rec(1024, 1000, "exact")]))
+    assert (narrow.layout.xaxis.type, narrow.layout.xaxis2.type) == ("linear", "linear")
+    assert (wide.layout.xaxis.type, wide.layout.xaxis2.type) == ("log", "log")
 
 
 def test_mald_and_em_side_by_side_share_one_legend() -> None:
     fig = mald_em_figure(ROWS)
     assert len(fig.data) == 8
     assert sum(1 for t in fig.data if t.showlegend) == 4
-
-
-def test_unknown_metric_is_refused() -> None:
-    with pytest.raises(ValueError, match="mald, em, mae, ld, ls"):
-        metric_figure(ROWS, "bleu")
 
 
 def test_ls_heatmap_has_model_mode_rows_and_target_columns() -> None:
@@ -115,7 +105,7 @@ def test_error_figure_groups_error_types_by_mode() -> None:
 
 def test_language_joins_the_series_name_when_both_are_present() -> None:
     rows = aggregate([rec(16, 16, "exact", lang="en"), rec(16, 16, "exact", lang="zh")])
-    assert [t.name for t in mald_figure(rows).data] == ["Exact (guaranteed) · en", "Exact (guaranteed) · zh"]
+    assert list(lines(mald_em_figure(rows), 1)) == ["Exact (guaranteed) · en", "Exact (guaranteed) · zh"]
 
 
 def test_results_csv_has_a_header_and_one_line_per_row() -> None:
@@ -129,7 +119,7 @@ def test_results_csv_has_a_header_and_one_line_per_row() -> None:
 
 
 def test_figure_html_is_a_standalone_page_with_plotly_inlined() -> None:
-    html = figure_html(mald_figure(ROWS))
+    html = figure_html(mald_em_figure(ROWS))
     assert html.lstrip().lower().startswith(("<html", "<!doctype html>"))
     assert "<script src=" not in html  # plotly.js is inside the page, not fetched
     assert "Plotly.newPlot" in html

@@ -13,7 +13,6 @@ from capel_ui.metrics import (
     lifebench_scores,
     mae,
     mald,
-    summarize,
 )
 
 # (target, count) pairs used by the EM / MAE / MALD tests.
@@ -146,16 +145,6 @@ def test_lifebench_keeps_a_count_of_two() -> None:
     assert lifebench_scores([(16, 2)]).ld == pytest.approx(0.875)
 
 
-def test_summarize_reports_all_figures_for_a_group() -> None:
-    s = summarize(TABLE)
-    assert s.n == 4
-    assert (s.em, s.mae, s.mald) == pytest.approx((0.5, 1.0, 0.3))
-    # per target: 5 -> |LD| (0 + 0.2)/2 = 0.1; 10 -> 0; 3 -> |(6-3)/3| = 1.0; mean (0.1 + 0 + 1) / 3
-    assert s.ld == pytest.approx(1.1 / 3)
-    # LS: 5 -> (100 + 100e^-1)/2; 10 -> 100; 3 -> 100e^-2
-    assert s.ls == pytest.approx(((100 + 100 * math.exp(-1)) / 2 + 100 + 100 * math.exp(-2)) / 3)
-
-
 # ----- invalid targets -----------------------------------------------------------------------------------------
 
 
@@ -169,7 +158,6 @@ def test_summarize_reports_all_figures_for_a_group() -> None:
         pytest.param(lambda t: length_deviation(t, 3), id="length_deviation"),
         pytest.param(lambda t: length_score(t, 3), id="length_score"),
         pytest.param(lambda t: lifebench_scores([(t, 3)]), id="lifebench_scores"),
-        pytest.param(lambda t: summarize([(t, 3)]), id="summarize"),
     ],
 )
 def test_non_positive_target_is_rejected(metric, target: int) -> None:

@@ -22,7 +22,6 @@ GrammarField = Literal["grammar", "guided_grammar", "structured_outputs"]
 class Capabilities:
     """What a backend can do; the UI offers modes from this, the request builder shapes calls with it."""
 
-    streams: bool = True
     grammar_field: GrammarField | None = None
     reasoning: bool = False
     max_completion_tokens: bool = False

@@ -8,7 +8,7 @@ only by the `openai` client object; nothing here stores or logs them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities
@@ -129,13 +129,7 @@ def capabilities_for(provider: Provider, model: str, grammar_field: str | None =
     spec = PROVIDERS[provider]
     caps = spec.model_caps.get(model, spec.default_caps)
     if grammar_field:
-        caps = Capabilities(
-            streams=caps.streams,
-            grammar_field=grammar_field,  # type: ignore[arg-type]
-            reasoning=caps.reasoning,
-            max_completion_tokens=caps.max_completion_tokens,
-            ignores_temperature=caps.ignores_temperature,
-        )
+        caps = replace(caps, grammar_field=grammar_field)  # type: ignore[arg-type]
     return caps
 
 

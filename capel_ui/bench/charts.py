@@ -17,14 +17,6 @@ from plotly.subplots import make_subplots
 from ..vocab import MODE_LABELS
 from .report import ERROR_ORDER, ROW_KEYS, Row, format_errors, overall, per_target
 
-METRIC_TITLES: dict[str, str] = {
-    "mald": "MALD (|count − target| / target)",
-    "em": "Exact match (fraction)",
-    "mae": "MAE (units)",
-    "ld": "LIFEBench |LD| (fraction)",
-    "ls": "LIFEBench Length Score",
-}
-
 
 def _series_name(row: Row, langs: set[str], models: set[str]) -> str:
     """`model · mode · lang`, leaving out what every row shares (fewer words in the legend)."""
@@ -53,9 +45,7 @@ def _log_x(rows: Iterable[Row]) -> bool:
     return bool(targets) and max(targets) / min(targets) >= 8
 
 
-def _add_lines(
-    fig: go.Figure, rows: Sequence[Row], metric: str, *, col: int | None = None, legend: bool = True
-) -> None:
+def _add_lines(fig: go.Figure, rows: Sequence[Row], metric: str, *, col: int, legend: bool = True) -> None:
     for name, series in _series(rows).items():
         series = sorted(series, key=lambda r: r["target"])
         trace = go.Scatter(
@@ -69,40 +59,7 @@ def _add_lines(
             hovertemplate=f"{name}<br>target %{{x}}<br>{metric.upper()} %{{y:.3f}}"
             "<br>n %{customdata[0]} of %{customdata[1]}<extra></extra>",
         )
-        if col is None:
-            fig.add_trace(trace)
-        else:
-            fig.add_trace(trace, row=1, col=col)
-
-
-def metric_figure(rows: Sequence[Row], metric: str = "mald", title: str | None = None) -> go.Figure:
-    """One metric against target length, one line per (model, mode[, lang]): the paper's MALD-vs-length plot."""
-    if metric not in METRIC_TITLES:
-        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRIC_TITLES)}")
-    fig = go.Figure()
-    _add_lines(fig, rows, metric)
-    fig.update_layout(
-        title=title or f"{metric.upper()} vs target length",
-        xaxis_title="Target length (words/characters)",
-        yaxis_title=METRIC_TITLES[metric],
-        legend_title="model · mode",
-        template="plotly_white",
-    )
-    if _log_x(per_target(rows)):
-        fig.update_xaxes(type="log")
-    if metric == "em":
-        fig.update_yaxes(range=[0, 1.05])
-    return fig
-
-
-def mald_figure(rows: Sequence[Row]) -> go.Figure:
-    """MALD against target length (lower is better)."""
-    return metric_figure(rows, "mald", "MALD vs target length (lower is better)")
-
-
-def em_figure(rows: Sequence[Row]) -> go.Figure:
-    """Exact-match rate against target length (higher is better)."""
-    return metric_figure(rows, "em", "Exact match vs target length (higher is better)")
+        fig.add_trace(trace, row=1, col=col)
 
 
 def mald_em_figure(rows: Sequence[Row]) -> go.Figure:
