@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
-from capel_ui.backends import Backend, get_backend
+from capel_ui.backends import Backend, get_backend, registry
 from tests.scripted_server import ScriptedServer
 
 if TYPE_CHECKING:
@@ -19,6 +19,24 @@ if TYPE_CHECKING:
 def _database_in_tmp(tmp_path, monkeypatch) -> None:
     """No test touches data/: the History database is a SQLite file in the test's own folder."""
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'capel.db'}")
+
+
+class SecretsFiles(NamedTuple):
+    home: Path  # stands for ~/.streamlit/secrets.toml
+    project: Path  # stands for the project's .streamlit/secrets.toml
+
+
+@pytest.fixture(autouse=True)
+def secrets(tmp_path, monkeypatch) -> SecretsFiles:
+    """No test reads the machine's real secrets.toml files: both places are empty files-to-be in the test's folder.
+
+    Write one (`secrets.project.write_text(...)`) to test what a key in secrets.toml does.
+    """
+    files = SecretsFiles(tmp_path / "home" / "secrets.toml", tmp_path / "project" / "secrets.toml")
+    for path in files:
+        path.parent.mkdir()
+    monkeypatch.setattr(registry, "secrets_files", lambda: tuple(files))
+    return files
 
 
 @pytest.fixture

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
 import openai
 import pytest
 
-from capel_ui.backends import BackendError, Capabilities, OpenAICompatBackend, Options, Usage, get_backend
+from capel_ui.backends import (
+    EMBEDDED,
+    BackendError,
+    Capabilities,
+    ModelChoice,
+    OpenAICompatBackend,
+    Options,
+    Usage,
+    get_backend,
+    resolve_key,
+)
+from capel_ui.backends.registry import secrets_files
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.grammar import countdown_grammar, exact_grammar
 from tests.scripted_server import (
@@ -178,6 +192,50 @@ def test_persistent_retryable_failure_gives_up_after_bounded_attempts(scripted, 
     assert len(sleeps) == 3
 
 
+def test_get_backend_takes_the_sleep_its_retries_use(scripted):
+    sleeps: list[float] = []
+    scripted.script(status(503), status(429, headers={"retry-after": "4"}), ok("Back."))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, sleep=sleeps.append)
+    assert text_of(list(backend.stream(MESSAGES, Options()))) == "Back."
+    assert len(sleeps) == 2 and 0.5 <= sleeps[0] <= 0.625 and sleeps[1] == 4.0
+
+
+@pytest.mark.parametrize(
+    ("code", "retry_after", "kind", "words"),
+    [
+        (429, "120", "rate_limit", "rate-limiting requests (429) and asks to wait 2 min"),
+        (429, "3600", "rate_limit", "asks to wait 60 min"),
+        (503, "45", "server", "unavailable (503) and asks to wait 45 s"),
+    ],
+)
+def test_a_retry_after_beyond_the_wait_budget_stops_at_once_saying_how_long(scripted, code, retry_after, kind, words):
+    sleeps: list[float] = []
+    scripted.script(status(code, headers={"retry-after": retry_after}), ok("Too late."))
+    error = failure_of(backend_for(scripted, sleeps=sleeps))
+    assert (error.kind, error.status) == (kind, code)
+    assert words in error.message and "try again after that" in error.message
+    assert sleeps == [] and len(scripted.chat_requests) == 1
+
+
+def test_a_retry_after_given_as_a_date_counts_too(scripted):
+    from email.utils import format_datetime
+
+    in_an_hour = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
+    scripted.script(status(429, headers={"retry-after": in_an_hour}), ok("Too late."))
+    error = failure_of(backend_for(scripted))
+    assert error.kind == "rate_limit" and ("asks to wait 60 min" in error.message or "59 min" in error.message)
+    assert len(scripted.chat_requests) == 1
+
+
+def test_the_waits_of_one_request_add_up_to_at_most_the_budget(scripted):
+    sleeps: list[float] = []
+    scripted.script(status(429, headers={"retry-after": "20"}), status(429, headers={"retry-after": "20"}), ok("x"))
+    error = failure_of(backend_for(scripted, sleeps=sleeps, wait_budget=30.0))
+    assert sleeps == [20.0], "the second 20 s wait would pass the 30 s budget"
+    assert "asks to wait 20 s" in error.message and "tried 2 times" in error.message
+    assert len(scripted.chat_requests) == 2
+
+
 def test_unreachable_server_is_retried_with_backoff_then_reported():
     sleeps: list[float] = []
     backend = OpenAICompatBackend(MODEL, base_url=closed_port_url(), api_key=None, max_retries=2, sleep=sleeps.append)
@@ -333,6 +391,25 @@ def test_model_parameters_follow_the_models_capabilities(scripted, provider, mod
     assert body["seed"] == 3
 
 
+@pytest.mark.parametrize(
+    ("choice", "label"),
+    [
+        (ModelChoice("openai", "gpt-4.1"), "gpt-4.1 (OpenAI)"),
+        (ModelChoice("deepseek", "deepseek-chat"), "deepseek-chat (DeepSeek)"),
+        (ModelChoice("compatible", "qwen3:8b"), "qwen3:8b (OpenAI-compatible server)"),
+    ],
+)
+def test_a_model_choice_and_its_backend_carry_one_label(scripted, choice, label):
+    backend = get_backend(choice.model, provider=choice.provider, base_url=scripted.url, api_key="sk-test")
+    assert choice.label == backend.label == label
+    assert backend.provider == choice.provider and backend.capabilities == choice.capabilities
+
+
+def test_the_embedded_choice_is_labelled_as_the_app_shows_it():
+    assert (EMBEDDED.label, EMBEDDED.capabilities.grammar) == ("SmolLM2-135M (embedded)", True)
+    assert ModelChoice("gguf", "/models/qwen2.5-7b.Q4.gguf").label == "qwen2.5-7b.Q4.gguf"
+
+
 def test_models_that_misread_the_countdown_get_the_baseline_instruction_with_a_notice(scripted):
     scripted.script(ok("One two three."), ok("<3>One<2>two<1>three.<0>"))
     backend = get_backend("o4-mini", provider="openai", base_url=scripted.url, api_key="sk-test")
@@ -348,12 +425,12 @@ def test_models_that_misread_the_countdown_get_the_baseline_instruction_with_a_n
     ("provider", "model", "env"),
     [("openai", "gpt-4.1", "OPENAI_API_KEY"), ("deepseek", "deepseek-chat", "DEEPSEEK_API_KEY")],
 )
-def test_a_missing_key_is_an_auth_error_naming_the_variable(monkeypatch, provider, model, env):
+def test_a_missing_key_is_an_auth_error_saying_where_to_put_one(monkeypatch, provider, model, env):
     monkeypatch.delenv(env, raising=False)
     with pytest.raises(BackendError) as info:
         get_backend(model, provider=provider)
     assert info.value.kind == "auth"
-    assert env in info.value.message
+    assert f"set {env} in the environment or in .streamlit/secrets.toml, or type a key" in info.value.message
 
 
 def test_the_key_from_the_environment_is_sent_as_a_bearer_token(scripted, monkeypatch):
@@ -369,6 +446,67 @@ def test_a_typed_key_wins_over_the_environment(scripted, monkeypatch):
     backend = get_backend("gpt-4.1", provider="openai", base_url=scripted.url, api_key="sk-typed")
     list(backend.stream(MESSAGES, Options()))
     assert scripted.chat_requests[-1].key == "sk-typed"
+
+
+def test_a_key_in_secrets_toml_wins_over_the_environment_and_a_typed_key_over_both(scripted, secrets, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    secrets.project.write_text('OPENAI_API_KEY = "sk-from-secrets"\n')
+    scripted.script(ok("Hi."), ok("Hi."))
+    list(get_backend("gpt-4.1", provider="openai", base_url=scripted.url).stream(MESSAGES, Options()))
+    assert scripted.chat_requests[-1].key == "sk-from-secrets"
+    list(
+        get_backend("gpt-4.1", provider="openai", base_url=scripted.url, api_key="sk-typed").stream(MESSAGES, Options())
+    )
+    assert scripted.chat_requests[-1].key == "sk-typed"
+
+
+def test_resolve_key_says_where_the_key_came_from(secrets, monkeypatch):
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-env")
+    assert resolve_key("deepseek").origin == "DEEPSEEK_API_KEY from the environment"
+    secrets.home.write_text('DEEPSEEK_API_KEY = "sk-home"\n')
+    key = resolve_key("deepseek")
+    assert (key.value, key.source, key.path) == ("sk-home", "secrets", secrets.home)
+    secrets.project.write_text('DEEPSEEK_API_KEY = "sk-project"\n')
+    key = resolve_key("deepseek")
+    assert (key.value, key.path) == ("sk-project", secrets.project), "the project's file wins, as in Streamlit"
+    assert key.origin == f"DEEPSEEK_API_KEY from secrets.toml ({secrets.project})"
+    assert resolve_key("deepseek", "  sk-typed ").value == "sk-typed"
+    assert resolve_key("deepseek", "   ").value == "sk-project", "a blank typed key is no key"
+
+
+def test_providers_without_a_key_never_read_the_secrets(secrets):
+    secrets.project.write_text("this is [not toml")
+    assert resolve_key("embedded") is None and resolve_key("gguf") is None
+
+
+def test_secrets_are_read_where_streamlit_reads_them_the_projects_last():
+    home, project = secrets_files()
+    assert home == Path.home() / ".streamlit" / "secrets.toml"
+    assert project == Path(__file__).resolve().parent.parent / ".streamlit" / "secrets.toml"
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ('OPENAI_API_KEY = "sk-live-SECRET-1\nother = 1', "is not valid TOML at line 1"),
+        ("OPENAI_API_KEY = sk-live-SECRET-2\n", "is not valid TOML at line 1"),
+        ("OPENAI_API_KEY = 12345\n", "must be a quoted string"),
+    ],
+)
+def test_a_broken_secrets_file_is_a_clear_error_that_never_quotes_it(secrets, content, words):
+    secrets.project.write_text(content)
+    with pytest.raises(BackendError) as info:
+        get_backend("gpt-4.1", provider="openai")
+    assert info.value.kind == "auth"
+    assert str(secrets.project) in info.value.message and words in info.value.message
+    assert "SECRET" not in info.value.message and "12345" not in info.value.message
+
+
+def test_a_resolved_key_never_shows_its_value(secrets):
+    secrets.project.write_text('OPENAI_API_KEY = "sk-live-SECRET-3"\n')
+    key = resolve_key("openai")
+    assert key is not None and key.value == "sk-live-SECRET-3"
+    assert "SECRET" not in repr(key) and "SECRET" not in key.origin
 
 
 def test_the_key_never_shows_in_repr_or_failure_messages(scripted):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
@@ -15,17 +17,39 @@ from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Opt
 
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
 MAX_BACKOFF = 20.0
+WAIT_BUDGET = 30.0
+"""Seconds one request may spend waiting between its attempts, in all. A server that asks (Retry-After) for
+a longer wait than is left gets no retry: the user hears at once how long it asked for, instead of a spinner."""
 
 
 def _retry_after(exc: Exception) -> float | None:
+    """The wait the server asked for, in seconds: `retry-after-ms`, or `Retry-After` as seconds or an HTTP date."""
     response = getattr(exc, "response", None)
     if response is None:
         return None
-    value = response.headers.get("retry-after")
+    headers = response.headers
     try:
-        return float(value) if value is not None else None
-    except ValueError:
+        if headers.get("retry-after-ms") is not None:
+            return max(float(headers["retry-after-ms"]) / 1000, 0.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            when = parsedate_to_datetime(value)
+            return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+    except (TypeError, ValueError):  # unparsable: fall back to our own backoff
         return None
+
+
+def _duration(seconds: float) -> str:
+    """`45 s`, `15 min`, `2.5 h`: a wait as people read it."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 class OpenAICompatBackend(Backend):
@@ -41,6 +65,7 @@ class OpenAICompatBackend(Backend):
         capabilities: Capabilities = DEFAULT_CAPABILITIES,
         max_retries: int = 3,
         backoff: float = 0.5,
+        wait_budget: float = WAIT_BUDGET,
         timeout: float = 120.0,
         key_hint: str = "type a key in the sidebar or set the provider's environment variable",
         sleep: Callable[[float], None] = time.sleep,
@@ -51,6 +76,7 @@ class OpenAICompatBackend(Backend):
         self.capabilities = capabilities
         self.max_retries = max_retries
         self.backoff = backoff
+        self.wait_budget = wait_budget
         self.key_hint = key_hint
         self._sleep = sleep
         # The client's own retries are off: ours are bounded, logged in the message, and stop once text arrived.
@@ -136,9 +162,33 @@ class OpenAICompatBackend(Backend):
             return BackendError("server", f"{self._where()} answered {status}: {exc}", status=status)
         return BackendError("server", f"{self._where()} failed: {exc}")
 
+    def _too_long(self, exc: Exception, asked: float, attempts: int) -> BackendError:
+        """The server asked for a longer wait than this request has left: stop now and say how long it asked."""
+        status = getattr(exc, "status_code", None)
+        tried = f"; tried {attempts} times" if attempts > 1 else ""
+        wait = _duration(asked)
+        if isinstance(exc, openai.RateLimitError):
+            return BackendError(
+                "rate_limit",
+                f"{self._where()} is rate-limiting requests (429) and asks to wait {wait} before the next one{tried}; "
+                f"try again after that, or lower concurrency.",
+                status=status,
+            )
+        return BackendError(
+            "server",
+            f"{self._where()} is unavailable ({status}) and asks to wait {wait} before retrying{tried}; "
+            "try again after that.",
+            status=status,
+        )
+
     def _open(self, params: dict[str, Any]) -> Any:
-        """Start the stream, retrying connection failures, 429 and 5xx with bounded exponential backoff."""
+        """Start the stream, retrying connection failures, 429 and 5xx with bounded exponential backoff.
+
+        The waits of one request add up to at most `wait_budget` seconds; a Retry-After beyond what is left
+        ends the request at once (see `WAIT_BUDGET`).
+        """
         attempt = 0
+        waited = 0.0
         while True:
             attempt += 1
             try:
@@ -146,10 +196,16 @@ class OpenAICompatBackend(Backend):
             except RETRYABLE as exc:
                 if attempt > self.max_retries or isinstance(exc, openai.APITimeoutError):
                     raise self._failure(exc, attempt) from exc
-                delay = _retry_after(exc)
-                if delay is None:
-                    delay = self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4)
-                self._sleep(min(delay, MAX_BACKOFF))
+                left = max(self.wait_budget - waited, 0.0)
+                asked = _retry_after(exc)
+                if asked is not None and asked > left:
+                    raise self._too_long(exc, asked, attempt) from exc
+                if asked is None:
+                    delay = min(self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4), MAX_BACKOFF, left)
+                else:
+                    delay = asked
+                self._sleep(delay)
+                waited += delay
             except openai.APIError as exc:
                 raise self._failure(exc, attempt) from exc
 

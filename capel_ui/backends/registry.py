@@ -1,17 +1,25 @@
 """Providers, their models and defaults, in one place; `get_backend()` turns a choice into a Backend.
 
-Keys are looked up by name: the value passed in (typed for the session, or from Streamlit secrets), else
-the provider's environment variable. A missing key is an error that says where to put one. Keys are held
-only by the `openai` client object; nothing here stores or logs them.
+The app, the CLI and the benchmarks all go through here, so a model's label, its capabilities and where its
+key comes from are decided once. Keys are looked up by `resolve_key()`: the key typed for this session, else
+`.streamlit/secrets.toml` (as Streamlit reads it), else the provider's environment variable. A missing key is
+an error that says where to put one. Keys are held only by the `openai` client object; nothing here stores,
+logs or shows them (`ApiKey`'s repr leaves the value out).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import time
+import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Literal
 
-from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities
+from ..vocab import PROJECT_ROOT
+from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, GrammarField
 from .embedded import start_server
 from .openai_compat import OpenAICompatBackend
 
@@ -117,12 +125,125 @@ def provider_of(model: str, base_url: str | None = None) -> Provider:
     )
 
 
-def resolve_key(provider: Provider, given: str | None = None) -> str | None:
-    """The key typed for this session wins; else the provider's environment variable; else None."""
-    if given:
-        return given
+# ----- keys -------------------------------------------------------------------------------------------------
+
+KeySource = Literal["typed", "secrets", "environment"]
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A key and where it came from, so the sidebar and error messages can name the source, never the value."""
+
+    value: str = field(repr=False)
+    env: str  # the variable name it is known by (OPENAI_API_KEY, ...)
+    source: KeySource
+    path: Path | None = None  # the secrets file it came from
+
+    @property
+    def origin(self) -> str:
+        """Where the key came from, in words: `OPENAI_API_KEY from the environment`."""
+        if self.source == "typed":
+            return "the key typed for this session"
+        if self.source == "secrets":
+            return f"{self.env} from secrets.toml ({self.path})"
+        return f"{self.env} from the environment"
+
+
+def secrets_files() -> tuple[Path, ...]:
+    """Where Streamlit reads secrets, weakest first: the user's `~/.streamlit/`, then the project's."""
+    return (Path.home() / ".streamlit" / "secrets.toml", PROJECT_ROOT / ".streamlit" / "secrets.toml")
+
+
+def _toml_position(exc: tomllib.TOMLDecodeError) -> str:
+    """`line 3, column 7` from a TOML error, and nothing else of its message (that could quote a key)."""
+    found = re.search(r"line \d+, column \d+", str(exc))
+    return f" at {found.group(0)}" if found else ""
+
+
+def read_secret(name: str) -> tuple[str, Path] | None:
+    """`name` from the secrets files (the project's wins over the user's), with the file it came from.
+
+    A file that is not valid TOML is a BackendError naming the file and the position, never its content.
+    """
+    found: tuple[str, Path] | None = None
+    for path in secrets_files():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except tomllib.TOMLDecodeError as exc:
+            raise BackendError(
+                "auth", f'{path} is not valid TOML{_toml_position(exc)}: fix it (NAME = "value") or remove it.'
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+            raise BackendError("auth", f"Cannot read {path}: {reason}; fix it or remove it.") from None
+        value = data.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise BackendError("auth", f'{name} in {path} must be a quoted string: {name} = "...".')
+        if value.strip():
+            found = (value.strip(), path)
+    return found
+
+
+def resolve_key(provider: Provider, typed: str | None = None) -> ApiKey | None:
+    """The key to use for `provider`: the one typed for this session, else secrets.toml, else the environment.
+
+    The one lookup for the app and the CLI alike; None when the provider takes no key or none is set.
+    Raises BackendError (kind `auth`) for a secrets file that cannot be read.
+    """
     env = PROVIDERS[provider].key_env
-    return os.environ.get(env) if env else None
+    if env is None:
+        return None
+    if typed and typed.strip():
+        return ApiKey(typed.strip(), env, "typed")
+    secret = read_secret(env)
+    if secret is not None:
+        return ApiKey(secret[0], env, "secrets", secret[1])
+    value = os.environ.get(env, "").strip()
+    return ApiKey(value, env, "environment") if value else None
+
+
+def key_help(provider: Provider) -> str:
+    """Where a key for `provider` can go, for messages that ask for one."""
+    env = PROVIDERS[provider].key_env
+    return f"set {env} in the environment or in .streamlit/secrets.toml, or type a key in the app's sidebar"
+
+
+# ----- model choices -----------------------------------------------------------------------------------------
+
+
+def model_label(provider: Provider, model: str) -> str:
+    """How a model is named to people everywhere (pickers, captions, error messages)."""
+    if provider == "embedded":
+        return "SmolLM2-135M (embedded)"
+    if provider == "gguf":
+        return Path(model).name
+    return f"{model} ({PROVIDERS[provider].label})"
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model to call, as the sidebar and Compare pick it; deliberately holds no key (it sits in session
+    state and widget options, and a key must never be in either)."""
+
+    provider: Provider
+    model: str
+    base_url: str | None = None
+    grammar_field: GrammarField | None = None
+
+    @property
+    def label(self) -> str:
+        return model_label(self.provider, self.model)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return capabilities_for(self.provider, self.model, self.grammar_field)
+
+
+EMBEDDED = ModelChoice("embedded", EMBEDDED_MODEL)
 
 
 def capabilities_for(provider: Provider, model: str, grammar_field: str | None = None) -> Capabilities:
@@ -142,39 +263,36 @@ def get_backend(
     grammar_field: str | None = None,
     max_retries: int = 3,
     timeout: float = 120.0,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Backend:
-    """A ready backend for a model choice; raises BackendError with what to do (missing key, bad file)."""
+    """A ready backend for a model choice; raises BackendError with what to do (missing key, bad file).
+
+    `api_key` is the key typed for this session (it wins, see `resolve_key`). `sleep` is how the backend waits
+    between retries; tests pass a no-op so retry paths run without real waiting.
+    """
     provider = provider or provider_of(model, base_url)
     spec = PROVIDERS[provider]
     caps = capabilities_for(provider, model, grammar_field)
     if provider in ("embedded", "gguf"):
         handle = start_server(None if provider == "embedded" else model)
-        label = "SmolLM2-135M (embedded)" if provider == "embedded" else handle.path.name
-        backend = OpenAICompatBackend(
-            model,
-            base_url=handle.base_url,
-            api_key=handle.api_key,
-            label=label,
-            capabilities=caps,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        backend.provider = provider
-        return backend
-    key = resolve_key(provider, api_key)
-    hint = f"set {spec.key_env} or type a key in the sidebar" if spec.key_env else "type a key in the sidebar"
-    if not key and provider in ("openai", "deepseek"):
-        raise BackendError("auth", f"No API key for {spec.label}: {hint} (keys are kept for this session only).")
-    url = base_url or spec.base_url
+        url, secret, hint = handle.base_url, handle.api_key, "the embedded server refused its own key; restart the app"
+    else:
+        key = resolve_key(provider, api_key)
+        where = key_help(provider)
+        if key is None and provider in ("openai", "deepseek"):
+            raise BackendError("auth", f"No API key for {spec.label}: {where} (kept for this session only).")
+        url, secret = base_url or spec.base_url, key.value if key else None
+        hint = f"check {key.origin}, or {where}" if key else f"this server wants a key: {where}"
     backend = OpenAICompatBackend(
         model,
         base_url=url,
-        api_key=key,
-        label=f"{model} ({spec.label})",
+        api_key=secret,
+        label=model_label(provider, model),
         capabilities=caps,
         max_retries=max_retries,
         timeout=timeout,
         key_hint=hint,
+        sleep=sleep,
     )
     backend.provider = provider
     return backend
