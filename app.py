@@ -1,17 +1,22 @@
-"""CAPEL Studio: navigation and the shared sidebar; each page lives in pages/."""
+"""CAPEL Studio: navigation and the shared sidebar; each page lives in app_pages/.
+
+The page scripts sit in `app_pages/`, not `pages/`: Streamlit treats a `pages/` folder beside the main script
+as a v1 multipage app until `st.navigation` has run once in the process, and would run a bookmarked page
+alone, without this file's sidebar (tests/test_app.py checks that every page gets the sidebar).
+"""
 
 import streamlit as st
 
-from capel_ui.ui.settings import run_page, sidebar
+from capel_ui.ui.sidebar import sidebar
 
 st.set_page_config(page_title="CAPEL Studio", page_icon=":material/timer:", layout="wide")
 page = st.navigation(
     [
-        st.Page("pages/write.py", title="Write", icon=":material/edit_note:", default=True),
-        st.Page("pages/compare.py", title="Compare", icon=":material/view_column:"),
-        st.Page("pages/history.py", title="History", icon=":material/history:"),
-        st.Page("pages/benchmark.py", title="Benchmark", icon=":material/monitoring:"),
+        st.Page("app_pages/write.py", title="Write", icon=":material/edit_note:", default=True),
+        st.Page("app_pages/compare.py", title="Compare", icon=":material/view_column:"),
+        st.Page("app_pages/history.py", title="History", icon=":material/history:"),
+        st.Page("app_pages/benchmark.py", title="Benchmark", icon=":material/monitoring:"),
     ]
 )
 sidebar()
-run_page(page)
+page.run()

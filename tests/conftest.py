@@ -56,29 +56,11 @@ APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 
 
 @pytest.fixture
-def app_test(monkeypatch) -> Iterator[AppTest]:
-    """A fresh AppTest of app.py (first run done): a new visitor on Write, embedded model, empty database.
-
-    st.cache_resource is process-wide, so it is cleared first. AppTest re-detects a `pages/` folder before every
-    run and then executes the page file on its own (streamlit's v1 multipage mode: no app.py, no sidebar) instead
-    of app.py's st.navigation; the server only does that until st.navigation first runs. Make AppTest behave like
-    the server after that point, so reruns go through app.py as they do for a user.
-    """
-    import streamlit as st
-    from streamlit.runtime.pages_manager import PagesManager
+def app_test() -> AppTest:
+    """A fresh AppTest of app.py (first run done): a new visitor on Write, embedded model, empty database."""
     from streamlit.testing.v1 import AppTest
 
-    st.cache_resource.clear()
-    if (APP_PATH.parent / "pages").is_dir():
-        original = PagesManager.__init__
-
-        def init(self, *args, **kwargs):
-            original(self, *args, **kwargs)
-            PagesManager.uses_pages_directory = False
-
-        monkeypatch.setattr(PagesManager, "__init__", init)
     at = AppTest.from_file(str(APP_PATH), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
-    yield at
-    st.cache_resource.clear()
+    return at

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.storage import RunRecord, create_run, get_engine, list_runs
 
-PAGES = ["pages/write.py", "pages/compare.py", "pages/history.py", "pages/benchmark.py"]
+PAGES = ["app_pages/write.py", "app_pages/compare.py", "app_pages/history.py", "app_pages/benchmark.py"]
 
 
 @pytest.fixture
@@ -93,11 +93,11 @@ def test_baseline_mode_badge_states_the_count_against_the_target(app: AppTest) -
         assert "verified" not in verdict
 
 
-def test_target_zero_is_refused_with_a_clear_error_and_nothing_is_saved(app: AppTest) -> None:
-    generate(app, "Write a headline about a lighthouse.", 0)
-
-    assert [e.value for e in app.error] == ["target must be from 1 to 10000, got 0"]
-    assert not badges(app)
+def test_the_target_box_does_not_go_below_one(app: AppTest) -> None:
+    """A target of 0 cannot be asked for: the box holds at 1 (the core refuses 0 from the CLI, tested there)."""
+    app.number_input(key="w_target").set_value(0).run()
+    assert not app.exception, app.exception
+    assert app.number_input(key="w_target").value == 1
     assert saved_runs() == []
 
 
@@ -124,6 +124,39 @@ def test_openai_without_a_key_says_to_set_openai_api_key_instead_of_crashing(
     assert saved_runs() == []
 
 
+# --- The sidebar ---------------------------------------------------------------------------------
+
+
+def sidebar_captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.sidebar.caption]
+
+
+def test_the_sidebar_says_a_key_comes_from_the_environment(app: AppTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-SECRET")
+    app.selectbox(key="provider").set_value("openai").run()
+    assert "Using OPENAI_API_KEY from the environment." in sidebar_captions(app)
+    assert not any("SECRET" in c for c in sidebar_captions(app))
+
+
+def test_the_sidebar_says_a_key_comes_from_secrets_toml_and_a_typed_key_needs_no_note(
+    app: AppTest, secrets, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-from-env")
+    secrets.project.write_text('DEEPSEEK_API_KEY = "sk-from-secrets"\n')
+    app.selectbox(key="provider").set_value("deepseek").run()
+    assert f"Using DEEPSEEK_API_KEY from secrets.toml ({secrets.project})." in sidebar_captions(app)
+    app.text_input(key="key_deepseek").input("sk-typed").run()
+    assert not any(c.startswith("Using ") for c in sidebar_captions(app))
+
+
+def test_a_broken_secrets_file_is_an_error_in_the_sidebar_not_a_crash(app: AppTest, secrets) -> None:
+    secrets.project.write_text('OPENAI_API_KEY = "sk-live-SECRET\n')
+    app.selectbox(key="provider").set_value("openai").run()
+    assert not app.exception, app.exception
+    [message] = [e.value for e in app.sidebar.error]
+    assert str(secrets.project) in message and "not valid TOML" in message and "SECRET" not in message
+
+
 # --- History -------------------------------------------------------------------------------------
 
 
@@ -147,9 +180,10 @@ def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(app:
         exact=False,
         valid=True,
         status="complete",
+        origin="cli",
     )
 
-    app.switch_page("pages/history.py").run()
+    app.switch_page("app_pages/history.py").run()
     assert not app.exception, app.exception
     assert "2 run(s)" in captions(app)
     table = app.dataframe[0].value
@@ -186,8 +220,9 @@ def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) 
         exact=True,
         valid=True,
         status="complete",
+        origin="write",
     )
-    app.switch_page("pages/history.py").run()
+    app.switch_page("app_pages/history.py").run()
     assert "Select a row to open the run." in captions(app)
 
     app.session_state["h_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
@@ -204,7 +239,7 @@ def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) 
 
 @pytest.mark.model
 def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_id(app: AppTest) -> None:
-    app.switch_page("pages/compare.py").run()
+    app.switch_page("app_pages/compare.py").run()
     assert [m.label for m in app.multiselect(key="c_models").value] == ["SmolLM2-135M (embedded)"]
     app.text_area(key="c_instruction").input("Write a product description for a hand-made ceramic mug.")
     app.number_input(key="c_target").set_value(12)
@@ -231,10 +266,13 @@ def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_i
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_each_page_renders_without_error_on_an_empty_database(app: AppTest, page: str) -> None:
+def test_each_page_renders_inside_app_py_with_the_sidebar_on_an_empty_database(app: AppTest, page: str) -> None:
+    """The sidebar check fails if a `pages/` folder comes back beside app.py: Streamlit would then run the page
+    file alone (v1 multipage mode, which AppTest re-detects on every run as a fresh server does), no sidebar."""
     app.switch_page(page).run()
     assert not app.exception, app.exception
-    if page != "pages/benchmark.py":  # the Benchmark page is still changing: only check that it renders
+    assert app.sidebar.selectbox(key="provider").value == "embedded"
+    if page != "app_pages/benchmark.py":  # the Benchmark page is still changing: only check that it renders
         assert not app.error
         assert app.title[0].value == Path(page).stem.capitalize()
     assert saved_runs() == []

@@ -20,7 +20,7 @@ from ..bench.runner import BenchConfig, list_runs, parse_modes, run_bench, run_r
 from ..bench.suites import SUITE_HELP, SUITES, parse_lengths
 from ..storage import PROJECT_ROOT
 from ..vocab import MODE_LABELS, MODES
-from . import settings
+from . import resources
 
 DEFAULT_LENGTHS = {"rtg": "16,64", "lifebench": "16,32", "mtbench": "50", "custom": ""}
 
@@ -36,7 +36,7 @@ def _upload_path(upload: Any) -> str:
 
 
 def _run_form() -> None:
-    choice = settings.model_choice()
+    choice = resources.model_choice()
     st.subheader("Run a suite")
     st.caption(f"Model: **{choice.label}** (change it in the sidebar).")
     c = st.columns([1.2, 2.4, 1.2])
@@ -79,7 +79,7 @@ def _run_form() -> None:
         )
         if suite == "custom" and config.file is None:
             raise ValueError("upload a CSV or JSONL file for the custom suite")
-        backend = settings.build_backend(choice)
+        backend = resources.build_backend(choice)
     except (ValueError, BackendError) as exc:
         st.error(str(exc))
         return
@@ -90,7 +90,7 @@ def _run_form() -> None:
 
 
 def _run(config: BenchConfig, backend: Any) -> None:
-    engine = settings.engine()
+    engine = resources.engine()
     state: dict[str, Any] = {"done": 0, "total": 0, "eta": None, "outcome": None, "error": None}
     stop = threading.Event()
 
@@ -131,7 +131,7 @@ def _run(config: BenchConfig, backend: Any) -> None:
 
 def _past_runs() -> list[int]:
     st.subheader("Past runs")
-    runs = list_runs(settings.engine())
+    runs = list_runs(resources.engine())
     if not runs:
         st.info("No benchmark runs yet. Run a suite above, or `python -m capel_ui bench …` from a terminal.")
         return []
@@ -164,7 +164,7 @@ def _past_runs() -> list[int]:
 
 
 def _charts(ids: list[int]) -> None:
-    records = run_results(settings.engine(), ids)
+    records = run_results(resources.engine(), ids)
     rows = report.aggregate(records)
     if not rows:
         st.info("These runs have no results yet.")

@@ -14,27 +14,27 @@ import plotly.graph_objects as go
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from ..backends import PROVIDERS, BackendError
+from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
 from ..export import is_verified
 from ..generation import Generation, Request, validate_request
 from ..storage import RunRecord, list_runs, update_run
 from ..vocab import DEFAULT_UNIT, GRAMMAR_MODES, MAX_TARGET, MODE_LABELS, MODES, UNIT_LABELS, Lang, Mode
-from . import settings
+from . import resources
 from .render import clean_text_html, countdown_html, highlight_raw
 from .views import badge, settle, start_record, track, untrack
 
 MAX_COLUMNS = 8
 
 
-def _model_options(current: settings.ModelChoice) -> list[settings.ModelChoice]:
+def _model_options(current: ModelChoice) -> list[ModelChoice]:
     """The embedded model, the sidebar's model, and the paper's API models wherever a key is at hand."""
-    options = [settings.EMBEDDED]
+    options = [EMBEDDED]
     if current not in options:
         options.append(current)
     for provider in ("openai", "deepseek"):
-        if settings.api_key(provider):  # type: ignore[arg-type]
+        if resources.api_key(provider):  # type: ignore[arg-type]
             for model in PROVIDERS[provider].models:  # type: ignore[index]
-                c = settings.ModelChoice(provider, model)  # type: ignore[arg-type]
+                c = ModelChoice(provider, model)  # type: ignore[arg-type]
                 if c not in options:
                     options.append(c)
     return options
@@ -79,7 +79,7 @@ def deviation_chart(runs: list[RunRecord]) -> go.Figure:
 def render() -> None:
     st.title("Compare")
     st.caption("Baseline beside CAPEL beside Exact for one model, or one mode across models.")
-    current = settings.model_choice()
+    current = resources.model_choice()
     st.session_state.setdefault("c_target", 40)
     instruction = st.text_area(
         "Instruction",
@@ -117,7 +117,7 @@ def render() -> None:
         _run(instruction, int(target), lang, unit, usable, b[1])
     cid = st.session_state.get("c_id")
     if cid:
-        _show(settings.engine(), cid)
+        _show(resources.engine(), cid)
 
 
 def _run(
@@ -125,11 +125,11 @@ def _run(
     target: int,
     lang: Lang,
     unit: str,
-    columns: list[tuple[settings.ModelChoice, Mode]],
+    columns: list[tuple[ModelChoice, Mode]],
     stop_slot: st.delta_generator.DeltaGenerator,
 ) -> None:
-    engine = settings.engine()
-    temperature = settings.temperature()
+    engine = resources.engine()
+    temperature = resources.temperature()
     gens: list[tuple[Generation, int]] = []
     problems: list[str] = []
     cid = uuid.uuid4().hex[:12]
@@ -144,7 +144,7 @@ def _run(
         )
         try:
             validate_request(request)
-            gen = Generation(settings.build_backend(choice), request)
+            gen = Generation(resources.build_backend(choice), request)
         except (ValueError, BackendError) as exc:
             problems.append(f"{choice.label} · {MODE_LABELS[mode]}: {exc}")
             continue

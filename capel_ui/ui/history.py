@@ -9,7 +9,7 @@ import streamlit as st
 from ..export import is_verified
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
 from ..vocab import MODE_LABELS
-from . import settings
+from . import resources
 from .views import render_run
 
 ALL = "All"
@@ -22,7 +22,7 @@ def _preview(text: str, n: int = 90) -> str:
 
 def render() -> None:
     st.title("History")
-    engine = settings.engine()
+    engine = resources.engine()
     f = st.columns([1.3, 1.1, 0.8, 1.4, 1.6])
     model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key="h_model")
     mode = f[1].selectbox(
@@ -111,7 +111,7 @@ def render() -> None:
             "mode": run.mode,
             "code": run.code,
         }
-        st.switch_page("pages/write.py")
+        st.switch_page("app_pages/write.py")
     with a[1].popover("Delete", icon=":material/delete:", width="stretch"):
         st.write("Delete this run for good?")
         if st.button("Yes, delete", type="primary", key=f"del{run.id}"):

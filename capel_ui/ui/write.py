@@ -6,12 +6,12 @@ from typing import Any
 
 import streamlit as st
 
-from ..backends import BackendError, uses_fallback
+from ..backends import BackendError, ModelChoice, uses_fallback
 from ..generation import Generation, Request, validate_request
 from ..grammar import supports
 from ..storage import get_run
 from ..vocab import GRAMMAR_MODES, MAX_TARGET, MODE_LABELS, MODES, UNIT_LABELS, Lang, Mode, Unit
-from . import settings
+from . import resources
 from .views import render_run, settle, start_record, stream_live
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -73,7 +73,7 @@ def _apply_prefill() -> None:
     st.session_state["w_rewrite"] = False
 
 
-def _modes_for(choice: settings.ModelChoice, lang: Lang, unit: Unit) -> list[Mode]:
+def _modes_for(choice: ModelChoice, lang: Lang, unit: Unit) -> list[Mode]:
     grammar_ok = choice.capabilities.grammar and supports(lang, unit)
     return [m for m in MODES if m not in GRAMMAR_MODES or grammar_ok]
 
@@ -84,7 +84,7 @@ def render() -> None:
     _apply_prefill()
     for key, value in (("w_target", 25), ("w_lang", "en"), ("w_fallback", True), ("w_instruction", "")):
         st.session_state.setdefault(key, value)
-    choice = settings.model_choice()
+    choice = resources.model_choice()
 
     st.pills("Quick presets", list(PRESETS), key="w_preset", on_change=_apply_preset)
     rewrite = st.toggle("Rewrite my own text to length", key="w_rewrite")
@@ -142,17 +142,17 @@ def render() -> None:
             mode=mode,
             unit=unit,
             code=code,
-            temperature=settings.temperature(),
+            temperature=resources.temperature(),
             allow_fallback=fallback,
         )
         try:
             validate_request(request)
-            backend = settings.build_backend(choice)
+            backend = resources.build_backend(choice)
             gen = Generation(backend, request)
         except (ValueError, BackendError) as exc:
             st.error(str(exc))
             return
-        engine = settings.engine()
+        engine = resources.engine()
         run_id = start_record(engine, gen, choice, text)
         st.session_state["w_run_id"] = run_id
         stop_slot = b[1].empty()
@@ -165,7 +165,7 @@ def render() -> None:
     run_id = st.session_state.get("w_run_id")
     if run_id is not None:
         settle(run_id)
-        run = get_run(settings.engine(), run_id)
+        run = get_run(resources.engine(), run_id)
         if run is None:
             st.session_state.pop("w_run_id", None)
             return

@@ -1,0 +1,84 @@
+"""What the pages use, decided by the sidebar and kept for the session: the model choice, its key, the
+temperature, the database, and the backend built from them.
+
+One cache layer per resource, and it is the core's: `storage.get_engine` keeps one migrated engine per URL and
+`backends.start_server` one llama.cpp server per GGUF file, per process, for the app, the CLI and the
+benchmarks alike. Nothing here wraps them in `st.cache_resource` (a second layer that could disagree with
+the first, and that `st.cache_resource.clear()` would empty while the core kept its own).
+
+Keys typed in the sidebar stay in `st.session_state` for the session and go to `get_backend`, which looks them
+up with the CLI's rule (`resolve_key`); they are never part of a ModelChoice, a saved run, a log line or an
+export.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+
+from ..backends import EMBEDDED, ApiKey, Backend, BackendError, ModelChoice, Provider, get_backend, resolve_key
+from ..storage import database_url, get_engine
+
+MODEL_CHOICE = "model_choice"
+DB_URL = "db_url"
+TEMPERATURE_DEFAULT = "temperature_default"
+TEMPERATURE_VALUE = "temperature_value"
+
+
+def key_widget(provider: Provider) -> str:
+    """The session-state key of the sidebar's password box for `provider`."""
+    return f"key_{provider}"
+
+
+def typed_key(provider: Provider) -> str | None:
+    """The key typed in the sidebar for this session, if any."""
+    return st.session_state.get(key_widget(provider)) or None
+
+
+def api_key(provider: Provider) -> ApiKey | None:
+    """The key `provider` would use now (typed, secrets.toml, environment), or None; a broken secrets file
+    counts as none here (the sidebar shows its error, and building a backend reports it)."""
+    try:
+        return resolve_key(provider, typed_key(provider))
+    except BackendError:
+        return None
+
+
+def db_url() -> str:
+    """This session's database: the URL typed in the sidebar, else DATABASE_URL, else data/capel.db."""
+    return st.session_state.get(DB_URL) or database_url()
+
+
+def engine() -> Engine:
+    """The database engine for this session's URL, created and migrated once per process (by the core)."""
+    return get_engine(db_url())
+
+
+def build_backend(choice: ModelChoice) -> Backend:
+    """A backend for the choice, with this session's typed key; raises BackendError saying what to do."""
+    if choice.provider in ("embedded", "gguf"):
+        with st.spinner("Starting the embedded model…"):  # shows only if it takes long: the first start
+            return _backend(choice)
+    return _backend(choice)
+
+
+def _backend(choice: ModelChoice) -> Backend:
+    return get_backend(
+        choice.model,
+        provider=choice.provider,
+        base_url=choice.base_url,
+        api_key=typed_key(choice.provider),
+        grammar_field=choice.grammar_field,
+    )
+
+
+def model_choice() -> ModelChoice:
+    """The model picked in the sidebar (the embedded model until one is given)."""
+    return st.session_state.get(MODEL_CHOICE, EMBEDDED)
+
+
+def temperature() -> float | None:
+    """The sidebar's temperature, or None for the model's own default."""
+    if st.session_state.get(TEMPERATURE_DEFAULT, True):
+        return None
+    return st.session_state.get(TEMPERATURE_VALUE)

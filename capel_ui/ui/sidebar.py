@@ -1,0 +1,106 @@
+"""The shared sidebar, drawn by app.py on every page: model, key (session only), temperature, database.
+
+It only draws and records choices in session state (`resources` names the keys and reads them back).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlalchemy.engine import make_url
+
+from ..backends import EMBEDDED, EMBEDDED_MODEL, PROVIDERS, BackendError, ModelChoice, Provider, resolve_key
+from ..storage import get_engine
+from . import resources
+
+
+def masked(url: str) -> str:
+    """A database URL fit to show: the password hidden."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(unparsable URL)"
+
+
+def sidebar() -> None:
+    """The shared settings (called from app.py before the page runs)."""
+    with st.sidebar:
+        _model()
+        _sampling()
+        _database()
+
+
+def _model() -> None:
+    st.subheader("Model")
+    names: list[Provider] = list(PROVIDERS)
+    provider: Provider = st.selectbox("Provider", names, format_func=lambda p: PROVIDERS[p].label, key="provider")
+    spec = PROVIDERS[provider]
+    base_url = None
+    grammar_field = None
+    if provider == "embedded":
+        model = EMBEDDED_MODEL
+    elif provider == "gguf":
+        model = st.text_input("GGUF file", placeholder="/path/to/model.gguf", key="gguf_path").strip()
+    elif provider == "compatible":
+        base_url = st.text_input("Base URL", value=spec.base_url or "", key="compat_url").strip() or None
+        model = st.text_input("Model id", placeholder="e.g. qwen3:8b", key="compat_model").strip()
+        field = st.selectbox(
+            "Grammar support",
+            ["none", "grammar", "structured_outputs", "guided_grammar"],
+            key="compat_grammar",
+            help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old).",
+        )
+        grammar_field = None if field == "none" else field
+    else:
+        options = [*spec.models, "other…"]
+        picked = st.selectbox("Model", options, key=f"model_{provider}")
+        model = st.text_input("Model id", key=f"custom_{provider}").strip() if picked == "other…" else picked
+    if spec.note:
+        st.caption(spec.note)
+    if spec.key_env:
+        _key(provider, spec.key_env)
+    if model:
+        st.session_state[resources.MODEL_CHOICE] = ModelChoice(provider, model, base_url, grammar_field)  # type: ignore[arg-type]
+    else:
+        st.session_state[resources.MODEL_CHOICE] = EMBEDDED
+        st.caption("No model given yet: the embedded model is used.")
+
+
+def _key(provider: Provider, env: str) -> None:
+    """The password box, and where the key in use comes from when none is typed."""
+    st.text_input(
+        "API key",
+        type="password",
+        key=resources.key_widget(provider),
+        help=f"Kept for this browser session only; never saved. Or set {env} in the environment or in "
+        ".streamlit/secrets.toml.",
+    )
+    try:
+        key = resolve_key(provider, resources.typed_key(provider))
+    except BackendError as exc:  # a broken secrets.toml: say so here, before a run fails on it
+        st.error(str(exc))
+        return
+    if key is not None and key.source != "typed":
+        st.caption(f"Using {key.origin}.")
+
+
+def _sampling() -> None:
+    st.subheader("Sampling")
+    st.toggle("Model's default temperature", value=True, key=resources.TEMPERATURE_DEFAULT)
+    if not st.session_state.get(resources.TEMPERATURE_DEFAULT, True):
+        st.slider("Temperature", 0.0, 2.0, 0.7, 0.05, key=resources.TEMPERATURE_VALUE)
+
+
+def _database() -> None:
+    with st.expander("Database"):
+        st.caption(f"Runs are saved to `{masked(resources.db_url())}`.")
+        new = st.text_input(
+            "SQLAlchemy URL for this session", placeholder="postgresql+psycopg://user@host/db", key="db_url_input"
+        ).strip()
+        if new and new != st.session_state.get(resources.DB_URL):
+            try:
+                get_engine(new)
+            except Exception as exc:  # bad URL or unreachable server: keep the current database
+                st.error(f"Could not open that database: {type(exc).__name__}: {exc}")
+            else:
+                st.session_state[resources.DB_URL] = new
+                st.rerun()
