@@ -1,7 +1,7 @@
-"""`python -m capel_ui`: prompt, count, check, generate, bench.
+"""`python -m capel_ui`: prompt, count, check, generate, history, bench.
 
-Exit codes are a contract: 0 exact and valid, 1 not, 2 bad input (one line saying what was wrong and what
-is accepted), 3 the backend failed (with what to do), 130 interrupted.
+Exit codes are a contract (named in `vocab`): 0 verified, 1 not, 2 bad input (one line saying what was wrong
+and what is accepted), 3 the model, server or database failed (with what to do), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -10,14 +10,34 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn, TextIO
 
+from sqlalchemy import Engine
+
+from .cliargs import bounded
 from .counting import count
+from .generation import Generation, Request, validate_request
+from .history import history_table, run_json, show_run
 from .parser import check_output
 from .prompts import build_prompt
-from .vocab import DEFAULT_UNIT, LANGS, MAX_TARGET, MODES, UNITS
-
-EXIT_OK, EXIT_MISS, EXIT_USAGE, EXIT_BACKEND, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+from .runs import LiveRun
+from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
+from .verdict import live_state
+from .vocab import (
+    DEFAULT_UNIT,
+    EXIT_BACKEND,
+    EXIT_INTERRUPTED,
+    EXIT_MISS,
+    EXIT_OK,
+    EXIT_USAGE,
+    LANGS,
+    MAX_TARGET,
+    MODES,
+    ORIGINS,
+    UNITS,
+    unit_label,
+)
 
 
 class UsageError(Exception):
@@ -29,26 +49,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _target(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"target must be a whole number from 1 to {MAX_TARGET}, got {value!r}"
-        ) from None
-    if not 1 <= n <= MAX_TARGET:
-        raise argparse.ArgumentTypeError(f"target must be from 1 to {MAX_TARGET}, got {n}")
-    return n
-
-
-def _temperature(value: str) -> float:
-    try:
-        t = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"temperature must be a number from 0 to 2, got {value!r}") from None
-    if not 0 <= t <= 2:
-        raise argparse.ArgumentTypeError(f"temperature must be from 0 to 2, got {t}")
-    return t
+_target = bounded("target", 1, MAX_TARGET)
+_positive = bounded("number", 1)
+_temperature = bounded("temperature", 0, 2, kind=float)
 
 
 def read_input(source: str | None, stdin: TextIO) -> str:
@@ -112,7 +115,23 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("--seed", type=int)
     ge.add_argument("--no-fallback", action="store_true", help="use CAPEL even on models known to misread it")
     ge.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
+    ge.add_argument("--no-save", action="store_true", help="do not keep this run in History")
     ge.add_argument("instruction", help="what to write, or - to read it from standard input")
+
+    hi = sub.add_parser("history", help="list saved runs, show one, or export them as CSV")
+    hi.add_argument("--model")
+    hi.add_argument("--mode", choices=MODES)
+    hi.add_argument("--origin", choices=ORIGINS)
+    hi.add_argument("--lang", choices=LANGS)
+    hi.add_argument("--verified", action="store_true", help="verified runs only")
+    hi.add_argument("--search", help="words in the instruction or text")
+    hi.add_argument("--limit", type=_positive, default=20, help="newest N runs (default 20)")
+    hi.add_argument("--csv", metavar="FILE", help="write every matching run as CSV to FILE (- for standard output)")
+    hi.add_argument("--json", action="store_true", help="one JSON object per run")
+    hs = hi.add_subparsers(dest="history_command", parser_class=_Parser)
+    show = hs.add_parser("show", help="print one run")
+    show.add_argument("run_id", type=_positive)
+    show.add_argument("--json", action="store_true", dest="show_json")
 
     from .bench.cli import add_bench_parser
 
@@ -135,13 +154,10 @@ def cmd_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     unit = args.unit or DEFAULT_UNIT[args.lang]
     result = check_output(raw, args.target, args.lang, unit, draft=args.draft, code=args.code)
     out.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
-    return EXIT_OK if result.exact and result.valid else EXIT_MISS
+    return EXIT_OK if result.verified else EXIT_MISS
 
 
-def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    from .backends import BackendError, get_backend
-    from .generation import Generation, Request, validate_request
-
+def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
     request = Request(
         instruction=instruction,
@@ -159,61 +175,133 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         validate_request(request)  # bad input is reported before any model is loaded or called
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    return request
+
+
+class _Printer:
+    """Streams the clean text to stdout (unless --json) and a one-line live countdown to a terminal's stderr."""
+
+    def __init__(self, gen: Generation, out: TextIO, err: TextIO, quiet: bool) -> None:
+        self.gen, self.out, self.err, self.quiet = gen, out, err, quiet
+        self.live = err.isatty()
+        self.printed = ""
+
+    def chunk(self, chunk: str) -> None:
+        gen = self.gen
+        if not self.quiet:
+            text = chunk if gen.parser is None else gen.parser.text_so_far()[len(self.printed) :]
+            self.out.write(text)
+            self.printed += text
+            self.out.flush()
+        if self.live:
+            req = gen.request
+            state = "drafting…" if gen.in_draft else live_state(gen.units_done, req.target, req.count_unit)
+            errs = f" · {len(gen.errors)} marker error(s)" if gen.errors else ""
+            self.err.write(f"\r\x1b[K⏳ {state}{errs}")
+            self.err.flush()
+
+    def finish(self, text: str) -> None:
+        """Print what the stream did not: the rest of the clean text, or all of it if it changed at the end."""
+        if self.live:
+            self.err.write("\r\x1b[K")
+        if self.quiet:
+            return
+        if self.gen.parser is not None:
+            self.out.write(text[len(self.printed) :] if text.startswith(self.printed) else "\n" + text)
+        elif not self.printed.strip() and text:
+            self.out.write(text)
+        self.out.write("\n")
+
+
+def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    from .backends import BackendError, get_backend
+
+    request = _request(args, stdin)
     try:
         backend = get_backend(args.model, base_url=args.base_url, grammar_field=args.grammar_field)
+        gen = Generation(backend, request)
     except BackendError as exc:
         err.write(f"capel_ui: error: {exc.message}\n")
         return EXIT_USAGE if exc.kind in ("bad_request", "not_found") else EXIT_BACKEND
-    try:
-        gen = Generation(backend, request)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if gen.notice:
         err.write(f"note: {gen.notice}\n")
-    live = err.isatty()
-    unit_name = request.count_unit.replace("_", " ")
-    printed = ""
+    live = LiveRun(gen, None if args.no_save else _engine(), origin="cli")
+    printer = _Printer(gen, out, err, quiet=args.json)
+    stream = live.stream()
     try:
-        for chunk in gen.stream():
-            if not args.json:
-                if gen.parser is None:
-                    out.write(chunk)
-                else:
-                    text = gen.parser.text_so_far()
-                    out.write(text[len(printed) :])
-                    printed = text
-                out.flush()
-            if live:
-                state = "drafting…" if gen.in_draft else f"{gen.remaining} of {request.target} {unit_name} left"
-                errs = f" · {len(gen.errors)} marker error(s)" if gen.errors else ""
-                err.write(f"\r\x1b[K⏳ {state}{errs}")
-                err.flush()
+        for chunk in stream:
+            printer.chunk(chunk)
     except KeyboardInterrupt:
-        gen.cancel()
-        outcome = gen.outcome()
-        if live:
-            err.write("\r\x1b[K")
-        err.write(f"\ninterrupted: kept {outcome.count} {unit_name} that arrived\n")
-        if args.json:
-            out.write(json.dumps(outcome.as_json(), ensure_ascii=False) + "\n")
-        return EXIT_INTERRUPTED
-    outcome = gen.outcome()
-    if live:
-        err.write("\r\x1b[K")
+        live.cancel()
+        stream.close()  # saves the run as cancelled, with the text that arrived
+        return _report(live, args, printer, err, interrupted=True)
+    return _report(live, args, printer, err, interrupted=False)
+
+
+def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
+    """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
+    outcome = live.outcome
+    unit = unit_label(outcome.request.count_unit)
     if args.json:
-        out.write(json.dumps(outcome.as_json(), ensure_ascii=False) + "\n")
+        printer.out.write(json.dumps({**outcome.as_json(), "run_id": live.run_id}, ensure_ascii=False) + "\n")
     else:
-        if gen.parser is not None:
-            out.write(outcome.text[len(printed) :] if outcome.text.startswith(printed) else "\n" + outcome.text)
-        out.write("\n")
-    mark = "✓ exact" if outcome.exact else f"off by {outcome.deviation:+d}"
-    errs = f", {len(outcome.errors)} marker error(s)" if outcome.errors else ""
+        printer.finish(outcome.text)
+    if interrupted:
+        err.write(f"interrupted: kept {outcome.count} {unit} that arrived{_saved(live)}\n")
+        return EXIT_INTERRUPTED
     tokens = f" · {outcome.completion_tokens} tokens" if outcome.completion_tokens else ""
-    err.write(f"{outcome.count}/{request.target} {unit_name} {mark}{errs} · {outcome.seconds:.1f} s{tokens}\n")
+    headline = outcome.verdict.headline(outcome.request.count_unit)
+    err.write(f"{headline} · {outcome.seconds:.1f} s{tokens}{_saved(live)}\n")
     if outcome.failure:
         err.write(f"capel_ui: error: {outcome.failure}\n")
         return EXIT_MISS if outcome.failure_kind == "length" else EXIT_BACKEND
     return EXIT_OK if outcome.verified else EXIT_MISS
+
+
+def _saved(live: LiveRun) -> str:
+    return f" · saved as run {live.run_id}" if live.run_id is not None else ""
+
+
+def _engine() -> Engine:
+    """The History database, migrated; a broken one is a failure that names the file (StorageError)."""
+    return get_engine()
+
+
+def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    engine = _engine()
+    if args.history_command == "show":
+        run = get_run(engine, args.run_id)
+        if run is None:
+            raise UsageError(f"no run {args.run_id}; `python -m capel_ui history` lists the saved runs")
+        out.write(json.dumps(run_json(run), ensure_ascii=False) + "\n" if args.show_json else show_run(run))
+        return EXIT_OK
+    runs = list_runs(
+        engine,
+        model=args.model,
+        mode=args.mode,
+        origin=args.origin,
+        lang=args.lang,
+        verified_only=args.verified,
+        search=args.search,
+        limit=None if args.csv else args.limit,
+    )
+    if args.csv:
+        data = runs_to_csv(runs)
+        if args.csv == "-":
+            out.write(data)
+        else:
+            try:
+                Path(args.csv).write_text(data, encoding="utf-8-sig", newline="")
+            except OSError as exc:
+                raise UsageError(f"cannot write {args.csv}: {exc.strerror or exc}") from None
+        return EXIT_OK
+    if args.json:
+        out.writelines(json.dumps(run_json(r), ensure_ascii=False) + "\n" for r in runs)
+    else:
+        out.write(history_table(runs))
+    return EXIT_OK
 
 
 def main(
@@ -234,7 +322,12 @@ def main(
             return cmd_check(args, stdout, stdin)
         if args.command == "generate":
             return cmd_generate(args, stdout, stderr, stdin)
+        if args.command == "history":
+            return cmd_history(args, stdout)
         return args.handler(args, stdout, stderr)
+    except StorageError as exc:
+        stderr.write(f"capel_ui: error: {exc}\n")
+        return EXIT_BACKEND
     except UsageError as exc:
         stderr.write(f"capel_ui: error: {exc}\n")
         return EXIT_USAGE

@@ -1,7 +1,7 @@
 """Exports of a saved run as .txt, .md and .json.
 
 Exports are built from the History row, never from live UI state, so what a writer downloads is exactly
-what was saved. Only a complete, exact and valid run is labelled verified; the check is made here, once.
+what was saved. The verdict is the saved run's one verdict (`runs.verdict_of`).
 No key can reach an export: runs have no key column.
 """
 
@@ -12,34 +12,13 @@ import json
 import re
 from typing import Any
 
-from .parser import is_verified as verified_rule
+from .runs import verdict_of
 from .storage import RunRecord
-from .vocab import MODE_LABELS, UNIT_LABELS
-
-
-def is_verified(run: RunRecord) -> bool:
-    """A saved run, judged by the parser's one rule (complete, exact, no marker errors)."""
-    return verified_rule(run.status, run.count, run.target, run.errors)
+from .vocab import mode_label
 
 
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def verdict(run: RunRecord) -> str:
-    """One line a writer can trust: verified, or exactly why not."""
-    unit = UNIT_LABELS.get(run.unit, run.unit)  # type: ignore[call-overload]
-    count = run.count if run.count is not None else 0
-    if is_verified(run):
-        return f"Verified: {count}/{run.target} {unit}."
-    reasons = []
-    if run.status != "complete":
-        reasons.append(f"run {run.status}")
-    if count != run.target:
-        reasons.append(f"off by {count - run.target:+d}")
-    if run.errors:
-        reasons.append(f"{len(run.errors)} marker error(s)")
-    return f"Not verified: {count}/{run.target} {unit} ({', '.join(reasons) or 'unchecked'})."
 
 
 def export_json(run: RunRecord) -> str:
@@ -48,8 +27,9 @@ def export_json(run: RunRecord) -> str:
         "unit": run.unit,
         "count": run.count,
         "target": run.target,
-        "verified": is_verified(run),
+        "verified": verdict_of(run).verified,
         "exact": bool(run.exact),
+        "origin": run.origin,
         "valid": bool(run.valid),
         "status": run.status,
         "model": run.model,
@@ -73,10 +53,10 @@ def export_txt(run: RunRecord) -> str:
 
 def export_md(run: RunRecord) -> str:
     """The text with a short provenance footer: verdict, model, mode, date, checksum."""
-    mode = MODE_LABELS.get(run.mode, run.mode)  # type: ignore[call-overload]
+    mode = mode_label(run.mode)
     return (
         f"{run.text}\n\n---\n\n"
-        f"*{verdict(run)}* Model: `{run.model}` · mode: {mode} · "
+        f"*{verdict_of(run).headline(run.unit)}.* Model: `{run.model}` · mode: {mode} · "
         f"{run.created_at:%Y-%m-%d %H:%M} UTC · sha256 `{sha256(run.text)[:16]}…`\n"
     )
 

@@ -159,25 +159,6 @@ class Outcome:
             "notice": self.notice,
         }
 
-    def record(self) -> dict[str, Any]:
-        """The columns of a History row (no key: backends never expose one)."""
-        return {
-            "status": self.status,
-            "raw": self.raw,
-            "text": self.text,
-            "draft": self.draft,
-            "count": self.count,
-            "exact": self.exact,
-            "valid": self.valid,
-            "errors": [e.as_dict() for e in self.errors],
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "seconds": self.seconds,
-            "first_token_seconds": self.first_token_seconds,
-            "failure": self.failure,
-            "mode": self.mode,
-        }
-
 
 @dataclass
 class Generation:

@@ -80,6 +80,7 @@ class ParseResult:
     markers: int
     draft: str | None = None
     draft_span: tuple[int, int] | None = None
+    marker_spans: tuple[tuple[int, int], ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -161,6 +162,7 @@ class MarkerParser:
         self._draft_span: tuple[int, int] | None = None
         self._closed: ParseResult | None = None
         self._markers = 0
+        self._spans: list[tuple[int, int]] = []  # where each well-formed marker sits in the raw output
         self._clean = ""  # clean text of the first `_clean_n` units, extended as units arrive
         self._clean_n = 0
 
@@ -168,6 +170,11 @@ class MarkerParser:
     @property
     def errors(self) -> list[MarkerError]:
         return list(self._errors)
+
+    @property
+    def marker_spans(self) -> list[tuple[int, int]]:
+        """(start, end) of every well-formed marker so far: what the page dims while it streams."""
+        return list(self._spans)
 
     @property
     def countdown(self) -> int | None:
@@ -309,6 +316,8 @@ class MarkerParser:
 
     def _marker(self, mk: Marker) -> None:
         self._markers += 1
+        if not mk.malformed:
+            self._spans.append((mk.start, mk.end))
         if mk.malformed:
             self._error("malformed_marker", mk.start, mk.end, f"{mk.text!r} is not a marker; write <{mk.value}>")
         if self._ended:
@@ -443,6 +452,7 @@ class MarkerParser:
             markers=self._markers,
             draft=self._draft_text(),
             draft_span=self._draft_span,
+            marker_spans=tuple(self._spans),
         )
         return self._closed
 

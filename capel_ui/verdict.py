@@ -70,3 +70,11 @@ def judge(status: str, count: int | None, target: int, errors: Sized | int) -> V
     """The verdict of a run from what it produced; `errors` is the marker errors (or their number)."""
     n_errors = errors if isinstance(errors, int) else len(errors)
     return Verdict(status=status, count=count or 0, target=target, errors=n_errors)
+
+
+def live_state(done: int, target: int, unit: str) -> str:
+    """The countdown while a run streams: how many units are left, or how far past the target it has gone."""
+    label = unit_label(unit)
+    if done > target:
+        return f"over by {done - target} · {done} of {target} {label}"
+    return f"{target - done} of {target} {label} left"

@@ -28,4 +28,6 @@ def save_parsed_run(engine: Engine, raw: str, target: int, *, instruction: str) 
         valid=result.valid,
         errors=[e.as_dict() for e in result.errors],
         status="complete",
+        origin="write",
+        verified=result.verified,
     )

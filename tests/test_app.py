@@ -74,7 +74,7 @@ def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_h
         25,
         True,
     )
-    assert any(c.startswith(f"Run {run.id} · embedded · Exact (guaranteed)") for c in captions(app))
+    assert any(c.startswith(f"Run {run.id} · write · embedded · Exact (guaranteed)") for c in captions(app))
     assert [d.label for d in app.get("download_button")] == ["Download .txt", "Download .md", "Download .json"]
 
 
@@ -189,11 +189,11 @@ def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(app:
     table = app.dataframe[0].value
     assert sorted(table["mode"]) == ["Baseline", "Exact (guaranteed)"]
 
-    app.checkbox(key="h_exact").check().run()
+    app.checkbox(key="h_verified").check().run()
     assert "1 run(s)" in captions(app)
     assert list(app.dataframe[0].value["mode"]) == ["Exact (guaranteed)"]
 
-    app.checkbox(key="h_exact").uncheck()
+    app.checkbox(key="h_verified").uncheck()
     app.text_input(key="h_search").input("MUG").run()
     assert "1 run(s)" in captions(app)
     assert list(app.dataframe[0].value["text"]) == ["A mug."]

@@ -22,6 +22,7 @@ from capel_ui.backends import (
 from capel_ui.backends.registry import secrets_files
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.grammar import countdown_grammar, exact_grammar
+from capel_ui.runs import final_fields
 from tests.scripted_server import (
     MODEL,
     closed_port_url,
@@ -516,7 +517,7 @@ def test_the_key_never_shows_in_repr_or_failure_messages(scripted):
     outcome = generate(backend, Request("Say hi", 2, mode="baseline"))
     assert scripted.chat_requests[-1].key == secret
     assert "SECRET" not in repr(backend)
-    assert "SECRET" not in str(outcome.as_json()) and "SECRET" not in str(outcome.record())
+    assert "SECRET" not in str(outcome.as_json()) and "SECRET" not in str(final_fields(outcome))
 
 
 # ----- the output budget -----------------------------------------------------------------------------------------

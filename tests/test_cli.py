@@ -20,7 +20,7 @@ from tests.scripted_server import MODEL, cut_after, ok, status
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
-CHECK_KEYS = {"target", "count", "exact", "valid", "countdown_end", "errors", "text"}
+CHECK_KEYS = {"target", "count", "exact", "valid", "verified", "countdown_end", "errors", "text"}
 
 
 def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:
@@ -288,4 +288,5 @@ def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted):
     result = json.loads(out)
     assert result["status"] == "cancelled"
     assert 1 <= result["count"] < 60 and result["text"] == " ".join(["word"] * result["count"])
-    assert f"interrupted: kept {result['count']} en words" in err.decode()
+    assert f"interrupted: kept {result['count']} English words" in err.decode()
+    assert result["run_id"] is not None

@@ -100,7 +100,8 @@ def test_an_error_message_cannot_break_out_of_its_title_attribute() -> None:
 
 
 def test_markers_are_dimmed_and_the_words_between_them_are_not() -> None:
-    markup = highlight_raw("<2> Hello <1> world <0>")
+    raw = "<2> Hello <1> world <0>"
+    markup = highlight_raw(raw, markers=check_output(raw, 2).marker_spans)
 
     dimmed = re.findall(r'<span class="mk">(.*?)</span>', markup)
     assert dimmed == ["&lt;2&gt;", "&lt;1&gt;", "&lt;0&gt;"]

@@ -207,7 +207,7 @@ def test_a_file_that_is_not_a_database_raises_storage_error_and_is_left_untouche
         assert message.startswith(f"{path} is not a CAPEL Studio database (or is damaged); move it aside and ")
         assert "a new one will be created, or set DATABASE_URL to another database" in message
     assert path.read_bytes() == data
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["capel.db"]  # no -wal or -shm beside it either
+    assert sorted(p.name for p in tmp_path.glob("capel.db*")) == ["capel.db"]  # no -wal or -shm beside it either
 
 
 def test_a_database_that_cannot_be_opened_raises_storage_error_naming_it(tmp_path: Path) -> None:

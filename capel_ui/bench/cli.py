@@ -12,6 +12,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..cliargs import bounded
 from ..vocab import LANGS, MAX_TARGET, MODES
 from .suites import SUITE_HELP, SUITES, parse_lengths
 
@@ -28,20 +29,6 @@ EPILOG = (
         "3 every sample failed, 130 interrupted (re-run the same command to resume)."
     )
 )
-
-
-def _int(name: str, low: int, high: int | None = None) -> Any:
-    def parse(value: str) -> int:
-        try:
-            n = int(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {value!r}") from None
-        if n < low or (high is not None and n > high):
-            bound = f"from {low} to {high}" if high is not None else f"at least {low}"
-            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {n}")
-        return n
-
-    return parse
 
 
 def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
@@ -67,11 +54,11 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
         "--lengths",
         help=f"comma-separated targets in 1..{MAX_TARGET} (lifebench: 16,32,...,8192; default per suite)",
     )
-    p.add_argument("--limit", type=_int("limit", 1), help="only the first K prompts (with --seed: a seeded sample)")
+    p.add_argument("--limit", type=bounded("limit", 1), help="only the first K prompts (with --seed: a seeded sample)")
     p.add_argument("--seed", type=int, help="sampling seed for --limit and rtg lengths; also sent to the model")
     p.add_argument("--lang", choices=LANGS, help="only the prompts in this language")
     p.add_argument(
-        "--concurrency", type=_int("concurrency", 1), default=1, help="requests in flight (default 1, at most 32)"
+        "--concurrency", type=bounded("concurrency", 1), default=1, help="requests in flight (default 1, at most 32)"
     )
     p.add_argument("--file", help="the CSV or JSONL for --suite custom (instruction, lang, target[, id])")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

@@ -15,13 +15,14 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
-from ..export import is_verified
 from ..generation import Generation, Request, validate_request
-from ..storage import RunRecord, list_runs, update_run
-from ..vocab import DEFAULT_UNIT, GRAMMAR_MODES, MAX_TARGET, MODE_LABELS, MODES, UNIT_LABELS, Lang, Mode
+from ..history import marker_spans
+from ..runs import LiveRun, verdict_of
+from ..storage import RunRecord, list_runs
+from ..vocab import DEFAULT_UNIT, MAX_TARGET, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
 from . import resources
 from .render import clean_text_html, countdown_html, highlight_raw
-from .views import badge, settle, start_record, track, untrack
+from .views import badge, wait_saved
 
 MAX_COLUMNS = 8
 
@@ -40,21 +41,10 @@ def _model_options(current: ModelChoice) -> list[ModelChoice]:
     return options
 
 
-def _finish(gen: Generation, engine: Engine, run_id: int) -> None:
-    """Worker thread: run to the end, then save the outcome (whatever happened)."""
-    try:
-        gen.run()
-    finally:
-        try:
-            update_run(engine, run_id, **gen.outcome().record())
-        finally:
-            untrack(run_id)
-
-
 def deviation_chart(runs: list[RunRecord]) -> go.Figure:
-    labels = [f"{r.model}<br>{MODE_LABELS.get(r.mode, r.mode)}" for r in runs]  # type: ignore[call-overload]
+    labels = [f"{r.model}<br>{mode_label(r.mode)}" for r in runs]
     devs = [(r.count or 0) - r.target for r in runs]
-    colors = ["#2b8a3e" if is_verified(r) else "#c92a2a" for r in runs]
+    colors = ["#2b8a3e" if verdict_of(r).verified else "#c92a2a" for r in runs]
     fig = go.Figure(
         go.Bar(
             x=labels,
@@ -91,7 +81,7 @@ def render() -> None:
     lang: Lang = c[0].radio(
         "Language", ["en", "zh"], key="c_lang", format_func={"en": "English words", "zh": "Chinese characters"}.get
     )
-    target = c[1].number_input("Target length", min_value=0, max_value=MAX_TARGET, step=1, key="c_target")
+    target = c[1].number_input("Target length", min_value=1, max_value=MAX_TARGET, step=1, key="c_target")
     options = _model_options(current)
     models = c[2].multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
     modes: list[Mode] = st.multiselect(
@@ -99,7 +89,7 @@ def render() -> None:
     )
     unit = DEFAULT_UNIT[lang]
     columns = [(m, mode) for m in models for mode in modes]
-    usable = [(m, mode) for m, mode in columns if mode not in GRAMMAR_MODES or m.capabilities.grammar]
+    usable = [(m, mode) for m, mode in columns if mode in available_modes(m.capabilities.grammar, lang, unit)]
     skipped = [col for col in columns if col not in usable]
     if skipped:
         st.caption(
@@ -130,7 +120,7 @@ def _run(
 ) -> None:
     engine = resources.engine()
     temperature = resources.temperature()
-    gens: list[tuple[Generation, int]] = []
+    lives: list[LiveRun] = []
     problems: list[str] = []
     cid = uuid.uuid4().hex[:12]
     for choice, mode in columns:
@@ -148,38 +138,36 @@ def _run(
         except (ValueError, BackendError) as exc:
             problems.append(f"{choice.label} · {MODE_LABELS[mode]}: {exc}")
             continue
-        run_id = start_record(engine, gen, choice, instruction, comparison_id=cid)
-        track(run_id, gen)
-        gens.append((gen, run_id))
+        lives.append(LiveRun(gen, engine, origin="compare", comparison_id=cid))
     for p in problems:
         st.error(p)
-    if not gens:
+    if not lives:
         return
     st.session_state["c_id"] = cid
     stop_slot = stop_slot.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
-    cols = st.columns(len(gens))
+    cols = st.columns(len(lives))
     slots = []
-    for col, (gen, _) in zip(cols, gens, strict=True):
+    for col, live in zip(cols, lives, strict=True):
         with col:
-            st.markdown(f"**{gen.backend.label}**  \n{MODE_LABELS[gen.mode]}")
+            st.markdown(f"**{live.gen.backend.label}**  \n{mode_label(live.gen.mode)}")
             slots.append((st.empty(), st.empty()))
-    pool = ThreadPoolExecutor(max_workers=len(gens), thread_name_prefix="compare")
-    futures = [pool.submit(_finish, gen, engine, run_id) for gen, run_id in gens]
+    pool = ThreadPoolExecutor(max_workers=len(lives), thread_name_prefix="compare")
+    futures = [pool.submit(live.run) for live in lives]
     try:
         while True:
-            for (gen, _), (count_ph, raw_ph) in zip(gens, slots, strict=True):
-                count_ph.html(
-                    countdown_html(gen.remaining, target, UNIT_LABELS[gen.request.count_unit], drafting=gen.in_draft)
-                )
+            for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
+                gen = live.gen
+                left = target - gen.units_done
+                count_ph.html(countdown_html(left, target, unit_label(gen.request.count_unit), drafting=gen.in_draft))
                 raw_ph.html(highlight_raw(gen.raw[-1500:], []))
             if all(f.done() for f in futures):
                 break
             time.sleep(0.2)
     finally:
         if not all(f.done() for f in futures):  # Stop, a rerun or a closed tab: keep what arrived
-            for gen, _ in gens:
-                gen.cancel()
+            for live in lives:
+                live.cancel()
         pool.shutdown(wait=False)
     for count_ph, raw_ph in slots:
         count_ph.empty()
@@ -191,22 +179,19 @@ def _show(engine: Engine, cid: str) -> None:
     runs = list_runs(engine, comparison_id=cid)
     if any(r.status == "running" for r in runs):  # a Stop click: wait for the columns to save what arrived
         for r in runs:
-            settle(r.id)
+            wait_saved(r.id)
         runs = list_runs(engine, comparison_id=cid)
     runs = sorted(runs, key=lambda r: r.id)
     if not runs:
         return
     st.divider()
-    st.caption(
-        f"Comparison {cid} · {runs[0].target} {UNIT_LABELS.get(runs[0].unit, runs[0].unit)} · "  # type: ignore[call-overload]
-        f"{len(runs)} column(s)"
-    )
+    st.caption(f"Comparison {cid} · {runs[0].target} {unit_label(runs[0].unit)} · {len(runs)} column(s)")
     st.plotly_chart(deviation_chart(runs), width="stretch", key=f"chart-{cid}")
     cols = st.columns(len(runs))
     for col, r in zip(cols, runs, strict=True):
         with col:
-            st.markdown(f"**{r.model}**  \n{MODE_LABELS.get(r.mode, r.mode)}")  # type: ignore[call-overload]
-            badge(r)
+            st.markdown(f"**{r.model}**  \n{mode_label(r.mode)}")
+            badge(verdict_of(r), r.unit)
             m = st.columns(2)
             m[0].metric(
                 "Count", r.count if r.count is not None else "–", delta=(r.count or 0) - r.target, delta_color="off"
@@ -217,4 +202,4 @@ def _show(engine: Engine, cid: str) -> None:
                 st.error(r.failure)
             st.html(clean_text_html(r.text))
             with st.expander("Raw output"):
-                st.html(highlight_raw(r.raw, r.errors))
+                st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))

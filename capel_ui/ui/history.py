@@ -6,35 +6,26 @@ from datetime import UTC, datetime, time, timedelta
 
 import streamlit as st
 
-from ..export import is_verified
+from ..history import history_rows
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
-from ..vocab import MODE_LABELS
+from ..vocab import ORIGINS, mode_label
 from . import resources
 from .views import render_run
 
 ALL = "All"
 
 
-def _preview(text: str, n: int = 90) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def render() -> None:
     st.title("History")
     engine = resources.engine()
-    f = st.columns([1.3, 1.1, 0.8, 1.4, 1.6])
+    f = st.columns([1.3, 1.1, 0.9, 0.8, 1.4, 1.6])
     model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key="h_model")
-    mode = f[1].selectbox(
-        "Mode",
-        [ALL, *distinct_values(engine, "mode")],
-        key="h_mode",
-        format_func=lambda m: MODE_LABELS.get(m, m),  # type: ignore[call-overload]
-    )
-    lang = f[2].selectbox("Language", [ALL, "en", "zh"], key="h_lang")
-    dates = f[3].date_input("Dates", value=(), key="h_dates", help="Pick a start and an end day.")
-    search = f[4].text_input("Search text", key="h_search", placeholder="words in the instruction or text")
-    exact_only = st.checkbox("Exact only", key="h_exact")
+    mode = f[1].selectbox("Mode", [ALL, *distinct_values(engine, "mode")], key="h_mode", format_func=_mode_name)
+    origin = f[2].selectbox("Origin", [ALL, *ORIGINS], key="h_origin", help="Where the run was started.")
+    lang = f[3].selectbox("Language", [ALL, "en", "zh"], key="h_lang")
+    dates = f[4].date_input("Dates", value=(), key="h_dates", help="Pick a start and an end day.")
+    search = f[5].text_input("Search text", key="h_search", placeholder="words in the instruction or text")
+    verified_only = st.checkbox("Verified only", key="h_verified", help="Complete, exactly on target, no marker error.")
 
     since = until = None
     if isinstance(dates, tuple | list) and dates:
@@ -45,7 +36,8 @@ def render() -> None:
         model=None if model == ALL else model,
         mode=None if mode == ALL else mode,
         lang=None if lang == ALL else lang,
-        exact_only=exact_only,
+        origin=None if origin == ALL else origin,
+        verified_only=verified_only,
         since=since,
         until=until,
         search=search.strip() or None,
@@ -64,22 +56,7 @@ def render() -> None:
     if not runs:
         st.info("No runs match. Runs from Write, Compare and the CLI appear here.")
         return
-    rows = [
-        {
-            "id": r.id,
-            "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
-            "status": r.status,
-            "verified": "✓" if is_verified(r) else "",
-            "model": r.model,
-            "mode": MODE_LABELS.get(r.mode, r.mode),  # type: ignore[call-overload]
-            "lang": r.lang,
-            "target": r.target,
-            "count": r.count,
-            "errors": len(r.errors),
-            "text": _preview(r.text or r.instruction),
-        }
-        for r in runs
-    ]
+    rows = history_rows(runs)
     picked = st.dataframe(
         rows,
         hide_index=True,
@@ -118,3 +95,7 @@ def render() -> None:
             delete_run(engine, run.id)
             st.toast(f"Run {run.id} deleted.")
             st.rerun()
+
+
+def _mode_name(mode: str) -> str:
+    return mode if mode == ALL else mode_label(mode)

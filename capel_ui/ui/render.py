@@ -8,14 +8,11 @@ so the escaping is tested directly.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
 from ..vocab import ERROR_LABELS
-
-_MARKER = re.compile(r"<\d+>")
 
 STYLE = """<style>
 .capel-raw{white-space:pre-wrap;word-break:break-word;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;
@@ -43,12 +40,17 @@ def _error_fields(error: Any) -> tuple[str, int, int, str]:
     return error.type, error.start, error.end, error.message
 
 
-def highlight_raw(raw: str, errors: Iterable[Any] = (), draft_span: Sequence[int] | None = None) -> str:
-    """The raw output as HTML: markers dimmed, each error span marked with its type and message on hover."""
+def highlight_raw(
+    raw: str,
+    errors: Iterable[Any] = (),
+    draft_span: Sequence[int] | None = None,
+    markers: Iterable[tuple[int, int]] = (),
+) -> str:
+    """The raw output as HTML: the parser's markers dimmed, each error span marked with its type and message."""
     errs = [_error_fields(e) for e in errors]
     n = len(raw)
     cuts = {0, n}
-    markers = [(m.start(), m.end()) for m in _MARKER.finditer(raw)]
+    markers = [(min(s, n), min(e, n)) for s, e in markers]
     for s, e in markers:
         cuts.update((s, e))
     for _, s, e, _ in errs:
@@ -98,9 +100,14 @@ def clean_text_html(text: str) -> str:
 
 
 def countdown_html(remaining: int, target: int, unit_label: str, *, drafting: bool = False) -> str:
-    """The big countdown: units left to write."""
-    label = "drafting first…" if drafting else f"{escape(unit_label)} left of {target}"
-    return f'{STYLE}<div class="capel-count"><div class="n">{remaining}</div><div class="lbl">{label}</div></div>'
+    """The big countdown: units left to write, or how far past the target the text has gone."""
+    if drafting:
+        number, label = str(max(remaining, 0)), "drafting first…"
+    elif remaining < 0:
+        number, label = f"+{-remaining}", f"{escape(unit_label)} over the target of {target}"
+    else:
+        number, label = str(remaining), f"{escape(unit_label)} left of {target}"
+    return f'{STYLE}<div class="capel-count"><div class="n">{number}</div><div class="lbl">{label}</div></div>'
 
 
 def error_rows(raw: str, errors: Iterable[Any]) -> list[dict[str, object]]:

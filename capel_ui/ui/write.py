@@ -6,13 +6,13 @@ from typing import Any
 
 import streamlit as st
 
-from ..backends import BackendError, ModelChoice, uses_fallback
+from ..backends import BackendError, uses_fallback
 from ..generation import Generation, Request, validate_request
-from ..grammar import supports
+from ..runs import LiveRun
 from ..storage import get_run
-from ..vocab import GRAMMAR_MODES, MAX_TARGET, MODE_LABELS, MODES, UNIT_LABELS, Lang, Mode, Unit
+from ..vocab import MAX_TARGET, MODE_LABELS, UNIT_LABELS, UNITS_FOR, Lang, Mode, Unit, available_modes
 from . import resources
-from .views import render_run, settle, start_record, stream_live
+from .views import render_run, stream_live, wait_saved
 
 PRESETS: dict[str, dict[str, Any]] = {
     "Headline · 10 words": {
@@ -42,7 +42,6 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
 }
 LANG_LABELS: dict[Lang, str] = {"en": "English words", "zh": "Chinese characters"}
-UNITS_FOR: dict[Lang, list[Unit]] = {"en": ["en_words", "lifebench"], "zh": ["zh_chars", "zh_words", "lifebench"]}
 REWRITE = {
     "en": "Rewrite the following text, keeping its meaning and tone:\n\n{text}",
     "zh": "改写下面这段文字，保留原意和语气：\n\n{text}",
@@ -73,11 +72,6 @@ def _apply_prefill() -> None:
     st.session_state["w_rewrite"] = False
 
 
-def _modes_for(choice: ModelChoice, lang: Lang, unit: Unit) -> list[Mode]:
-    grammar_ok = choice.capabilities.grammar and supports(lang, unit)
-    return [m for m in MODES if m not in GRAMMAR_MODES or grammar_ok]
-
-
 def render() -> None:
     st.title("Write")
     st.caption("Text of an exact length: the model counts down as it writes, and every count is checked.")
@@ -99,12 +93,12 @@ def render() -> None:
     )
     c = st.columns([1.2, 1.2, 0.9, 1.7])
     lang: Lang = c[0].radio("Language", ["en", "zh"], format_func=LANG_LABELS.get, key="w_lang")
-    units = UNITS_FOR[lang]
+    units = list(UNITS_FOR[lang])
     if st.session_state.get("w_unit") not in units:
         st.session_state["w_unit"] = units[0]
     unit: Unit = c[1].selectbox("Counting unit", units, format_func=UNIT_LABELS.get, key="w_unit")
-    target = c[2].number_input("Target length", min_value=0, max_value=MAX_TARGET, step=1, key="w_target")
-    modes = _modes_for(choice, lang, unit)
+    target = c[2].number_input("Target length", min_value=1, max_value=MAX_TARGET, step=1, key="w_target")
+    modes = available_modes(choice.capabilities.grammar, lang, unit)
     default_mode: Mode = "exact" if choice.provider == "embedded" else "capel"
     if st.session_state.get("w_mode") not in modes:
         st.session_state["w_mode"] = default_mode if default_mode in modes else "capel"
@@ -152,19 +146,19 @@ def render() -> None:
         except (ValueError, BackendError) as exc:
             st.error(str(exc))
             return
-        engine = resources.engine()
-        run_id = start_record(engine, gen, choice, text)
+        live_run = LiveRun(gen, resources.engine(), origin="write", instruction=text)
+        run_id = live_run.run_id
         st.session_state["w_run_id"] = run_id
         stop_slot = b[1].empty()
         stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
         if gen.notice:
             live.info(gen.notice)
         with live:
-            stream_live(gen, engine, run_id)
+            stream_live(live_run)
         stop_slot.empty()
     run_id = st.session_state.get("w_run_id")
     if run_id is not None:
-        settle(run_id)
+        wait_saved(run_id)
         run = get_run(resources.engine(), run_id)
         if run is None:
             st.session_state.pop("w_run_id", None)

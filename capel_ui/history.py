@@ -1,0 +1,102 @@
+"""Saved runs as people read them: History's table rows, one run in full, and its JSON.
+
+The History page and `python -m capel_ui history` draw the same rows from here, so a run reads the same
+in the browser and in a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .parser import check_output
+from .runs import display_status, verdict_of
+from .storage import RunRecord
+from .vocab import MARKER_MODES, mode_label, unit_label
+
+PREVIEW_CHARS = 90
+
+
+def preview(text: str, n: int = PREVIEW_CHARS) -> str:
+    """The text on one line, cut to n characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def history_rows(runs: Sequence[RunRecord], now: datetime | None = None) -> list[dict[str, Any]]:
+    """One row per run, the columns History shows (stale running rows shown as interrupted)."""
+    return [
+        {
+            "id": r.id,
+            "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
+            "status": display_status(r, now),
+            "verified": "✓" if verdict_of(r, now).verified else "",
+            "origin": r.origin,
+            "model": r.model,
+            "mode": mode_label(r.mode),
+            "lang": r.lang,
+            "target": r.target,
+            "count": r.count,
+            "errors": len(r.errors),
+            "text": preview(r.text or r.instruction),
+        }
+        for r in runs
+    ]
+
+
+def history_table(runs: Sequence[RunRecord]) -> str:
+    """A plain-text table for a terminal, newest first; a hint when there is nothing to show."""
+    if not runs:
+        return "No runs match. Runs from Write, Compare and `generate` are saved here.\n"
+    rows = history_rows(runs)
+    cols = ("id", "created", "status", "verified", "origin", "model", "mode", "count", "text")
+    cells = [[_cell(row, c) for c in cols] for row in rows]
+    widths = [max(len(c), *(len(line[i]) for line in cells)) for i, c in enumerate(cols)]
+    widths[-1] = len(cols[-1])  # the text column is last and not padded
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip() for line in cells]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(row: dict[str, Any], col: str) -> str:
+    if col == "count":
+        return f"{row['count'] if row['count'] is not None else '–'}/{row['target']}"
+    return str(row[col])
+
+
+def show_run(run: RunRecord) -> str:
+    """One run in full, for `history show ID`."""
+    verdict = verdict_of(run)
+    lines = [
+        f"Run {run.id} · {run.created_at:%Y-%m-%d %H:%M:%S} UTC · {run.origin}",
+        f"{verdict.headline(run.unit)}",
+        f"model {run.model} · mode {mode_label(run.mode)} · {run.lang} · {unit_label(run.unit)}",
+    ]
+    if run.failure:
+        lines.append(f"failure: {run.failure}")
+    if run.notice:
+        lines.append(f"note: {run.notice}")
+    if run.errors:
+        kinds = sorted({str(e.get("type")) for e in run.errors})
+        lines.append(f"marker errors: {len(run.errors)} ({', '.join(kinds)})")
+    lines += ["", "Instruction:", run.instruction, "", "Text:", run.text, ""]
+    return "\n".join(lines)
+
+
+def run_json(run: RunRecord) -> dict[str, Any]:
+    """A run as JSON (the same fields as the CSV), with its shown status and verdict."""
+    verdict = verdict_of(run)
+    data = {name: getattr(run, name) for name in run.__dataclass_fields__}  # type: ignore[attr-defined]
+    for key, value in data.items():
+        if isinstance(value, datetime):
+            data[key] = value.isoformat()
+    return {**data, "shown_status": display_status(run), "verified": verdict.verified}
+
+
+def marker_spans(run: RunRecord) -> tuple[tuple[int, int], ...]:
+    """Where the saved run's markers sit in its raw output, found by the one parser (none outside marker modes)."""
+    if run.mode not in MARKER_MODES:
+        return ()
+    draft = run.mode == "draft-capel"
+    return check_output(run.raw, run.target, run.lang, run.unit, draft=draft, code=run.code).marker_spans  # type: ignore[arg-type]

@@ -1,0 +1,193 @@
+"""The run lifecycle, the one path every surface takes: create the row, stream, save as it goes, close.
+
+Write, Compare, the CLI (and later variants and repair calls) wrap their `Generation` in a `LiveRun`:
+the row is created as the run starts (status `running`), saved at most every `SAVE_INTERVAL` seconds while
+text arrives (so a killed process leaves the text of its last save), and saved once more with the final
+status, verdict, timings and tokens in a `finally`, so a Stop click, a closed tab or Ctrl-C keep what
+arrived. Pages and the CLI only draw what a LiveRun yields.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine
+
+from .generation import Generation, Outcome
+from .storage import RunRecord, create_run, update_run
+from .verdict import Verdict, judge
+from .vocab import STALE_AFTER, DisplayStatus, Origin
+
+SAVE_INTERVAL = 1.0
+"""Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
+
+LOCAL_PROVIDERS = frozenset({"embedded", "gguf"})
+"""Providers served on a random local port: their URL means nothing later, so it is not stored."""
+
+
+class LiveRun:
+    """One generation tied to its saved row (or to no row, when `engine` is None: `--no-save`).
+
+    `stream()` yields text chunks; `cancel()` is safe from any thread; `closed` is set once the final
+    state is saved, so another thread can wait for it (`settle`).
+    """
+
+    def __init__(
+        self,
+        gen: Generation,
+        engine: Engine | None,
+        *,
+        origin: Origin,
+        instruction: str | None = None,
+        comparison_id: str | None = None,
+        group_id: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.gen = gen
+        self.engine = engine
+        self.closed = threading.Event()
+        self._clock = clock
+        self._last_save = clock()
+        self.run_id: int | None = None
+        if engine is not None:
+            self.run_id = create_run(engine, **self._start_fields(origin, instruction, comparison_id, group_id))
+            _LIVE[self.run_id] = self
+
+    def _start_fields(
+        self, origin: Origin, instruction: str | None, comparison_id: str | None, group_id: str | None
+    ) -> dict[str, Any]:
+        gen, req = self.gen, self.gen.request
+        backend = gen.backend
+        return {
+            "origin": origin,
+            "instruction": req.instruction if instruction is None else instruction,
+            "prompt": gen.prompt,
+            "model": backend.model,
+            "backend": backend.provider,
+            "base_url": None if backend.provider in LOCAL_PROVIDERS else backend.base_url,
+            "mode": gen.mode,
+            "lang": req.lang,
+            "unit": req.count_unit,
+            "target": req.target,
+            "temperature": req.temperature,
+            "code": req.code,
+            "notice": gen.notice,
+            "comparison_id": comparison_id,
+            "group_id": group_id,
+            "verified": False,
+        }
+
+    # ----- streaming ------------------------------------------------------------------------------------
+    def stream(self) -> Iterator[str]:
+        """Yield text chunks as they arrive; the final state is saved however the loop ends."""
+        inner = self.gen.stream()
+        try:
+            for chunk in inner:
+                # Save before handing the chunk on: whoever sees a chunk can also find it in the database.
+                if self._clock() - self._last_save >= SAVE_INTERVAL:
+                    self._save_progress()
+                yield chunk
+        finally:
+            inner.close()  # a Stop, rerun, closed tab or Ctrl-C: the generation records itself cancelled
+            self.gen.abandon()  # also when interrupted before the first chunk, when close() runs nothing
+            self.close()
+
+    def run(self) -> Outcome:
+        """Stream to the end without drawing anything (Compare columns, benchmarks, `--json`)."""
+        for _ in self.stream():
+            pass
+        return self.outcome
+
+    def cancel(self) -> None:
+        self.gen.cancel()
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.gen.outcome()
+
+    def _save_progress(self) -> None:
+        self._last_save = self._clock()
+        if self.run_id is None or self.engine is None:
+            return
+        now = self.gen.outcome()  # the text and count as if the output ended here
+        update_run(self.engine, self.run_id, raw=now.raw, text=now.text, count=now.count, errors=now.errors)
+
+    def close(self) -> None:
+        """Save the final state once (idempotent), then release anyone waiting in `settle`."""
+        if self.closed.is_set():
+            return
+        try:
+            if self.run_id is not None and self.engine is not None:
+                update_run(self.engine, self.run_id, **final_fields(self.gen.outcome()))
+        finally:
+            if self.run_id is not None:
+                _LIVE.pop(self.run_id, None)
+            self.closed.set()
+
+
+def final_fields(outcome: Outcome) -> dict[str, Any]:
+    """The columns a finished run is saved with, its verdict included (decided by `verdict.judge`)."""
+    return {
+        "status": outcome.status,
+        "raw": outcome.raw,
+        "text": outcome.text,
+        "draft": outcome.draft,
+        "count": outcome.count,
+        "exact": outcome.exact,
+        "valid": outcome.valid,
+        "verified": outcome.verified,
+        "errors": outcome.errors,
+        "prompt_tokens": outcome.prompt_tokens,
+        "completion_tokens": outcome.completion_tokens,
+        "seconds": outcome.seconds,
+        "first_token_seconds": outcome.first_token_seconds,
+        "failure": outcome.failure,
+        "failure_kind": outcome.failure_kind,
+        "finish_reason": outcome.finish_reason,
+        "notice": outcome.notice,
+        "mode": outcome.mode,
+    }
+
+
+# ----- runs streaming in this process ---------------------------------------------------------------------
+
+_LIVE: dict[int, LiveRun] = {}
+
+
+def live_run(run_id: int) -> LiveRun | None:
+    """The LiveRun streaming `run_id` in this process, if any."""
+    return _LIVE.get(run_id)
+
+
+def settle(run_id: int, timeout: float) -> bool:
+    """Stop `run_id` if this process streams it and wait (bounded) until its final state is saved.
+
+    A Stop click reruns the page while the interrupted script may still be unwinding; the new script waits
+    here so it shows the saved run, not a half-written one. True when nothing is left streaming.
+    """
+    live = _LIVE.get(run_id)
+    if live is None:
+        return True
+    live.cancel()
+    return live.closed.wait(timeout)
+
+
+# ----- reading saved runs -----------------------------------------------------------------------------------
+
+
+def display_status(run: RunRecord, now: datetime | None = None) -> DisplayStatus:
+    """The status to show: a `running` row that nobody has saved for STALE_AFTER seconds was interrupted
+    (its process was killed or lost power) and keeps the text of its last save."""
+    if run.status != "running" or run.id in _LIVE:
+        return run.status  # type: ignore[return-value]
+    now = now or datetime.now(UTC)
+    return "interrupted" if (now - run.updated_at).total_seconds() > STALE_AFTER else "running"
+
+
+def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
+    """The verdict of a saved row: the same `judge` that set its `verified` column when it closed."""
+    return judge(display_status(run, now), run.count, run.target, run.errors)
