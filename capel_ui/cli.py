@@ -206,11 +206,18 @@ class _Printer:
             self.err.write("\r\x1b[K")
         if self.quiet:
             return
-        if self.gen.parser is not None:
-            self.out.write(text[len(self.printed) :] if text.startswith(self.printed) else "\n" + text)
-        elif not self.printed.strip() and text:
-            self.out.write(text)
-        self.out.write("\n")
+        self.out.write(_rest(self.printed, text) + "\n")
+
+
+def _rest(printed: str, text: str) -> str:
+    """What is left to print of the final `text` after `printed` went out (the final text is stripped, and a
+    Ctrl-C can land between a chunk being kept and printed); all of it, on a new line, if it changed."""
+    shown = printed.lstrip()
+    if text.startswith(shown):
+        return text[len(shown) :]
+    if text.startswith(shown.rstrip()):
+        return text[len(shown.rstrip()) :].lstrip()
+    return "\n" + text if shown.strip() else text
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:

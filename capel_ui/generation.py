@@ -7,19 +7,24 @@ everywhere. Whatever text arrived is kept, whatever went wrong.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .backends import Backend, BackendError, Options, Usage, uses_fallback
+from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
 from .counting import count
 from .grammar import countdown_grammar, exact_grammar, supports
 from .parser import MarkerError, MarkerParser, check_fields
 from .prompts import build_messages, validate_target
 from .verdict import Verdict, judge
-from .vocab import DEFAULT_UNIT, GRAMMAR_MODES, LANGS, MARKER_MODES, MODES, Lang, Mode, Status, Unit
+from .vocab import DEFAULT_UNIT, GRAMMAR_MODES, LANGS, MARKER_MODES, MODES, Lang, Mode, Status, Unit, unit_label
+
+OVERRUN_CHARS_PER_UNIT = 50
+"""Characters per unit beyond which a reply is worthless however it counts (one endless 'word' of 5 MB)."""
+_MARKER_TEXT = re.compile(r"<\s*\d[\d\s]*>")
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class Request:
     max_tokens: int | None = None
     seed: int | None = None
     allow_fallback: bool = True
+    time_limit: float | None = None  # seconds for the whole run; what arrived by then is kept
 
     @property
     def count_unit(self) -> Unit:
@@ -53,6 +59,10 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
     count("", request.count_unit)  # unknown unit -> ValueError naming the units
     if not request.instruction.strip():
         raise ValueError("the instruction is empty; say what to write")
+    if request.max_tokens is not None and request.max_tokens < 1:
+        raise ValueError(f"the output limit must be at least 1 token, got {request.max_tokens}")
+    if request.time_limit is not None and request.time_limit <= 0:
+        raise ValueError(f"the time limit must be more than 0 seconds, got {request.time_limit:g}")
     if request.mode in GRAMMAR_MODES:
         if not supports(request.lang, request.count_unit):
             raise ValueError(
@@ -80,6 +90,12 @@ def default_max_tokens(request: Request) -> int:
     if request.mode == "draft-capel":
         budget += n * 3
     return budget
+
+
+def overrun_limit(request: Request, mode: Mode) -> int:
+    """Units past which a stream is clearly worthless and is stopped: twice the target and some (three times
+    with a draft first), a bound no answer that tries to hit the target comes near."""
+    return (3 if mode == "draft-capel" else 2) * request.target + 50
 
 
 @dataclass
@@ -183,6 +199,9 @@ class Generation:
                 "was used; turn off the fallback to force CAPEL."
             )
         self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code)
+        self._cancel = CancelToken()  # the user's Stop, or our own stop (`_stopped`); aborts the request
+        self._stopped: BackendError | None = None  # why the run stopped itself: far past the target, time limit
+        self._next_check = 0  # the raw length at which the overrun check counts again
         grammar = None
         if self.mode == "exact":
             grammar = exact_grammar(req.lang, req.target)
@@ -194,6 +213,7 @@ class Generation:
             max_tokens=req.max_tokens or default_max_tokens(req),
             grammar=grammar,
             seed=req.seed,
+            cancel=self._cancel,
         )
         self.parser: MarkerParser | None = None
         if self.mode in MARKER_MODES:
@@ -202,7 +222,6 @@ class Generation:
             )
         self._parts: list[str] = []
         self._lock = threading.Lock()  # the stream may run in a worker thread while the UI reads live state
-        self._cancel = threading.Event()
         self._count_cache: tuple[int, int] = (0, 0)
         self.status: Status = "running"
         self.usage: Usage | None = None
@@ -251,8 +270,43 @@ class Generation:
         return self.parser is not None and self.parser.in_draft
 
     def cancel(self) -> None:
-        """Ask the stream to stop at the next chunk (safe from any thread)."""
+        """Stop the stream now (safe from any thread): the request is aborted, also before the first token."""
         self._cancel.set()
+
+    def _stop(self, kind: str, message: str) -> None:
+        """Stop the run on our own account, keeping what arrived and saying why (`overrun`, `deadline`)."""
+        if not self._cancel.is_set():
+            self._stopped = BackendError(kind, message)  # type: ignore[arg-type]
+            self._cancel.set()
+
+    def _past_limit(self) -> bool:
+        """Whether the text is far past the target (see `overrun_limit`); counts again only once the raw text
+        has grown by a tenth, so a long stream costs linear time."""
+        limit = overrun_limit(self.request, self.mode)
+        raw = self.raw
+        if len(raw) > limit * OVERRUN_CHARS_PER_UNIT:
+            return True
+        if len(raw) < self._next_check:
+            return False
+        self._next_check = int(len(raw) * 1.1) + 64
+        done = count(_MARKER_TEXT.sub(" ", raw), self.request.count_unit)
+        return max(done, self.units_done) > limit
+
+    def _overrun(self) -> None:
+        req = self.request
+        n = count(_MARKER_TEXT.sub(" ", self.raw), req.count_unit)
+        self._stop(
+            "overrun",
+            f"Stopped at {n} {unit_label(req.count_unit)}, far past the target of {req.target}: the model was not "
+            "counting down. The text that arrived is kept; try again, or use an Exact mode.",
+        )
+
+    def _deadline(self) -> None:
+        self._stop(
+            "deadline",
+            f"Stopped at the time limit of {self.request.time_limit:g} s; the text that arrived is kept. "
+            "Raise the time limit (Options, or --time-limit) to let it finish.",
+        )
 
     def abandon(self) -> None:
         """Called by the thread that owns the stream when it stops iterating: a run that never finished,
@@ -266,6 +320,11 @@ class Generation:
         """Yield text chunks as they arrive. Never raises BackendError: a failure is kept on `failure`."""
         inner = self.backend.stream(self.messages, self.options)
         cancelled = False
+        timer = None
+        if self.request.time_limit is not None:
+            timer = threading.Timer(self.request.time_limit - (time.monotonic() - self.started), self._deadline)
+            timer.daemon = True
+            timer.start()
         try:
             for item in inner:
                 if isinstance(item, Usage):
@@ -281,12 +340,17 @@ class Generation:
                     if self.parser is not None:
                         self.parser.feed(item)
                 yield item
+                if self._past_limit():
+                    self._overrun()
+                    break
         except BackendError as exc:
             self.failure = exc
         except BaseException:  # closed early, Ctrl-C, or an unexpected error: the run did not complete
             cancelled = True
             raise
         finally:
+            if timer is not None:
+                timer.cancel()
             inner.close()
             self._finish(cancelled or self._cancel.is_set())
 
@@ -298,12 +362,16 @@ class Generation:
 
     def _finish(self, cancelled: bool) -> None:
         self.ended = time.monotonic()
+        if self._stopped is not None:  # our own stop: its reason, not the aborted connection, is the failure
+            self.failure, cancelled = self._stopped, False
+        elif cancelled:  # the user's Stop: an error from the aborted request is not a failure
+            self.failure = None
         if self.failure is None and not cancelled and self.usage and self.usage.finish_reason == "length":
             # Cut off by the output budget: the text is not finished, so it is partial, never verified.
             self.failure = BackendError(
                 "length",
                 f"The model stopped at the output limit ({self.options.max_tokens} tokens) before finishing; "
-                "the text that arrived is kept. Raise the max tokens and run again.",
+                "the text that arrived is kept. Raise the output limit (Options, or --max-tokens) and run again.",
             )
         if self.failure is not None:
             self.status = "partial" if self.raw.strip() else "failed"
@@ -331,6 +399,8 @@ class Generation:
         else:
             text = raw.strip()
             n, errors, end = count(text, req.count_unit), [], None
+        if self.status == "failed":  # no text arrived: nothing to count, so no marker errors either
+            errors, draft = [], None
         usage = self.usage
         seconds = (self.ended or time.monotonic()) - self.started
         outcome = Outcome(

@@ -143,7 +143,13 @@ FailureKind = Literal[
     "cut",
     "empty",
     "length",
+    "not_openai",
+    "overrun",
+    "deadline",
 ]
+"""Why a run failed or was stopped. `not_openai`: the server answered, but not as an OpenAI-compatible API
+(an HTML page, or a stream line that is not JSON); `overrun`: stopped far past the target (the model was not
+counting down); `deadline`: stopped at the time limit the writer set."""
 FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 # --- exit codes of `python -m capel_ui` -------------------------------------------------------------

@@ -120,7 +120,7 @@ def test_refused_key_is_auth_and_says_how_to_give_one(scripted, code):
 @pytest.mark.parametrize(
     ("behaviour", "kind", "words"),
     [
-        pytest.param(context_error(), "context", "lower the target", id="400_context_length"),
+        pytest.param(context_error(), "context", "prompt alone (9000 tokens) is too long", id="400_context_length"),
         pytest.param(
             status(400, "'messages' must be a list"), "bad_request", "'messages' must be a list", id="400_other"
         ),
@@ -527,7 +527,7 @@ def test_an_output_cut_at_the_token_limit_is_partial_and_says_to_raise_the_limit
     scripted.script(ok(["One two ", "three"], finish_reason="length"))
     outcome = generate(backend_for(scripted), Request("Write.", 3, mode="baseline"))
     assert (outcome.status, outcome.failure_kind, outcome.text) == ("partial", "length", "One two three")
-    assert "Raise the max tokens" in (outcome.failure or "")
+    assert "Raise the output limit" in (outcome.failure or "")
 
 
 def test_an_output_cut_at_the_token_limit_is_never_verified_even_when_the_count_matches(scripted) -> None:

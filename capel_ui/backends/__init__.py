@@ -1,6 +1,6 @@
 """Model backends: one interface (`Backend.stream`), reached through the `openai` client."""
 
-from .base import Backend, BackendError, Capabilities, FailureKind, GrammarField, Options, Usage
+from .base import Backend, BackendError, CancelToken, Capabilities, FailureKind, GrammarField, Options, Usage
 from .embedded import ServerHandle, smollm2_path, start_server
 from .openai_compat import OpenAICompatBackend
 from .registry import (
@@ -31,6 +31,7 @@ __all__ = [
     "ApiKey",
     "Backend",
     "BackendError",
+    "CancelToken",
     "Capabilities",
     "FailureKind",
     "GrammarField",

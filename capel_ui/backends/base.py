@@ -7,8 +7,9 @@ branched on by callers.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,6 +36,42 @@ class Capabilities:
 DEFAULT_CAPABILITIES = Capabilities()
 
 
+class CancelToken:
+    """Set from any thread to stop a request. A backend waiting on the network registers how to abort that
+    wait (`on_set`), so a Stop before the first token ends the request at once instead of after it."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run `callback` when the token is set (at once if it already is); returns a function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return lambda: self._forget(callback)
+        callback()
+        return lambda: None
+
+    def _forget(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+
 @dataclass(frozen=True)
 class Options:
     temperature: float | None = None
@@ -43,6 +80,7 @@ class Options:
     grammar: str | None = None
     timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
+    cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token
 
 
 @dataclass(frozen=True)

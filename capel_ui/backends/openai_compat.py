@@ -3,17 +3,25 @@ llama.cpp and the embedded model all share this one code path."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import re
+import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
 from ..prompts import Message
 from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Options, Usage
+
+REMOTE_APIS = frozenset({"openai", "deepseek"})
+"""Providers whose URL the writer does not choose: when they cannot be reached, the network is to check."""
 
 RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
 MAX_BACKOFF = 20.0
@@ -52,6 +60,39 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def check_base_url(url: str) -> str:
+    """The base URL as given, if it is a web address (http or https, with a host); else a BackendError saying
+    what a base URL looks like. Checked before anything is sent."""
+    example = "e.g. http://127.0.0.1:8000/v1"
+    value = url.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https"):
+        raise BackendError("bad_request", f"The base URL {url!r} must start with http:// or https:// ({example}).")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError:
+        raise BackendError("bad_request", f"The base URL {url!r} has an invalid port ({example}).") from None
+    if not parts.hostname or any(c.isspace() for c in value):
+        raise BackendError("bad_request", f"The base URL {url!r} names no host ({example}).")
+    return value
+
+
+def _prompt_overflow(message: str) -> tuple[int, int] | None:
+    """(prompt tokens, context size) when a context error says the prompt alone does not fit, as OpenAI, vLLM
+    and llama.cpp word it; None when the prompt fits and only the output budget overflows, or it is unclear."""
+    text = message.replace(",", "")
+    limit = re.search(r"(?:maximum context length is|context size(?: is)?|n_ctx\D{0,4})\s*(\d+)", text)
+    prompt = re.search(
+        r"(?:messages resulted in|(\d+) in the messages|n_prompt_tokens\D{0,4}|prompt (?:is|has|contains))\s*(\d+)?",
+        text,
+    )
+    if not limit or not prompt:
+        return None
+    n = int(prompt.group(1) or prompt.group(2) or 0)
+    size = int(limit.group(1))
+    return (n, size) if n >= size else None
+
+
 class OpenAICompatBackend(Backend):
     """A model behind an OpenAI-compatible chat completions endpoint."""
 
@@ -71,7 +112,7 @@ class OpenAICompatBackend(Backend):
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.model = model
-        self.base_url = base_url
+        self.base_url = check_base_url(base_url) if base_url is not None else None
         self.label = label or model
         self.capabilities = capabilities
         self.max_retries = max_retries
@@ -123,6 +164,11 @@ class OpenAICompatBackend(Backend):
                 f"{self.label} at {self._where()} did not answer in time{tried}; try again or raise the timeout.",
             )
         if isinstance(exc, openai.APIConnectionError):
+            if self.provider in REMOTE_APIS:  # its URL is fixed: the writer's own connection is what to check
+                return BackendError(
+                    "unreachable",
+                    f"Could not reach {self._where()}{tried}: check your network connection and try again.",
+                )
             return BackendError(
                 "unreachable",
                 f"Could not connect to {self._where()}{tried}: is the server running and the base URL right?",
@@ -146,9 +192,18 @@ class OpenAICompatBackend(Backend):
         if isinstance(exc, openai.BadRequestError):
             text = str(exc).lower()
             if "context" in text or "too long" in text or ("maximum" in text and "token" in text):
+                overflow = _prompt_overflow(str(exc))
+                if overflow is not None:
+                    return BackendError(
+                        "context",
+                        f"The prompt alone ({overflow[0]} tokens) is too long for {self.label}'s context of "
+                        f"{overflow[1]} tokens; shorten the instruction or the text to rewrite.",
+                        status=status,
+                    )
                 return BackendError(
                     "context",
-                    f"The prompt plus the output budget is too long for {self.label}'s context; lower the target.",
+                    f"The prompt plus the output limit is too long for {self.label}'s context; shorten the prompt, "
+                    "or lower the output limit or the target.",
                     status=status,
                 )
             return BackendError("bad_request", f"{self._where()} rejected the request (400): {exc}", status=status)
@@ -209,15 +264,33 @@ class OpenAICompatBackend(Backend):
             except openai.APIError as exc:
                 raise self._failure(exc, attempt) from exc
 
+    def _not_openai(self, what: str, received: int = 0) -> BackendError:
+        kept = f" after {received} characters; the text that arrived is kept" if received else ""
+        return BackendError(
+            "not_openai",
+            f"{self._where()} did not answer as an OpenAI-compatible API ({what}){kept}; check the base URL "
+            "(it usually ends in /v1).",
+        )
+
+    def _check_stream(self, response: Any) -> None:
+        """A 200 answer that is not an event stream (an HTML page from a proxy or a web server) is not an API."""
+        http = getattr(response, "response", None)
+        kind = (http.headers.get("content-type") or "") if http is not None else "text/event-stream"
+        if "text/event-stream" not in kind.lower():
+            response.close()
+            raise self._not_openai(f"it sent {kind.split(';')[0].strip() or 'no content type'}, not an event stream")
+
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         params = self.request_params(messages, options)
         started = time.monotonic()
         response = self._open(params)
+        forget = options.cancel.on_set(lambda: _abort(response)) if options.cancel is not None else None
         first: float | None = None
         usage: Any = None
         finish: str | None = None
         received = 0
         try:
+            self._check_stream(response)
             for chunk in response:
                 if getattr(chunk, "usage", None):
                     usage = chunk.usage
@@ -229,6 +302,10 @@ class OpenAICompatBackend(Backend):
                             first = time.monotonic() - started
                         received += len(content)
                         yield content
+        except BackendError:
+            raise
+        except json.JSONDecodeError as exc:
+            raise self._not_openai("a line of its stream is not JSON", received) from exc
         except Exception as exc:  # any failure of an open stream (API or transport) means it was cut
             raise BackendError(
                 "cut",
@@ -236,6 +313,8 @@ class OpenAICompatBackend(Backend):
                 "the text that arrived is kept.",
             ) from exc
         finally:
+            if forget is not None:
+                forget()
             response.close()
         if finish is None and received:
             raise BackendError(
@@ -255,3 +334,19 @@ class OpenAICompatBackend(Backend):
             first_token_seconds=first,
             finish_reason=finish,
         )
+
+
+def _abort(response: Any) -> None:
+    """End a stream from another thread: shut its socket down, which wakes the read waiting for the next token
+    at once (closing the response from here would race with that read); the reader then closes it."""
+    http = getattr(response, "response", None)
+    network = http.extensions.get("network_stream") if http is not None else None
+    sock = network.get_extra_info("socket") if network is not None else None
+    if sock is None:
+        response.close()
+        return
+    try:  # a duplicate of the descriptor: shutdown acts on the connection, and the TLS object is left alone
+        with socket.socket(fileno=os.dup(sock.fileno())) as dup:
+            dup.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed: nothing left to abort
+        pass
