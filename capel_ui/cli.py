@@ -52,6 +52,10 @@ class _Parser(argparse.ArgumentParser):
 _target = bounded("target", 1, MAX_TARGET)
 _positive = bounded("number", 1)
 _temperature = bounded("temperature", 0, 2, kind=float)
+_seconds = bounded("time limit", 1, 86_400, kind=float)
+
+STOPPED_BY_LIMIT = frozenset({"length", "overrun", "deadline"})
+"""Failure kinds where the model ran but its text stopped short of a verdict: exit 1 (not verified), not 3."""
 
 
 def read_input(source: str | None, stdin: TextIO) -> str:
@@ -111,7 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("--mode", choices=MODES, default="capel")
     ge.add_argument("--code", action="store_true")
     ge.add_argument("--temperature", type=_temperature)
-    ge.add_argument("--max-tokens", type=int)
+    ge.add_argument("--max-tokens", type=_positive, help="output limit in tokens (default: from the target)")
+    ge.add_argument(
+        "--time-limit", type=_seconds, metavar="SECONDS", help="stop after this many seconds, keeping what arrived"
+    )
     ge.add_argument("--seed", type=int)
     ge.add_argument("--no-fallback", action="store_true", help="use CAPEL even on models known to misread it")
     ge.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
@@ -170,6 +177,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         max_tokens=args.max_tokens,
         seed=args.seed,
         allow_fallback=not args.no_fallback,
+        time_limit=args.time_limit,
     )
     try:
         validate_request(request)  # bad input is reported before any model is loaded or called
@@ -263,7 +271,7 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     err.write(f"{headline} · {outcome.seconds:.1f} s{tokens}{_saved(live)}\n")
     if outcome.failure:
         err.write(f"capel_ui: error: {outcome.failure}\n")
-        return EXIT_MISS if outcome.failure_kind == "length" else EXIT_BACKEND
+        return EXIT_MISS if outcome.failure_kind in STOPPED_BY_LIMIT else EXIT_BACKEND
     return EXIT_OK if outcome.verified else EXIT_MISS
 
 

@@ -11,7 +11,9 @@ server received (`requests`: path, headers, JSON body). It listens on 127.0.0.1 
 Behaviours: `ok` (a stream, or one JSON answer when the request has `"stream": false`), `status` (an error
 answer in OpenAI's shape), `context_error` (400 "maximum context length"), `cut_after` (some chunks, then the
 socket closes mid-body), `stall_after` (some chunks, then silence), `stream_error` (some chunks, then an SSE
-error event), `empty` (finish_reason but no text) and `hang` (no answer at all for a while).
+error event), `empty` (finish_reason but no text), `hang` (no answer at all for a while), `html_page` (a 200
+web page instead of an API answer), `bad_json_after` (some chunks, then a `data:` line that is not JSON) and
+`endless` (one chunk after another until the client hangs up).
 When the script runs out the server answers with `then` (by default a 500 that says the script ran out).
 """
 
@@ -97,6 +99,21 @@ def empty(finish_reason: str = "stop") -> Behaviour:
 def hang(seconds: float = 30.0) -> Behaviour:
     """Read the request, then answer nothing for `seconds` (released early when the server stops)."""
     return Behaviour("hang", seconds=seconds)
+
+
+def html_page(body: str = "<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>") -> Behaviour:
+    """A 200 answer with an HTML page, as a web server or a login proxy sends at a wrong base URL."""
+    return Behaviour("html", body=body)
+
+
+def bad_json_after(chunks: Sequence[str], line: str = "data: {not json") -> Behaviour:
+    """Send these chunks, then a `data:` line whose payload is not JSON, then [DONE]."""
+    return Behaviour("bad_json", tuple(chunks), body=line)
+
+
+def endless(chunk: str = "word ", delay: float = 0.01, limit: int = 100_000) -> Behaviour:
+    """Stream `chunk` every `delay` seconds, never finishing, until the client hangs up (or `limit` chunks)."""
+    return Behaviour("endless", (chunk,), seconds=delay, code=limit)
 
 
 @dataclass
@@ -250,6 +267,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.scripted._stop.wait(b.seconds)
             self.close_connection = True
             return
+        if b.kind == "html":
+            data = str(b.body).encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            return
+        if b.kind == "endless":
+            self._start_stream()
+            for i in range(b.code):
+                if self.scripted._stop.wait(b.seconds):
+                    break
+                delta = {"role": "assistant", "content": b.chunks[0]} if i == 0 else {"content": b.chunks[0]}
+                self._event(_chunk(model, delta))
+            self.close_connection = True
+            return
         if not request.get("stream"):
             self._complete(b, model)
             return
@@ -268,6 +303,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if b.kind == "stream_error":
             self._event(b.body)
+        elif b.kind == "bad_json":
+            self._write_chunk(f"{b.body}\n\n".encode())
         else:
             if b.finish_reason is not None:
                 self._event(_chunk(model, {}, finish_reason=b.finish_reason))

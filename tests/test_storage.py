@@ -814,6 +814,7 @@ def test_csv_verified_column_says_which_runs_are_verified(engine: Engine) -> Non
         pytest.param("@SUM(1+1)*cmd|' /C calc'!A0", "'@SUM(1+1)*cmd|' /C calc'!A0", id="at"),
         pytest.param("\t=1+1", "'\t=1+1", id="leading_tab"),
         pytest.param("\r=1+1", "'\r=1+1", id="leading_carriage_return"),
+        pytest.param("\0=1+1", "\ufffd=1+1", id="a_null_asvs_1_2_10_names_is_replaced_when_saved"),
         pytest.param("-3", "'-3", id="a_number_in_a_text_column_is_text"),
         pytest.param("A = B + C", "A = B + C", id="formula_characters_later_are_fine"),
         pytest.param("'quoted already", "'quoted already", id="leading_quote_left_alone"),

@@ -377,8 +377,9 @@ def bench_results(engine: Engine, bench_run_ids: Sequence[int]) -> list[BenchRes
 CSV_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunRecord))
 """Header of runs_to_csv: one column per run field (there is no key column to leak)."""
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""A text cell starting with one of these is run as a formula by spreadsheets (OWASP: CSV injection)."""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\0")
+"""A text cell starting with one of these is run as a formula by spreadsheets (OWASP CSV injection; ASVS 1.2.10
+adds the null character). It gets a leading single quote."""
 
 
 def errors_summary(errors: Iterable[Mapping[str, Any]]) -> str:
