@@ -7,6 +7,7 @@ generator, the metrics and the UI all call `count(text, unit)`; nothing else cou
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import cache
 
@@ -86,6 +87,12 @@ def count(text: str, unit: Unit) -> int:
     except KeyError:
         raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}") from None
     return counter(text)
+
+
+def count_characters(text: str) -> int:
+    """Characters as an editor's character count shows them (not a counting unit): code points after NFC, so
+    an accented letter typed as two code points counts once. Shown beside every result's unit count."""
+    return len(unicodedata.normalize("NFC", text))
 
 
 def marker_unit(lang: Lang) -> Unit:

@@ -15,6 +15,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
+from ..export import export_name, export_txt
 from ..generation import Generation, Request, validate_request
 from ..history import marker_spans
 from ..runs import LiveRun, verdict_of
@@ -22,7 +23,10 @@ from ..storage import RunRecord, list_runs
 from ..vocab import DEFAULT_UNIT, MAX_TARGET, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
 from . import resources
 from .render import clean_text_html, countdown_html, highlight_raw
-from .views import badge, wait_saved
+from .views import copy_button, lengths, wait_saved
+
+SHARED_INSTRUCTION = "instruction_shared"  # set by the Write page (see write.SHARED_INSTRUCTION)
+CARRIED = "c_carried"
 
 MAX_COLUMNS = 8
 
@@ -42,6 +46,7 @@ def _model_options(current: ModelChoice) -> list[ModelChoice]:
 
 
 def deviation_chart(runs: list[RunRecord]) -> go.Figure:
+    """One bar per column, and a marker on every bar's value, so an exact column (a bar of height 0) shows."""
     labels = [f"{r.model}<br>{mode_label(r.mode)}" for r in runs]
     devs = [(r.count or 0) - r.target for r in runs]
     colors = ["#2b8a3e" if verdict_of(r).verified else "#c92a2a" for r in runs]
@@ -50,9 +55,19 @@ def deviation_chart(runs: list[RunRecord]) -> go.Figure:
             x=labels,
             y=devs,
             marker_color=colors,
-            text=[f"{d:+d}" for d in devs],
+            text=[f"{d:+d}" if d else "0 (exact)" for d in devs],
             textposition="outside",
             hovertemplate="%{x}<br>deviation %{y:+d}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=labels,
+            y=devs,
+            mode="markers",
+            marker={"symbol": "diamond", "size": 13, "color": colors, "line": {"width": 1, "color": "#212529"}},
+            hoverinfo="skip",
+            name="deviation",
         )
     )
     fig.update_layout(
@@ -71,6 +86,7 @@ def render() -> None:
     st.caption("Baseline beside CAPEL beside Exact for one model, or one mode across models.")
     current = resources.model_choice()
     st.session_state.setdefault("c_target", 40)
+    _carry_instruction()
     instruction = st.text_area(
         "Instruction",
         key="c_instruction",
@@ -84,6 +100,11 @@ def render() -> None:
     target = c[1].number_input("Target length", min_value=1, max_value=MAX_TARGET, step=1, key="c_target")
     options = _model_options(current)
     models = c[2].multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
+    if len(options) == 1:
+        c[2].caption(
+            "More models: type an OpenAI or DeepSeek API key in the sidebar, or pick “OpenAI-compatible server” "
+            "there and give its base URL; they appear here."
+        )
     modes: list[Mode] = st.multiselect(
         "Modes", MODES, default=["baseline", "capel", "exact"], format_func=MODE_LABELS.get, key="c_modes"
     )
@@ -146,7 +167,8 @@ def _run(
     st.session_state["c_id"] = cid
     stop_slot = stop_slot.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
-    cols = st.columns(len(lives))
+    area = st.empty()  # the live columns, headers included, go once the runs end: no leftover header row
+    cols = area.container().columns(len(lives))
     slots = []
     for col, live in zip(cols, lives, strict=True):
         with col:
@@ -169,9 +191,7 @@ def _run(
             for live in lives:
                 live.cancel()
         pool.shutdown(wait=False)
-    for count_ph, raw_ph in slots:
-        count_ph.empty()
-        raw_ph.empty()
+    area.empty()
     stop_slot.empty()
 
 
@@ -191,7 +211,8 @@ def _show(engine: Engine, cid: str) -> None:
     for col, r in zip(cols, runs, strict=True):
         with col:
             st.markdown(f"**{r.model}**  \n{mode_label(r.mode)}")
-            badge(verdict_of(r), r.unit)
+            verdict = verdict_of(r)
+            st.badge(verdict.headline(r.unit), color=verdict.tone)
             m = st.columns(2)
             m[0].metric(
                 "Count", r.count if r.count is not None else "–", delta=(r.count or 0) - r.target, delta_color="off"
@@ -200,6 +221,33 @@ def _show(engine: Engine, cid: str) -> None:
             st.caption(f"{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
             if r.failure:
                 st.error(r.failure)
-            st.html(clean_text_html(r.text))
+            if r.text.strip():
+                st.caption(lengths(r))
+                st.html(clean_text_html(r.text))
+                _column_actions(r)
             with st.expander("Raw output"):
                 st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))
+
+
+def _column_actions(r: RunRecord) -> None:
+    """Copy, download and “Use on Write” for one column's text."""
+    a = st.columns(3)
+    with a[0]:
+        copy_button(r.text, f"c{r.id}")
+    a[1].download_button(
+        ".txt", export_txt(r), export_name(r, "txt"), "text/plain", key=f"c{r.id}-txt", icon=":material/download:"
+    )
+    if a[2].button("Use this", key=f"c{r.id}-use", help="Open this text on the Write page as its result."):
+        st.session_state["w_run_id"] = r.id
+        st.switch_page("app_pages/write.py")
+
+
+def _carry_instruction() -> None:
+    """Bring the Write page's instruction over, unless the writer typed another one here."""
+    shared = st.session_state.get(SHARED_INSTRUCTION, "")
+    if not shared or shared == st.session_state.get(CARRIED):
+        return
+    current = st.session_state.get("c_instruction", "")
+    if not current.strip() or current == st.session_state.get(CARRIED):
+        st.session_state["c_instruction"] = shared
+        st.session_state[CARRIED] = shared

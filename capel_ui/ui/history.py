@@ -11,6 +11,7 @@ from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_c
 from ..vocab import ORIGINS, mode_label
 from . import resources
 from .views import render_run
+from .write import prefill_for
 
 ALL = "All"
 
@@ -80,14 +81,7 @@ def render() -> None:
     render_run(run, key=f"h{run.id}")
     a = st.columns([1, 1, 4])
     if a[0].button("Re-run on Write", icon=":material/replay:", width="stretch", key=f"rerun{run.id}"):
-        st.session_state["prefill"] = {
-            "instruction": run.instruction,
-            "lang": run.lang,
-            "unit": run.unit,
-            "target": run.target,
-            "mode": run.mode,
-            "code": run.code,
-        }
+        st.session_state["prefill"] = prefill_for(run)  # the same inputs, a rewrite as a rewrite
         st.switch_page("app_pages/write.py")
     with a[1].popover("Delete", icon=":material/delete:", width="stretch"):
         st.write("Delete this run for good?")

@@ -27,6 +27,10 @@ STYLE = """<style>
 .capel-count{text-align:center;padding:.4rem 0}
 .capel-count .n{font-size:4.2rem;font-weight:700;line-height:1;color:#2f5d8a;font-variant-numeric:tabular-nums}
 .capel-count .lbl{color:#5b6470;font-size:.95rem}
+.capel-copy{font:inherit;font-size:.9rem;padding:.3rem .9rem;border:1px solid #c9ccd1;border-radius:.5rem;
+ background:#fff;cursor:pointer;min-width:5.5rem}
+.capel-copy:hover{border-color:#2f5d8a;color:#2f5d8a}
+.capel-copy-text{position:absolute;left:-9999px;width:1px;height:1px;opacity:0}
 </style>"""
 
 
@@ -104,10 +108,50 @@ def countdown_html(remaining: int, target: int, unit_label: str, *, drafting: bo
     if drafting:
         number, label = str(max(remaining, 0)), "drafting first…"
     elif remaining < 0:
-        number, label = f"+{-remaining}", f"{escape(unit_label)} over the target of {target}"
+        number, label = f"+{-remaining}", f"over by {-remaining} · target {target} {escape(unit_label)}"
     else:
         number, label = str(remaining), f"{escape(unit_label)} left of {target}"
     return f'{STYLE}<div class="capel-count"><div class="n">{number}</div><div class="lbl">{label}</div></div>'
+
+
+def copy_button_html(text: str, key: str) -> str:
+    """A one-click Copy button for `text` (escaped into a hidden textarea, never into the script)."""
+    ident = "capel-copy-" + "".join(c if c.isalnum() else "-" for c in key)
+    return (
+        f'{STYLE}{COPY_SCRIPT}<button type="button" class="capel-copy" data-for="{escape(ident)}">Copy</button>'
+        f'<textarea id="{escape(ident)}" class="capel-copy-text" readonly tabindex="-1" aria-hidden="true">'
+        f"{escape(text)}</textarea>"
+    )
+
+
+COPY_SCRIPT = """<script>
+if (!window.capelCopy) {
+  window.capelCopy = true;
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest(".capel-copy");
+    if (!button) return;
+    const source = document.getElementById(button.dataset.for);
+    if (!source) return;
+    try {
+      await navigator.clipboard.writeText(source.value);
+    } catch (e) {
+      source.select();
+      document.execCommand("copy");
+    }
+    button.textContent = "Copied ✓";
+    setTimeout(() => { button.textContent = "Copy"; }, 1500);
+  });
+}
+</script>"""
+
+SCROLL_SCRIPT = """<script>
+document.querySelector(".st-key-{key}")?.scrollIntoView({{block: "start", behavior: "instant"}});
+</script>"""
+
+
+def scroll_into_view_html(key: str) -> str:
+    """A script that scrolls the container keyed `key` to the top of the window (the live countdown)."""
+    return SCROLL_SCRIPT.format(key="".join(c for c in key if c.isalnum() or c in "-_"))
 
 
 def error_rows(raw: str, errors: Iterable[Any]) -> list[dict[str, object]]:

@@ -6,10 +6,12 @@ what it yields. A Stop click, a rerun or a closed tab interrupt the script; the 
 
 from __future__ import annotations
 
+import threading
 import time
 
 import streamlit as st
 
+from ..counting import count_characters
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans
@@ -17,7 +19,7 @@ from ..runs import LiveRun, settle, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, live_state
 from ..vocab import mode_label, unit_label
-from .render import clean_text_html, countdown_html, error_rows, highlight_raw
+from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
 
@@ -38,6 +40,30 @@ def badge(verdict: Verdict, unit: str) -> None:
     st.badge(verdict.headline(unit), color=verdict.tone)
 
 
+def copy_button(text: str, key: str) -> None:
+    """One click copies the text (no hover, no expander)."""
+    st.html(copy_button_html(text, key), unsafe_allow_javascript=True, width="content")
+
+
+def lengths(run: RunRecord) -> str:
+    """The unit count and the character count, side by side, as a writer checks a limit."""
+    return f"{run.count or 0} {unit_label(run.unit)} · {count_characters(run.text)} characters"
+
+
+def verdict_line(run: RunRecord, key: str) -> Verdict:
+    """The badge, the lengths and a one-click Copy beside them (Copy only when there is text to copy)."""
+    verdict = verdict_of(run)
+    top = st.columns([5, 1], vertical_alignment="center")
+    with top[0]:
+        badge(verdict, run.unit)
+        if verdict.status != "failed":
+            st.caption(lengths(run))
+    if run.text.strip():
+        with top[1]:
+            copy_button(run.text, key)
+    return verdict
+
+
 def stream_live(live: LiveRun) -> Outcome:
     """Stream into the page: big countdown, progress, raw output with markers dimmed and errors flagged live."""
     gen = live.gen
@@ -50,7 +76,6 @@ def stream_live(live: LiveRun) -> Outcome:
         status_ph = st.empty()
     raw_ph = st.empty()
     errors_ph = st.empty()
-    last_ui = 0.0
 
     def paint() -> None:
         done = gen.units_done
@@ -64,12 +89,17 @@ def stream_live(live: LiveRun) -> Outcome:
         if errors:
             errors_ph.warning(f"{len(errors)} marker error(s) so far: " + ", ".join(sorted({e.type for e in errors})))
 
-    paint()
-    for _ in live.stream():
-        now = time.monotonic()
-        if now - last_ui >= UI_INTERVAL:
+    # The run streams in a worker thread and this (script) thread paints: a Stop click interrupts the script at
+    # its next paint even while the model has not sent a token, and cancelling aborts the request at once.
+    worker = threading.Thread(target=live.run, name="write-run", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
             paint()
-            last_ui = now
+            worker.join(UI_INTERVAL)
+    finally:
+        if worker.is_alive():  # Stop, a rerun or a closed tab: the worker saves what arrived as cancelled
+            live.cancel()
     for ph in (count_ph, progress_ph, status_ph, raw_ph, errors_ph):
         ph.empty()
     return live.outcome
@@ -77,15 +107,19 @@ def stream_live(live: LiveRun) -> Outcome:
 
 def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
     """A saved run as the Write page shows it: verdict, clean text, copy/export, raw with errors, numbers."""
-    verdict = verdict_of(run)
-    badge(verdict, run.unit)
+    verdict = verdict_line(run, key)
     if run.failure:
         st.error(run.failure)
+    if verdict.status == "failed":  # nothing arrived: the failure and what to do, no text, no downloads
+        _footer(run, show_prompt)
+        return
     if verdict.status in ("partial", "cancelled", "running", "interrupted"):
         st.caption(f"This run is **{verdict.status}**: it shows what arrived; it is not verified.")
+    if not run.text.strip():
+        st.info("No text arrived before the run stopped, so there is nothing to copy or download.")
+        _footer(run, show_prompt)
+        return
     st.html(clean_text_html(run.text))
-    with st.expander("Copy the text"):
-        st.code(run.text, language=None, wrap_lines=True)
     exports = (
         ("txt", export_txt, "text/plain"),
         ("md", export_md, "text/markdown"),
@@ -115,6 +149,10 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
         if run.draft:
             st.caption("Draft (discarded, not counted):")
             st.text(run.draft)
+    _footer(run, show_prompt)
+
+
+def _footer(run: RunRecord, show_prompt: bool) -> None:
     if show_prompt:
         with st.expander("Prompt sent"):
             st.code(run.prompt, language=None, wrap_lines=True)

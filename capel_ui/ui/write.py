@@ -7,12 +7,32 @@ from typing import Any
 import streamlit as st
 
 from ..backends import BackendError, uses_fallback
-from ..generation import Generation, Request, validate_request
+from ..counting import count
+from ..generation import Generation, Request, default_max_tokens, validate_request
 from ..runs import LiveRun
 from ..storage import get_run
-from ..vocab import MAX_TARGET, MODE_LABELS, UNIT_LABELS, UNITS_FOR, Lang, Mode, Unit, available_modes
+from ..vocab import (
+    MAX_TARGET,
+    MODE_LABELS,
+    UNIT_LABELS,
+    UNITS_FOR,
+    Lang,
+    Mode,
+    Unit,
+    available_modes,
+    mode_label,
+    unit_label,
+)
 from . import resources
+from .render import scroll_into_view_html
 from .views import render_run, stream_live, wait_saved
+
+DEFAULT_TARGET = 25
+WANTED_MODE = "w_mode_wanted"
+"""The mode the writer picked; kept apart from the widget so a model without a grammar never overwrites it."""
+TARGET_NOTE = "w_target_note"
+SHARED_INSTRUCTION = "instruction_shared"
+"""The last instruction typed on Write, kept outside widget state (which a page switch clears) for Compare."""
 
 PRESETS: dict[str, dict[str, Any]] = {
     "Headline · 10 words": {
@@ -62,48 +82,129 @@ def _apply_preset() -> None:
         st.session_state["w_instruction"] = preset["example"]
 
 
+def rewrite_source(instruction: str) -> str | None:
+    """The pasted text of a rewrite run's instruction (as `REWRITE` built it), or None for a plain instruction."""
+    for template in REWRITE.values():
+        head = template.split("{text}")[0]
+        if instruction.startswith(head) and len(instruction) > len(head):
+            return instruction[len(head) :]
+    return None
+
+
+def prefill_for(run: Any) -> dict[str, Any]:
+    """The Write inputs that re-run `run` as it was asked: a rewrite run comes back as a rewrite of its text."""
+    fields = {"lang": run.lang, "unit": run.unit, "target": run.target, "mode": run.mode, "code": bool(run.code)}
+    source = rewrite_source(run.instruction or "")
+    if source is None:
+        return {**fields, "instruction": run.instruction, "rewrite": False}
+    return {**fields, "source": source, "rewrite": True}
+
+
 def _apply_prefill() -> None:
-    """History's Re-run hands over a run's settings; apply them before the widgets are drawn."""
+    """History's Re-run hands over a run's settings; apply them before the widgets are drawn, and drop the
+    result shown before (it belongs to another run)."""
     prefill = st.session_state.pop("prefill", None)
     if not prefill:
         return
     for key, value in prefill.items():
         st.session_state[f"w_{key}"] = value
-    st.session_state["w_rewrite"] = False
+    st.session_state[WANTED_MODE] = prefill.get("mode")
+    st.session_state["w_preset"] = None
+    st.session_state.pop("w_run_id", None)
+
+
+def _check_target() -> None:
+    """Keep the box and the value used the same: a target outside 1..MAX_TARGET is set to the nearest bound, and
+    the page says so (Streamlit would otherwise keep showing the typed number while using the last valid one)."""
+    value = st.session_state.get("w_target")
+    if value is None:
+        st.session_state["w_target"] = DEFAULT_TARGET
+        st.session_state[TARGET_NOTE] = f"The target cannot be empty; {DEFAULT_TARGET} is used."
+        return
+    used = min(max(int(value), 1), MAX_TARGET)
+    if used != value:
+        st.session_state["w_target"] = used
+        st.session_state[TARGET_NOTE] = f"The target must be from 1 to {MAX_TARGET:,}; {used:,} is used."
+
+
+def _lang_changed() -> None:
+    """A preset belongs to its language: switching away drops its pill, its target and its example text."""
+    preset = PRESETS.get(st.session_state.get("w_preset") or "")
+    if not preset or preset["lang"] == st.session_state.get("w_lang"):
+        return
+    st.session_state["w_preset"] = None
+    if st.session_state.get("w_target") == preset["target"]:
+        st.session_state["w_target"] = DEFAULT_TARGET
+    if st.session_state.get("w_instruction", "").strip() == preset["example"]:
+        st.session_state["w_instruction"] = ""
+
+
+def _mode_picked() -> None:
+    st.session_state[WANTED_MODE] = st.session_state.get("w_mode")
+
+
+def _settle_mode(modes: list[Mode], default: Mode, model: str) -> str | None:
+    """Show the writer's own mode when the model can run it; otherwise use CAPEL for now and say so (the
+    writer's pick comes back with a model that takes a grammar). Returns that notice, if any."""
+    wanted = st.session_state.get(WANTED_MODE) or default
+    st.session_state[WANTED_MODE] = wanted
+    if wanted in modes:
+        st.session_state["w_mode"] = wanted
+        return None
+    if st.session_state.get("w_mode") not in modes:
+        st.session_state["w_mode"] = "capel" if "capel" in modes else modes[0]
+    return (
+        f"{mode_label(wanted)} needs a model that takes a grammar, and {model} does not: "
+        f"{mode_label(st.session_state['w_mode'])} is used for now. {mode_label(wanted)} comes back when you pick "
+        "the embedded model, a GGUF file, or a server that takes a grammar."
+    )
 
 
 def render() -> None:
     st.title("Write")
     st.caption("Text of an exact length: the model counts down as it writes, and every count is checked.")
     _apply_prefill()
-    for key, value in (("w_target", 25), ("w_lang", "en"), ("w_fallback", True), ("w_instruction", "")):
+    defaults = (("w_target", DEFAULT_TARGET), ("w_lang", "en"), ("w_fallback", True), ("w_instruction", ""))
+    for key, value in defaults:
         st.session_state.setdefault(key, value)
     choice = resources.model_choice()
 
     st.pills("Quick presets", list(PRESETS), key="w_preset", on_change=_apply_preset)
     rewrite = st.toggle("Rewrite my own text to length", key="w_rewrite")
-    if rewrite:
+    source = instruction = ""
+    source_count = None
+    if rewrite:  # the pasted text is the instruction: the typed one is hidden, not shown greyed out and stale
         source = st.text_area("Your text", key="w_source", height=140, placeholder="Paste the text to rewrite…")
-    instruction = st.text_area(
-        "Instruction",
-        key="w_instruction",
-        height=90,
-        disabled=rewrite,
-        placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
-    )
+        source_count = st.empty()
+    else:
+        instruction = st.text_area(
+            "Instruction",
+            key="w_instruction",
+            height=90,
+            placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
+        )
+        st.session_state[SHARED_INSTRUCTION] = instruction
     c = st.columns([1.2, 1.2, 0.9, 1.7])
-    lang: Lang = c[0].radio("Language", ["en", "zh"], format_func=LANG_LABELS.get, key="w_lang")
+    lang: Lang = c[0].radio(
+        "Language", ["en", "zh"], format_func=LANG_LABELS.get, key="w_lang", on_change=_lang_changed
+    )
     units = list(UNITS_FOR[lang])
     if st.session_state.get("w_unit") not in units:
         st.session_state["w_unit"] = units[0]
     unit: Unit = c[1].selectbox("Counting unit", units, format_func=UNIT_LABELS.get, key="w_unit")
-    target = c[2].number_input("Target length", min_value=1, max_value=MAX_TARGET, step=1, key="w_target")
+    target = c[2].number_input("Target length", step=1, key="w_target", on_change=_check_target)
+    note = st.session_state.pop(TARGET_NOTE, None)
+    if note:
+        c[2].caption(note)
+    if source_count is not None and source.strip():
+        source_count.caption(f"{count(source, unit)} {unit_label(unit)} → {int(target)}")
     modes = available_modes(choice.capabilities.grammar, lang, unit)
-    default_mode: Mode = "exact" if choice.provider == "embedded" else "capel"
-    if st.session_state.get("w_mode") not in modes:
-        st.session_state["w_mode"] = default_mode if default_mode in modes else "capel"
-    mode: Mode = c[3].selectbox("Mode", modes, format_func=MODE_LABELS.get, key="w_mode")
-    if choice.capabilities.grammar is False:
+    default_mode: Mode = "exact" if "exact" in modes and choice.provider in ("embedded", "gguf") else "capel"
+    switched = _settle_mode(modes, default_mode, choice.label)
+    mode: Mode = c[3].selectbox("Mode", modes, format_func=MODE_LABELS.get, key="w_mode", on_change=_mode_picked)
+    if switched:
+        st.info(switched, icon=":material/swap_horiz:")
+    elif choice.capabilities.grammar is False:
         c[3].caption("Exact modes need a model that takes a grammar (embedded, GGUF, llama.cpp, vLLM).")
 
     with st.expander("Options"):
@@ -115,6 +216,7 @@ def render() -> None:
         )
         if uses_fallback(choice.model) and mode in ("capel", "draft-capel") and fallback:
             st.info(f"{choice.model} will get the baseline instruction instead of the countdown.")
+        max_tokens, seed, time_limit = _limits(int(target), lang, mode, unit)
     if lang == "zh" and choice.provider == "embedded":
         st.info(
             "SmolLM2 does not write Chinese: Exact mode still gives the right number of characters, not good "
@@ -123,12 +225,13 @@ def render() -> None:
 
     b = st.columns([1, 1, 4])
     go = b[0].button("Generate", type="primary", icon=":material/edit:", width="stretch")
-    live = st.container()
+    live = st.container(key="w_live")
+    result = st.empty()  # drawn over at once: a new run never streams above the previous run's result
     if go:
-        text = REWRITE[lang].format(text=source.strip()) if rewrite and source.strip() else instruction
         if rewrite and not source.strip():
             st.error("Paste the text to rewrite, or turn off “Rewrite my own text”.")
             return
+        text = REWRITE[lang].format(text=source.strip()) if rewrite else instruction
         request = Request(
             instruction=text,
             target=int(target),
@@ -137,6 +240,9 @@ def render() -> None:
             unit=unit,
             code=code,
             temperature=resources.temperature(),
+            max_tokens=max_tokens,
+            seed=seed,
+            time_limit=time_limit,
             allow_fallback=fallback,
         )
         try:
@@ -151,9 +257,10 @@ def render() -> None:
         st.session_state["w_run_id"] = run_id
         stop_slot = b[1].empty()
         stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
-        if gen.notice:
-            live.info(gen.notice)
         with live:
+            st.html(scroll_into_view_html("w_live"), unsafe_allow_javascript=True)  # the countdown in view
+            if gen.notice:
+                st.info(gen.notice)
             stream_live(live_run)
         stop_slot.empty()
     run_id = st.session_state.get("w_run_id")
@@ -163,6 +270,48 @@ def render() -> None:
         if run is None:
             st.session_state.pop("w_run_id", None)
             return
-        if run.status == "cancelled":
-            st.info("Stopped. What arrived is kept in History.")
-        render_run(run, key=f"w{run.id}")
+        with result.container():
+            if run.status == "cancelled":
+                st.info("Stopped. What arrived is kept in History.")
+            render_run(run, key=f"w{run.id}")
+
+
+def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None, int | None, float | None]:
+    """Output limit, seed and time limit; empty means the default, and the default is shown in the box."""
+    auto = default_max_tokens(Request(instruction="-", target=target, lang=lang, mode=mode, unit=unit))
+    o = st.columns(3)
+    max_tokens = o[0].number_input(
+        "Output limit (max tokens)",
+        min_value=1,
+        max_value=1_000_000,
+        value=None,
+        step=64,
+        key="w_max_tokens",
+        placeholder=f"automatic: {auto}",
+        help=f"Empty: {auto} tokens, from the target and mode. The model stops here even if the text is unfinished.",
+    )
+    seed = o[1].number_input(
+        "Seed",
+        min_value=0,
+        max_value=2**31 - 1,
+        value=None,
+        step=1,
+        key="w_seed",
+        placeholder="none (varies)",
+        help="The same seed, model and settings give the same text where the server supports it.",
+    )
+    time_limit = o[2].number_input(
+        "Time limit (seconds)",
+        min_value=1,
+        max_value=86_400,
+        value=None,
+        step=10,
+        key="w_time_limit",
+        placeholder="none",
+        help="Stop the run after this long, keeping what arrived.",
+    )
+    return (
+        int(max_tokens) if max_tokens is not None else None,
+        int(seed) if seed is not None else None,
+        float(time_limit) if time_limit is not None else None,
+    )
