@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from ..vocab import MODE_LABELS
@@ -40,25 +41,42 @@ def _series(rows: Sequence[Row]) -> dict[str, list[Row]]:
     return out
 
 
+PALETTE: tuple[str, ...] = tuple(qualitative.Plotly)
+
+
+def series_colors(names: Iterable[str]) -> dict[str, str]:
+    """One colour per series, the same in every panel and figure that draws it (the legend names one colour)."""
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+
+
 def _log_x(rows: Iterable[Row]) -> bool:
     targets = [r["target"] for r in rows if r["target"]]
     return bool(targets) and max(targets) / min(targets) >= 8
 
 
 def _add_lines(fig: go.Figure, rows: Sequence[Row], metric: str, *, col: int, legend: bool = True) -> None:
-    for name, series in _series(rows).items():
+    """One line per series over the targets; with a single target, one bar per series (a line needs two)."""
+    all_series = _series(rows)
+    colors = series_colors(all_series)
+    single = len({r["target"] for s in all_series.values() for r in s}) == 1
+    for name, series in all_series.items():
         series = sorted(series, key=lambda r: r["target"])
-        trace = go.Scatter(
-            x=[r["target"] for r in series],
-            y=[r[metric] for r in series],
-            mode="lines+markers",
-            name=name,
-            legendgroup=name,
-            showlegend=legend,
-            customdata=[[r["n"], r["samples"]] for r in series],
-            hovertemplate=f"{name}<br>target %{{x}}<br>{metric.upper()} %{{y:.3f}}"
+        common: dict = {
+            "name": name,
+            "legendgroup": name,
+            "showlegend": legend,
+            "customdata": [[r["n"], r["samples"]] for r in series],
+            "hovertemplate": f"{name}<br>target %{{x}}<br>{metric.upper()} %{{y:.3f}}"
             "<br>n %{customdata[0]} of %{customdata[1]}<extra></extra>",
-        )
+        }
+        x = [r["target"] for r in series]
+        y = [r[metric] for r in series]
+        if single:
+            trace = go.Bar(x=[str(t) for t in x], y=y, marker_color=colors[name], **common)
+        else:
+            trace = go.Scatter(
+                x=x, y=y, mode="lines+markers", line={"color": colors[name]}, marker={"color": colors[name]}, **common
+            )
         fig.add_trace(trace, row=1, col=col)
 
 
@@ -67,9 +85,13 @@ def mald_em_figure(rows: Sequence[Row]) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("MALD ↓", "Exact match ↑"))
     _add_lines(fig, rows, "mald", col=1)
     _add_lines(fig, rows, "em", col=2, legend=False)
+    targets = {r["target"] for r in per_target(rows)}
     log = _log_x(per_target(rows))
+    axis = "category" if len(targets) == 1 else "log" if log else "linear"
     for col in (1, 2):
-        fig.update_xaxes(title_text="Target length", type="log" if log else "linear", row=1, col=col)
+        fig.update_xaxes(title_text="Target length", type=axis, row=1, col=col)
+    if len(targets) == 1:
+        fig.update_layout(barmode="group")
     fig.update_yaxes(title_text="MALD", row=1, col=1)
     fig.update_yaxes(title_text="EM", range=[0, 1.05], row=1, col=2)
     fig.update_layout(template="plotly_white", legend_title="model · mode")
@@ -120,6 +142,7 @@ def error_figure(rows: Sequence[Row]) -> go.Figure:
     present = {k for r in totals for k in r["errors"]}
     kinds = [k for k in ERROR_ORDER if k in present] + sorted(present - set(ERROR_ORDER))
     fig = go.Figure()
+    colors = series_colors(_series(rows))
     for r in totals:
         name = _series_name(r, langs, models)
         fig.add_trace(
@@ -127,6 +150,7 @@ def error_figure(rows: Sequence[Row]) -> go.Figure:
                 x=kinds,
                 y=[r["errors"].get(k, 0) for k in kinds],
                 name=name,
+                marker_color=colors.get(name),
                 hovertemplate=f"{name}<br>%{{x}}: %{{y}} of {r['samples']} samples<extra></extra>",
             )
         )

@@ -17,12 +17,65 @@ import streamlit as st
 from ..backends import BackendError
 from ..bench import charts, report
 from ..bench.runner import BenchConfig, list_runs, parse_modes, run_bench, run_results
-from ..bench.suites import SUITE_HELP, SUITES, parse_lengths
+from ..bench.suites import SUITES, parse_lengths
 from ..storage import PROJECT_ROOT
-from ..vocab import MODE_LABELS, MODES
+from ..vocab import MODE_LABELS, MODES, mode_label
 from . import resources
 
 DEFAULT_LENGTHS = {"rtg": "16,64", "lifebench": "16,32", "mtbench": "50", "custom": ""}
+SUITE_LABELS = {
+    "rtg": "Random text generation",
+    "lifebench": "LIFEBench (equal-to)",
+    "mtbench": "MT-Bench with word budgets",
+    "custom": "Your own file",
+}
+SUITE_PAGE_HELP = {
+    "rtg": "The paper's Random Text Generation (§4.3): a coherent passage of exactly N words (English) or "
+    "characters (Chinese) on free topics. Target lengths below; left empty, they are drawn from 1–1000 with the seed.",
+    "lifebench": "LIFEBench's Equal-To tasks (30 English, 30 Chinese), scored with LIFEBench's own counter. "
+    "Targets from 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192 (empty: 16, 32, 64, 128).",
+    "mtbench": "MT-Bench's 80 first turns with fixed word budgets (empty: 50, 120, 250); not MT-Bench-LI, "
+    "whose target lengths are not public.",
+    "custom": "Upload a CSV or JSONL file with the columns instruction, lang (en or zh) and target, and "
+    "optionally id and temperature.",
+}
+"""What each suite is, for the page (the command line's help names its own flags)."""
+
+METRIC_COLUMNS: dict[str, tuple[str, int, float]] = {
+    "em": ("Exact match %", 1, 100.0),
+    "mae": ("MAE", 1, 1.0),
+    "mald": ("MALD", 3, 1.0),
+    "ld": ("LD", 3, 1.0),
+    "ls": ("LS", 1, 1.0),
+    "valid": ("Valid %", 1, 100.0),
+    "tokens_per_unit": ("Tokens per unit", 1, 1.0),
+    "seconds": ("Seconds per sample", 1, 1.0),
+}
+"""Metric key → (column label, decimals, scale): fractions are shown as percentages."""
+
+
+def suite_label(suite: str) -> str:
+    return SUITE_LABELS.get(suite, suite)
+
+
+def metric_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Aggregated rows as a reader expects them: named columns, modes by label, metrics rounded."""
+    table = []
+    for r in rows:
+        line: dict[str, Any] = {
+            "Model": r["model"],
+            "Mode": mode_label(r["mode"]),
+            "Language": r["lang"],
+            "Target": "all" if r["target"] is None else str(r["target"]),
+            "Scored": r["n"],
+            "Samples": r["samples"],
+        }
+        for key, (label, digits, scale) in METRIC_COLUMNS.items():
+            value = r.get(key)
+            line[label] = None if value is None else round(value * scale, digits)
+        line["Errors"] = report.format_errors(r.get("errors") or {})
+        table.append(line)
+    return table
 
 
 def _upload_path(upload: Any) -> str:
@@ -40,15 +93,15 @@ def _run_form() -> None:
     st.subheader("Run a suite")
     st.caption(f"Model: **{choice.label}** (change it in the sidebar).")
     c = st.columns([1.2, 2.4, 1.2])
-    suite = c[0].selectbox("Suite", SUITES, key="b_suite")
-    c[0].caption(SUITE_HELP.get(suite, ""))
+    suite = c[0].selectbox("Suite", SUITES, key="b_suite", format_func=suite_label)
+    c[0].caption(SUITE_PAGE_HELP.get(suite, ""))
     default_modes = ["baseline", "exact"] if choice.capabilities.grammar else ["baseline", "capel"]
     modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key="b_modes")
     lengths = c[2].text_input(
         "Target lengths",
         value=DEFAULT_LENGTHS[suite],
         key=f"b_lengths_{suite}",
-        help="Comma-separated; empty for the suite's default.",
+        help="Comma-separated, e.g. 16,64; empty for the suite's default.",
     )
     d = st.columns(4)
     limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key="b_limit")
@@ -139,9 +192,9 @@ def _past_runs() -> list[int]:
         {
             "id": r.id,
             "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
-            "suite": r.suite,
+            "suite": suite_label(r.suite),
             "model": r.model,
-            "modes": r.modes,
+            "modes": ", ".join(mode_label(m) for m in str(r.modes).split(",") if m),
             "lengths": r.lengths,
             "limit": r.limit,
             "seed": r.seed,
@@ -171,15 +224,7 @@ def _charts(ids: list[int]) -> None:
         return
     st.caption(f"Runs {', '.join(map(str, ids))} · {len(records)} samples")
     per_target = report.per_target(rows)
-    table = [
-        {
-            **r,
-            "target": "all" if r["target"] is None else str(r["target"]),
-            "errors": report.format_errors(r.get("errors") or {}),
-        }
-        for r in report.overall(rows) + per_target
-    ]
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(metric_table(report.overall(rows) + per_target), hide_index=True, width="stretch")
     figs = {
         "mald-em": charts.mald_em_figure(per_target),
         "ls-heatmap": charts.ls_heatmap(per_target),

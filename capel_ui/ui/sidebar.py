@@ -9,7 +9,8 @@ import streamlit as st
 from sqlalchemy.engine import make_url
 
 from ..backends import EMBEDDED, EMBEDDED_MODEL, PROVIDERS, BackendError, ModelChoice, Provider, resolve_key
-from ..storage import get_engine
+from ..backends.openai_compat import check_base_url
+from ..storage import StorageError, get_engine
 from . import resources
 
 
@@ -27,6 +28,17 @@ def sidebar() -> None:
         _model()
         _sampling()
         _database()
+    _check_database()
+
+
+def _check_database() -> None:
+    """A database that cannot be opened (a damaged file) stops the page with a message naming the file and
+    what to do; the file is left as it is (the core never overwrites it)."""
+    try:
+        resources.engine()
+    except StorageError as exc:
+        st.error(f"History is unavailable: {exc}.", icon=":material/database:")
+        st.stop()
 
 
 def _model() -> None:
@@ -42,6 +54,11 @@ def _model() -> None:
         model = st.text_input("GGUF file", placeholder="/path/to/model.gguf", key="gguf_path").strip()
     elif provider == "compatible":
         base_url = st.text_input("Base URL", value=spec.base_url or "", key="compat_url").strip() or None
+        if base_url:
+            try:
+                check_base_url(base_url)  # said here, as it is typed; nothing is sent to a malformed URL
+            except BackendError as exc:
+                st.error(str(exc))
         model = st.text_input("Model id", placeholder="e.g. qwen3:8b", key="compat_model").strip()
         field = st.selectbox(
             "Grammar support",
