@@ -123,3 +123,22 @@ def test_figure_html_is_a_standalone_page_with_plotly_inlined() -> None:
     assert html.lstrip().lower().startswith(("<html", "<!doctype html>"))
     assert "<script src=" not in html  # plotly.js is inside the page, not fetched
     assert "Plotly.newPlot" in html
+
+
+def test_each_series_has_one_colour_in_both_panels_and_no_trace_is_left_uncoloured() -> None:
+    fig = mald_em_figure(ROWS)
+    colours: dict[str, set[str]] = {}
+    for t in fig.data:
+        assert t.line.color and t.marker.color == t.line.color, t.name
+        colours.setdefault(t.name, set()).add(t.line.color)
+    assert all(len(c) == 1 for c in colours.values())  # the EM point has its MALD line's (and legend's) colour
+    assert len({next(iter(c)) for c in colours.values()}) == len(colours)  # and each series its own
+
+
+def test_a_single_target_length_is_drawn_as_bars_on_a_category_axis_not_a_line() -> None:
+    fig = mald_em_figure(aggregate([rec(16, 16, "exact"), rec(16, 20, "baseline")]))
+    assert {t.type for t in fig.data} == {"bar"}
+    assert {tuple(t.x) for t in fig.data} == {("16",)}
+    assert (fig.layout.xaxis.type, fig.layout.xaxis2.type, fig.layout.barmode) == ("category", "category", "group")
+    bars = {t.name: t.marker.color for t in fig.data}
+    assert len(set(bars.values())) == 2

@@ -6,6 +6,7 @@ on it), then a saved run holding the same payloads is opened on the Write page t
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from html.parser import HTMLParser
@@ -15,13 +16,20 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.parser import check_output
 from capel_ui.storage import get_engine
-from capel_ui.ui.render import clean_text_html, countdown_html, error_rows, highlight_raw
+from capel_ui.ui.render import (
+    COPY_SCRIPT,
+    clean_text_html,
+    copy_button_html,
+    countdown_html,
+    error_rows,
+    highlight_raw,
+)
 from tests.saved_runs import save_parsed_run
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 HOSTILE_RAW = f"<3> {SCRIPT} <2> {IMG} <2> hi <0>"  # one unit too many for <2>, a repeat, an early stop
-ALLOWED_TAGS = {"style", "div", "span", "mark"}  # what render.py itself writes
+ALLOWED_TAGS = {"style", "div", "span", "mark", "button", "textarea"}  # what render.py itself writes
 
 
 class Page(HTMLParser):
@@ -155,8 +163,9 @@ def test_a_saved_run_with_hostile_output_is_shown_escaped_on_the_write_page(app_
     bodies = [h.value for h in app_test.html]
     assert any("capel-text" in b for b in bodies) and any("capel-raw" in b for b in bodies)
     for body in bodies:
-        assert_inert(body)
-    assert sum("&lt;script&gt;alert(1)&lt;/script&gt;" in b for b in bodies) == 2  # clean text and raw output
+        assert_inert(body.replace(COPY_SCRIPT, ""))  # the app's own Copy script is the only script
+    # clean text, raw output, and the Copy button's hidden copy of the text
+    assert sum("&lt;script&gt;alert(1)&lt;/script&gt;" in b for b in bodies) == 3
     assert any("&lt;img src=x onerror=alert(1)&gt;" in b for b in bodies)
     # The verdict is plain: not verified, with the marker errors counted.
     [verdict] = [m.value for m in app_test.markdown if "-badge[" in m.value]
@@ -164,6 +173,21 @@ def test_a_saved_run_with_hostile_output_is_shown_escaped_on_the_write_page(app_
     # The error table lists the errors with the offending text, as text.
     table = app_test.dataframe[0].value
     assert IMG in " ".join(table["text"])
+
+
+@pytest.mark.parametrize("payload", [SCRIPT, IMG, "</textarea><script>alert(1)</script>"])
+def test_the_copy_button_holds_model_text_escaped_in_its_textarea(payload: str) -> None:
+    markup = copy_button_html(payload, key="w 7")
+    page = assert_inert(markup.replace(COPY_SCRIPT, ""))
+    [area] = page.having("textarea", "capel-copy-text")
+    [button] = page.having("button", "capel-copy")
+    assert button["data-for"] == area["id"] == "capel-copy-w-7"
+    assert html.unescape(markup.split("readonly", 1)[1].split(">", 1)[1].rsplit("</textarea>", 1)[0]) == payload
+
+
+def test_the_countdown_past_the_target_says_over_by() -> None:
+    page = Page(countdown_html(-23, 12, "English words"))
+    assert "+23" in page.text and "over by 23 · target 12 English words" in page.text
 
 
 @pytest.mark.parametrize("payload", [SCRIPT, IMG])
