@@ -28,6 +28,7 @@ from capel_ui.counting import count
 from capel_ui.parser import check_output
 from capel_ui.storage import get_engine, get_run, list_runs
 from tests.saved_runs import save_parsed_run
+from tests.scripted_server import MODEL, html_page, ok, stall_after
 
 pytestmark = pytest.mark.browser
 
@@ -285,3 +286,136 @@ def test_a_bookmarked_page_opened_first_on_a_fresh_server_has_the_app_navigation
         for name in ("Write", "History"):
             expect(nav.get_by_role("link", name=name, exact=True)).to_have_count(1, timeout=10_000)
         expect(page.get_by_role("combobox", name="Provider", exact=True)).to_have_count(1, timeout=10_000)
+
+
+# ----- issue 14: the writer's day, against a scripted OpenAI-compatible server ------------------------------
+
+SMALL_SCREEN = {"width": 1280, "height": 720}
+
+
+@pytest.fixture
+def small_page(browser, server: Server):
+    """A new visitor on a 1280×720 screen, allowed to use the clipboard."""
+    context = browser.new_context(viewport=SMALL_SCREEN, accept_downloads=True)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+    context.set_default_timeout(PAGE_TIMEOUT)
+    p = context.new_page()
+    yield p
+    context.close()
+
+
+def use_scripted_server(page, url: str) -> None:
+    """Pick the OpenAI-compatible provider in the sidebar and point it at the scripted server."""
+    pick(page, "Provider", "OpenAI-compatible server")
+    for label, value in (("Base URL", url), ("Model id", MODEL)):
+        box = page.get_by_label(label, exact=True)
+        box.fill(value)
+        box.press("Enter")
+        page.wait_for_selector(IDLE)
+
+
+def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(small_page, server, scripted) -> None:
+    page = small_page
+    open_app(page, server.url)
+    use_scripted_server(page, scripted.url)
+    expect(page.get_by_text("needs a model that takes a grammar")).to_be_visible()  # the mode switch is said
+    assert page.get_by_role("combobox", name="Mode", exact=True).input_value() == "CAPEL"
+
+    set_number(page, "Target length", 100000)
+    assert page.get_by_label("Target length", exact=True).input_value() == "10000"  # shown is what is used
+    expect(page.get_by_text("The target must be from 1 to 10,000; 10,000 is used.")).to_be_visible()
+    set_number(page, "Target length", 3)
+    pick(page, "Mode", "Baseline")
+    page.get_by_label("Instruction", exact=True).fill("Count to three.")
+
+    scripted.script(ok("One two three."))
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text("✓ exact · verified · 3/3 English words").wait_for()
+    page.wait_for_selector(IDLE)
+    expect(page.get_by_text("3 English words · 14 characters")).to_be_visible()
+    page.get_by_role("button", name="Copy", exact=True).click()
+    expect(page.get_by_role("button", name="Copied ✓")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == "One two three."
+
+    page.get_by_text("Options", exact=True).click()
+    set_number(page, "Seed", 7)
+    scripted.script(ok([f"w{i} " for i in range(12)], delay=0.4))
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text(re.compile(r"over by \d+ · \d+ of 3 English words")).first.wait_for()
+    expect(page.locator(".capel-count")).to_be_in_viewport()  # the live part is in view on 1280×720
+    assert page.locator(".capel-text").count() == 0  # the previous (verified) result is gone while it streams
+    screenshot(page, "write-small-screen-streaming")
+    page.get_by_text("off by +9 · 12/3 English words").wait_for()
+    page.wait_for_selector(IDLE)
+    body = scripted.last_body
+    assert body["seed"] == 7 and body["max_tokens"] >= 3
+
+
+def test_failures_and_a_stop_before_the_first_token_in_the_browser(page, server, scripted) -> None:
+    open_app(page, server.url)
+    use_scripted_server(page, scripted.url)
+    pick(page, "Mode", "Baseline")
+    set_number(page, "Target length", 5)
+    page.get_by_label("Instruction", exact=True).fill("Describe a storm.")
+
+    scripted.script(stall_after([], seconds=300))  # the server holds the first token back for 5 minutes
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_role("button", name="Stop", exact=True).click()
+    page.get_by_text("Stopped. What arrived is kept in History.").wait_for(timeout=30_000)
+    page.wait_for_selector(IDLE)
+    [run] = [r for r in list_runs(get_engine(server.database_url)) if r.instruction == "Describe a storm."]
+    assert run.status == "cancelled"
+
+    scripted.script(html_page())
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text(re.compile("did not answer as an OpenAI-compatible API")).wait_for()
+    page.wait_for_selector(IDLE)
+    expect(page.get_by_text("failed · no text arrived")).to_be_visible()
+    assert page.get_by_role("button", name=re.compile("Download")).count() == 0
+    assert page.get_by_text(re.compile("marker error")).count() == 0
+    screenshot(page, "write-failed")
+
+    url_box = page.get_by_label("Base URL", exact=True)
+    url_box.fill("localhost:8000/v1")
+    url_box.press("Enter")
+    page.wait_for_selector(IDLE)
+    expect(page.get_by_text(re.compile("must start with http:// or https://")).first).to_be_visible()
+
+
+def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_the_same_inputs(
+    page, server, scripted
+) -> None:
+    open_app(page, server.url)
+    use_scripted_server(page, scripted.url)
+    page.get_by_label("Instruction", exact=True).fill("Count to three, please.")
+    page.get_by_label("Instruction", exact=True).press("Tab")
+    page.wait_for_selector(IDLE)
+    go_to(page, "Compare")
+    assert page.get_by_label("Instruction", exact=True).input_value() == "Count to three, please."
+    set_number(page, "Target length", 3)
+
+    scripted.script(then=ok("<3> One <2> two <1> three <0>", delay=0.05))
+    page.get_by_role("button", name="Run comparison").click()
+    page.get_by_text(re.compile(r"Comparison \w+ · 3 English words · 2 column")).wait_for()
+    page.wait_for_selector(IDLE)
+    main = page.get_by_test_id("stMain")
+    assert main.locator("strong", has_text="OpenAI-compatible server").count() == 0  # no leftover live header
+    expect(main.get_by_role("button", name="Copy", exact=True)).to_have_count(2)
+    expect(main.get_by_role("button", name="Use this")).to_have_count(2)
+    with page.expect_download() as download_info:
+        main.get_by_role("button", name=".txt").last.click()
+    assert Path(download_info.value.path()).read_text(encoding="utf-8") == "One two three\n"
+    screenshot(page, "compare-columns")
+
+    main.get_by_role("button", name="Use this").last.click()  # the CAPEL column
+    page.get_by_role("heading", name="Write", exact=True).wait_for()
+    page.get_by_text("✓ exact · verified · 3/3 English words").wait_for()
+
+    go_to(page, "History")
+    select_first_row(page)
+    page.get_by_role("button", name="Re-run on Write").click()
+    page.get_by_role("heading", name="Write", exact=True).wait_for()
+    page.wait_for_selector(IDLE)
+    assert page.get_by_label("Instruction", exact=True).input_value() == "Count to three, please."
+    assert page.get_by_label("Target length", exact=True).input_value() == "3"
+    assert page.locator(".capel-text").count() == 0  # no other run's result under the pre-filled form
