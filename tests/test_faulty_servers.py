@@ -28,6 +28,7 @@ from tests.scripted_server import (
     bad_json_after,
     closed_port_url,
     endless,
+    hang,
     html_page,
     ok,
     stall_after,
@@ -188,8 +189,15 @@ def test_a_failed_run_has_no_marker_errors_so_no_early_stop_for_a_connection_fai
 # ----- Stop before the first token --------------------------------------------------------------------------
 
 
-def test_stop_before_the_first_token_aborts_the_request_at_once(scripted):
-    scripted.script(stall_after([], seconds=300))  # headers sent, then nothing (a model reading a long prompt)
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        pytest.param(stall_after([], seconds=300), id="headers_sent_then_silence"),
+        pytest.param(hang(300), id="no_answer_at_all_yet"),
+    ],
+)
+def test_stop_before_the_first_token_aborts_the_request_at_once(scripted, behaviour):
+    scripted.script(behaviour)  # a model still reading a long prompt: nothing (or only headers) for 5 minutes
     gen = Generation(backend(scripted), Request(instruction="x", target=5, mode="baseline"))
     worker = threading.Thread(target=gen.run, daemon=True)
     worker.start()
@@ -201,6 +209,21 @@ def test_stop_before_the_first_token_aborts_the_request_at_once(scripted):
     assert not worker.is_alive(), "the request still waits for its first token"
     out = gen.outcome()
     assert (out.status, out.failure, out.errors) == ("cancelled", None, [])
+    assert len(scripted.chat_requests) == 1, "an aborted request is not retried"
+
+
+def test_a_request_after_a_stop_on_the_same_backend_still_works(scripted):
+    scripted.script(hang(300), ok("One two three."))
+    b = backend(scripted)
+    gen = Generation(b, Request(instruction="x", target=3, mode="baseline"))
+    worker = threading.Thread(target=gen.run, daemon=True)
+    worker.start()
+    while not scripted.chat_requests:
+        time.sleep(0.02)
+    gen.cancel()
+    worker.join(timeout=20)
+    out = Generation(b, Request(instruction="x", target=3, mode="baseline")).run()
+    assert (out.status, out.verified) == ("complete", True)
 
 
 def test_stop_mid_stream_keeps_the_text_and_is_no_failure(scripted):

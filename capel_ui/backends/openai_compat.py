@@ -4,10 +4,9 @@ llama.cpp and the embedded model all share this one code path."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -18,7 +17,8 @@ from urllib.parse import urlsplit
 import openai
 
 from ..prompts import Message
-from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Options, Usage
+from .abort import TrackingBackend, http_client, shutdown
+from .base import DEFAULT_CAPABILITIES, Backend, BackendError, CancelToken, Capabilities, Options, Usage
 
 REMOTE_APIS = frozenset({"openai", "deepseek"})
 """Providers whose URL the writer does not choose: when they cannot be reached, the network is to check."""
@@ -121,7 +121,14 @@ class OpenAICompatBackend(Backend):
         self.key_hint = key_hint
         self._sleep = sleep
         # The client's own retries are off: ours are bounded, logged in the message, and stop once text arrived.
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0, timeout=timeout)
+        self._network = TrackingBackend()  # lets a Stop abort a request still waiting for its first byte
+        self._client = openai.OpenAI(
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client(self._network),
+        )
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
@@ -236,7 +243,7 @@ class OpenAICompatBackend(Backend):
             status=status,
         )
 
-    def _open(self, params: dict[str, Any]) -> Any:
+    def _open(self, params: dict[str, Any], cancel: CancelToken | None = None) -> Any:
         """Start the stream, retrying connection failures, 429 and 5xx with bounded exponential backoff.
 
         The waits of one request add up to at most `wait_budget` seconds; a Retry-After beyond what is left
@@ -249,7 +256,8 @@ class OpenAICompatBackend(Backend):
             try:
                 return self._client.chat.completions.create(**params)
             except RETRYABLE as exc:
-                if attempt > self.max_retries or isinstance(exc, openai.APITimeoutError):
+                stopped = cancel is not None and cancel.is_set()  # aborted on purpose: no retry
+                if stopped or attempt > self.max_retries or isinstance(exc, openai.APITimeoutError):
                     raise self._failure(exc, attempt) from exc
                 left = max(self.wait_budget - waited, 0.0)
                 asked = _retry_after(exc)
@@ -263,6 +271,11 @@ class OpenAICompatBackend(Backend):
                 waited += delay
             except openai.APIError as exc:
                 raise self._failure(exc, attempt) from exc
+
+    def _release(self, forget: Any, thread: int) -> None:
+        if forget is not None:
+            forget()
+        self._network.release(thread)
 
     def _not_openai(self, what: str, received: int = 0) -> BackendError:
         kept = f" after {received} characters; the text that arrived is kept" if received else ""
@@ -283,8 +296,21 @@ class OpenAICompatBackend(Backend):
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         params = self.request_params(messages, options)
         started = time.monotonic()
-        response = self._open(params)
-        forget = options.cancel.on_set(lambda: _abort(response)) if options.cancel is not None else None
+        opened: list[Any] = []
+        thread = threading.get_ident()
+
+        def abort() -> None:  # runs in the thread that cancels
+            if opened:
+                _abort(opened[0])
+            self._network.abort(thread)  # also before the server has answered at all
+
+        forget = options.cancel.on_set(abort) if options.cancel is not None else None
+        try:
+            response = self._open(params, options.cancel)
+        except BaseException:
+            self._release(forget, thread)
+            raise
+        opened.append(response)
         first: float | None = None
         usage: Any = None
         finish: str | None = None
@@ -313,8 +339,7 @@ class OpenAICompatBackend(Backend):
                 "the text that arrived is kept.",
             ) from exc
         finally:
-            if forget is not None:
-                forget()
+            self._release(forget, thread)
             response.close()
         if finish is None and received:
             raise BackendError(
@@ -337,16 +362,11 @@ class OpenAICompatBackend(Backend):
 
 
 def _abort(response: Any) -> None:
-    """End a stream from another thread: shut its socket down, which wakes the read waiting for the next token
-    at once (closing the response from here would race with that read); the reader then closes it."""
+    """End an open stream from another thread: shut its socket down, which wakes the read waiting for the next
+    token at once (closing the response from here would race with that read); the reader then closes it."""
     http = getattr(response, "response", None)
     network = http.extensions.get("network_stream") if http is not None else None
-    sock = network.get_extra_info("socket") if network is not None else None
-    if sock is None:
+    if network is None:
         response.close()
         return
-    try:  # a duplicate of the descriptor: shutdown acts on the connection, and the TLS object is left alone
-        with socket.socket(fileno=os.dup(sock.fileno())) as dup:
-            dup.shutdown(socket.SHUT_RDWR)
-    except OSError:  # already closed: nothing left to abort
-        pass
+    shutdown(network.get_extra_info("socket"))
