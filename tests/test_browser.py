@@ -322,7 +322,7 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
     assert page.get_by_role("combobox", name="Mode", exact=True).input_value() == "CAPEL"
 
     set_number(page, "Target length", 100000)
-    assert page.get_by_label("Target length", exact=True).input_value() == "10000"  # shown is what is used
+    expect(page.get_by_label("Target length", exact=True)).to_have_value("10000")  # shown is what is used
     expect(page.get_by_text("The target must be from 1 to 10,000; 10,000 is used.")).to_be_visible()
     set_number(page, "Target length", 3)
     pick(page, "Mode", "Baseline")
@@ -391,7 +391,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     page.get_by_label("Instruction", exact=True).press("Tab")
     page.wait_for_selector(IDLE)
     go_to(page, "Compare")
-    assert page.get_by_label("Instruction", exact=True).input_value() == "Count to three, please."
+    expect(page.get_by_label("Instruction", exact=True)).to_have_value("Count to three, please.")
     set_number(page, "Target length", 3)
 
     scripted.script(then=ok("<3> One <2> two <1> three <0>", delay=0.05))
@@ -416,6 +416,6 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     page.get_by_role("button", name="Re-run on Write").click()
     page.get_by_role("heading", name="Write", exact=True).wait_for()
     page.wait_for_selector(IDLE)
-    assert page.get_by_label("Instruction", exact=True).input_value() == "Count to three, please."
-    assert page.get_by_label("Target length", exact=True).input_value() == "3"
-    assert page.locator(".capel-text").count() == 0  # no other run's result under the pre-filled form
+    expect(page.get_by_label("Instruction", exact=True)).to_have_value("Count to three, please.")
+    expect(page.get_by_label("Target length", exact=True)).to_have_value("3")
+    expect(page.locator(".capel-text")).to_have_count(0)  # no other run's result under the pre-filled form
