@@ -49,10 +49,15 @@ def texts(at: AppTest) -> str:
 
 
 @pytest.mark.parametrize(("typed", "used"), [(100_000, MAX_TARGET), (0, 1), (-5, 1), (37, 37)])
-def test_the_target_box_shows_the_value_that_is_used(app_test: AppTest, typed: int, used: int) -> None:
-    app_test.number_input(key="w_target").set_value(typed).run()
+@pytest.mark.parametrize(("page", "key"), [(None, "w_target"), ("app_pages/compare.py", "c_target")])
+def test_the_target_box_shows_the_value_that_is_used(
+    app_test: AppTest, typed: int, used: int, page: str | None, key: str
+) -> None:
+    if page:
+        app_test.switch_page(page).run()
+    app_test.number_input(key=key).set_value(typed).run()
     assert not app_test.exception, app_test.exception
-    assert app_test.number_input(key="w_target").value == used
+    assert app_test.number_input(key=key).value == used
     said = [c.value for c in app_test.caption if "The target must be" in c.value]
     assert said == ([] if typed == used else [f"The target must be from 1 to {MAX_TARGET:,}; {used:,} is used."])
 

@@ -186,6 +186,14 @@ def test_a_failed_run_has_no_marker_errors_so_no_early_stop_for_a_connection_fai
     assert (out.status, out.errors, out.verdict.headline("en_words")) == ("failed", [], "failed · no text arrived")
 
 
+def test_a_retry_after_far_beyond_the_wait_budget_stops_at_once_saying_how_long(scripted):
+    scripted.script(status(429, headers={"retry-after": "100000"}), then=ok("never asked for"))
+    out = run(scripted, target=3, mode="baseline").outcome()
+    assert (out.status, out.failure_kind) == ("failed", "rate_limit")
+    assert "asks to wait 27.8 h" in out.failure
+    assert len(scripted.chat_requests) == 1
+
+
 # ----- Stop before the first token --------------------------------------------------------------------------
 
 
@@ -274,6 +282,23 @@ def test_cli_a_malformed_base_url_is_bad_input_exit_2():
     err = io.StringIO()
     code = main(["generate", "--model", "m", "--base-url", "localhost:8000/v1", "--target", "3", "x"], stderr=err)
     assert code == EXIT_USAGE and "must start with http:// or https://" in err.getvalue()
+
+
+@pytest.mark.parametrize("argv", [["generate", "--target", "3", "x"], ["history"]])
+def test_cli_a_corrupt_database_is_a_failure_exit_3_never_1_and_the_file_is_kept(tmp_path, monkeypatch, argv):
+    import io
+
+    broken = tmp_path / "broken.db"
+    broken.write_bytes(os.urandom(4096))
+    before = broken.read_bytes()
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{broken}")
+    err = io.StringIO()
+    code = main(
+        [*argv[:1], *(["--model", "m", "--base-url", closed_port_url()] if argv[0] == "generate" else []), *argv[1:]],
+        stderr=err,
+    )
+    assert code == EXIT_BACKEND and str(broken) in err.getvalue() and "move it aside" in err.getvalue()
+    assert broken.read_bytes() == before
 
 
 def test_cli_ctrl_c_prints_words_that_came_before_the_first_marker(scripted):

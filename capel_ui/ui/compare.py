@@ -20,12 +20,12 @@ from ..generation import Generation, Request, validate_request
 from ..history import marker_spans
 from ..runs import LiveRun, verdict_of
 from ..storage import RunRecord, list_runs
-from ..vocab import DEFAULT_UNIT, MAX_TARGET, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
+from ..vocab import DEFAULT_UNIT, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
 from . import resources
 from .render import clean_text_html, countdown_html, highlight_raw
-from .views import copy_button, lengths, wait_saved
+from .views import copy_button, lengths, target_box, wait_saved
+from .write import SHARED_INSTRUCTION
 
-SHARED_INSTRUCTION = "instruction_shared"  # set by the Write page (see write.SHARED_INSTRUCTION)
 CARRIED = "c_carried"
 
 MAX_COLUMNS = 8
@@ -85,7 +85,6 @@ def render() -> None:
     st.title("Compare")
     st.caption("Baseline beside CAPEL beside Exact for one model, or one mode across models.")
     current = resources.model_choice()
-    st.session_state.setdefault("c_target", 40)
     _carry_instruction()
     instruction = st.text_area(
         "Instruction",
@@ -97,7 +96,7 @@ def render() -> None:
     lang: Lang = c[0].radio(
         "Language", ["en", "zh"], key="c_lang", format_func={"en": "English words", "zh": "Chinese characters"}.get
     )
-    target = c[1].number_input("Target length", min_value=1, max_value=MAX_TARGET, step=1, key="c_target")
+    target = target_box(c[1], "c_target", 40)
     options = _model_options(current)
     models = c[2].multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
     if len(options) == 1:

@@ -10,6 +10,7 @@ import threading
 import time
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ..counting import count_characters
 from ..export import export_json, export_md, export_name, export_txt
@@ -18,7 +19,7 @@ from ..history import marker_spans
 from ..runs import LiveRun, settle, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, live_state
-from ..vocab import mode_label, unit_label
+from ..vocab import MAX_TARGET, mode_label, unit_label
 from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
@@ -33,6 +34,30 @@ def wait_saved(run_id: int, timeout: float = 120.0) -> None:
     if not settle(run_id, 0.5):
         with st.spinner("Stopping: waiting for the model to hand back what it has written…"):
             settle(run_id, timeout)
+
+
+def _clamp_target(key: str, default: int) -> None:
+    """Keep the box and the value used the same: a target outside 1..MAX_TARGET is set to the nearest bound, and
+    the page says so (a bounded Streamlit box would keep showing the typed number while using the last valid one)."""
+    value = st.session_state.get(key)
+    if value is None:
+        st.session_state[key] = default
+        st.session_state[f"{key}_note"] = f"The target cannot be empty; {default} is used."
+        return
+    used = min(max(int(value), 1), MAX_TARGET)
+    if used != value:
+        st.session_state[key] = used
+        st.session_state[f"{key}_note"] = f"The target must be from 1 to {MAX_TARGET:,}; {used:,} is used."
+
+
+def target_box(where: DeltaGenerator, key: str, default: int) -> int:
+    """The target length box (Write and Compare): what it shows is what is used, from 1 to MAX_TARGET."""
+    st.session_state.setdefault(key, default)
+    where.number_input("Target length", step=1, key=key, on_change=_clamp_target, args=(key, default))
+    note = st.session_state.pop(f"{key}_note", None)
+    if note:
+        where.caption(note)
+    return int(st.session_state[key])
 
 
 def badge(verdict: Verdict, unit: str) -> None:

@@ -12,7 +12,6 @@ from ..generation import Generation, Request, default_max_tokens, validate_reque
 from ..runs import LiveRun
 from ..storage import get_run
 from ..vocab import (
-    MAX_TARGET,
     MODE_LABELS,
     UNIT_LABELS,
     UNITS_FOR,
@@ -25,12 +24,11 @@ from ..vocab import (
 )
 from . import resources
 from .render import scroll_into_view_html
-from .views import render_run, stream_live, wait_saved
+from .views import render_run, stream_live, target_box, wait_saved
 
 DEFAULT_TARGET = 25
 WANTED_MODE = "w_mode_wanted"
 """The mode the writer picked; kept apart from the widget so a model without a grammar never overwrites it."""
-TARGET_NOTE = "w_target_note"
 SHARED_INSTRUCTION = "instruction_shared"
 """The last instruction typed on Write, kept outside widget state (which a page switch clears) for Compare."""
 
@@ -113,20 +111,6 @@ def _apply_prefill() -> None:
     st.session_state.pop("w_run_id", None)
 
 
-def _check_target() -> None:
-    """Keep the box and the value used the same: a target outside 1..MAX_TARGET is set to the nearest bound, and
-    the page says so (Streamlit would otherwise keep showing the typed number while using the last valid one)."""
-    value = st.session_state.get("w_target")
-    if value is None:
-        st.session_state["w_target"] = DEFAULT_TARGET
-        st.session_state[TARGET_NOTE] = f"The target cannot be empty; {DEFAULT_TARGET} is used."
-        return
-    used = min(max(int(value), 1), MAX_TARGET)
-    if used != value:
-        st.session_state["w_target"] = used
-        st.session_state[TARGET_NOTE] = f"The target must be from 1 to {MAX_TARGET:,}; {used:,} is used."
-
-
 def _lang_changed() -> None:
     """A preset belongs to its language: switching away drops its pill, its target and its example text."""
     preset = PRESETS.get(st.session_state.get("w_preset") or "")
@@ -192,10 +176,7 @@ def render() -> None:
     if st.session_state.get("w_unit") not in units:
         st.session_state["w_unit"] = units[0]
     unit: Unit = c[1].selectbox("Counting unit", units, format_func=UNIT_LABELS.get, key="w_unit")
-    target = c[2].number_input("Target length", step=1, key="w_target", on_change=_check_target)
-    note = st.session_state.pop(TARGET_NOTE, None)
-    if note:
-        c[2].caption(note)
+    target = target_box(c[2], "w_target", DEFAULT_TARGET)
     if source_count is not None and source.strip():
         source_count.caption(f"{count(source, unit)} {unit_label(unit)} → {int(target)}")
     modes = available_modes(choice.capabilities.grammar, lang, unit)
