@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from capel_ui.backends import get_backend
 from capel_ui.generation import Generation, Request, default_max_tokens
 from capel_ui.runs import LiveRun
-from capel_ui.storage import get_engine, get_run
+from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.ui.benchmark import metric_table, suite_label
 from capel_ui.ui.compare import deviation_chart
 from capel_ui.ui.write import REWRITE, prefill_for, rewrite_source
@@ -74,6 +74,18 @@ def test_a_provider_without_grammar_says_it_uses_capel_and_exact_comes_back_with
     at.selectbox(key="provider").set_value("embedded").run()
     assert at.selectbox(key="w_mode").value == "exact"
     assert not [i for i in at.info if "needs a model that takes a grammar" in i.value]
+
+
+def test_a_unit_no_grammar_can_guarantee_says_so_and_exact_comes_back_with_a_unit_that_can(app_test: AppTest) -> None:
+    at = app_test
+    at.radio(key="w_lang").set_value("zh").run()
+    assert at.selectbox(key="w_mode").value == "exact"
+    at.selectbox(key="w_unit").set_value("zh_words").run()
+    assert at.selectbox(key="w_mode").value == "capel"
+    [notice] = [i.value for i in at.info if "cannot guarantee" in i.value]
+    assert "Chinese words (jieba)" in notice and "Chinese characters or LIFEBench counter" in notice
+    at.selectbox(key="w_unit").set_value("zh_chars").run()
+    assert at.selectbox(key="w_mode").value == "exact"
 
 
 def test_a_mode_picked_by_the_writer_is_kept_across_providers(app_test: AppTest) -> None:
@@ -249,3 +261,19 @@ def test_benchmark_suites_have_readable_names_and_help_without_cli_flags(app_tes
         assert not at.exception, at.exception
         helps = [c.value for c in at.caption] + [w.help or "" for w in (*at.text_input, *at.number_input)]
         assert not [h for h in helps if "--" in h], option
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"), [("w_max_tokens", 0, "output limit"), ("w_time_limit", 0, "time limit")]
+)
+def test_a_limit_below_one_is_refused_on_generate_with_a_message_and_nothing_saved(
+    app_test: AppTest, key: str, value: int, words: str
+) -> None:
+    at = app_test
+    at.text_area(key="w_instruction").input("Write a headline.").run()
+    at.number_input(key=key).set_value(value).run()
+    assert at.number_input(key=key).value == value  # shown as typed, and refused below, never silently replaced
+    next(b for b in at.button if b.label == "Generate").click().run()
+    [message] = [e.value for e in at.error]
+    assert words in message and "must be" in message
+    assert list_runs(engine()) == []

@@ -12,6 +12,7 @@ from ..generation import Generation, Request, default_max_tokens, validate_reque
 from ..runs import LiveRun
 from ..storage import get_run
 from ..vocab import (
+    GRAMMAR_UNITS,
     MODE_LABELS,
     UNIT_LABELS,
     UNITS_FOR,
@@ -127,9 +128,9 @@ def _mode_picked() -> None:
     st.session_state[WANTED_MODE] = st.session_state.get("w_mode")
 
 
-def _settle_mode(modes: list[Mode], default: Mode, model: str) -> str | None:
-    """Show the writer's own mode when the model can run it; otherwise use CAPEL for now and say so (the
-    writer's pick comes back with a model that takes a grammar). Returns that notice, if any."""
+def _settle_mode(modes: list[Mode], default: Mode, choice: Any, lang: Lang, unit: Unit) -> str | None:
+    """Show the writer's own mode when it can run here; otherwise use CAPEL for now and say why (the writer's
+    pick comes back once the model or the unit allows it). Returns that notice, if any."""
     wanted = st.session_state.get(WANTED_MODE) or default
     st.session_state[WANTED_MODE] = wanted
     if wanted in modes:
@@ -137,10 +138,17 @@ def _settle_mode(modes: list[Mode], default: Mode, model: str) -> str | None:
         return None
     if st.session_state.get("w_mode") not in modes:
         st.session_state["w_mode"] = "capel" if "capel" in modes else modes[0]
+    used = mode_label(st.session_state["w_mode"])
+    if not choice.capabilities.grammar:
+        return (
+            f"{mode_label(wanted)} needs a model that takes a grammar, and {choice.label} does not: {used} is used "
+            f"for now. {mode_label(wanted)} comes back when you pick the embedded model, a GGUF file, or a server "
+            "that takes a grammar."
+        )
+    units = " or ".join(unit_label(u) for u in GRAMMAR_UNITS[lang])
     return (
-        f"{mode_label(wanted)} needs a model that takes a grammar, and {model} does not: "
-        f"{mode_label(st.session_state['w_mode'])} is used for now. {mode_label(wanted)} comes back when you pick "
-        "the embedded model, a GGUF file, or a server that takes a grammar."
+        f"{mode_label(wanted)} cannot guarantee a count in {unit_label(unit)}: {used} is used for now. "
+        f"{mode_label(wanted)} comes back when you count in {units}."
     )
 
 
@@ -181,7 +189,7 @@ def render() -> None:
         source_count.caption(f"{count(source, unit)} {unit_label(unit)} → {int(target)}")
     modes = available_modes(choice.capabilities.grammar, lang, unit)
     default_mode: Mode = "exact" if "exact" in modes and choice.provider in ("embedded", "gguf") else "capel"
-    switched = _settle_mode(modes, default_mode, choice.label)
+    switched = _settle_mode(modes, default_mode, choice, lang, unit)
     mode: Mode = c[3].selectbox("Mode", modes, format_func=MODE_LABELS.get, key="w_mode", on_change=_mode_picked)
     if switched:
         st.info(switched, icon=":material/swap_horiz:")
@@ -258,13 +266,13 @@ def render() -> None:
 
 
 def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None, int | None, float | None]:
-    """Output limit, seed and time limit; empty means the default, and the default is shown in the box."""
+    """Output limit, seed and time limit; empty means the default, and the default is shown in the box. The boxes
+    have no bounds (a bounded box keeps showing an out-of-range number while using another): the request's own
+    check refuses a limit below 1 with a message on Generate."""
     auto = default_max_tokens(Request(instruction="-", target=target, lang=lang, mode=mode, unit=unit))
     o = st.columns(3)
     max_tokens = o[0].number_input(
         "Output limit (max tokens)",
-        min_value=1,
-        max_value=1_000_000,
         value=None,
         step=64,
         key="w_max_tokens",
@@ -273,8 +281,6 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
     )
     seed = o[1].number_input(
         "Seed",
-        min_value=0,
-        max_value=2**31 - 1,
         value=None,
         step=1,
         key="w_seed",
@@ -283,8 +289,6 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
     )
     time_limit = o[2].number_input(
         "Time limit (seconds)",
-        min_value=1,
-        max_value=86_400,
         value=None,
         step=10,
         key="w_time_limit",
