@@ -88,6 +88,16 @@ def test_a_normal_countdown_reply_is_never_cut_by_the_overrun_check(scripted):
     assert (out.status, out.verified, out.failure_kind) == ("complete", True, None)
 
 
+def test_a_benchmark_scores_an_overrun_sample_with_the_count_it_reached_and_notes_why(scripted):
+    from capel_ui.bench.runner import run_sample
+
+    scripted.script(endless("word ", delay=0.001))
+    row = run_sample(backend(scripted), Request("Write.", 10, mode="baseline"))
+    assert row is not None
+    assert (row["status"], row["error_message"].split(":")[0]) == ("ok", "overrun")
+    assert row["count"] > overrun_limit(Request("Write.", 10, mode="baseline"), "baseline")
+
+
 def test_a_time_limit_stops_a_slow_stream_with_what_arrived_and_says_why(scripted):
     scripted.script(endless("word ", delay=0.05))
     out = run(scripted, target=1000, mode="baseline", time_limit=1.0).outcome()

@@ -179,9 +179,10 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
     stopped = inflight is not None and inflight.stopping.is_set()
     if outcome.status == "cancelled" or (stopped and outcome.status != "complete"):
         return None  # we stopped it (a dropped connection then looks like a failure): a resume redoes it
-    # An output cut at the token limit is still the model's answer: scored, with a note (as the paper scores
-    # whatever a model wrote within the vendor's maximum).
-    failed = outcome.status == "failed" or (outcome.status == "partial" and outcome.failure_kind != "length")
+    # An output cut at the token limit, or stopped far past the target (`overrun`), is still the model's answer:
+    # scored, with a note (as the paper scores whatever a model wrote within the vendor's maximum).
+    scored = ("length", "overrun")
+    failed = outcome.status == "failed" or (outcome.status == "partial" and outcome.failure_kind not in scored)
     message = None
     if outcome.failure:
         kind = f"{outcome.failure_kind}: " if outcome.failure_kind else ""
