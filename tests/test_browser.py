@@ -389,6 +389,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     use_scripted_server(page, scripted.url)
     page.get_by_label("Instruction", exact=True).fill("Count to three, please.")
     page.get_by_label("Instruction", exact=True).press("Tab")
+    page.wait_for_timeout(500)  # let the edit reach the server before the page switch
     page.wait_for_selector(IDLE)
     go_to(page, "Compare")
     expect(page.get_by_label("Instruction", exact=True)).to_have_value("Count to three, please.")

@@ -243,7 +243,8 @@ def _column_actions(r: RunRecord) -> None:
 
 def _carry_instruction() -> None:
     """Bring the Write page's instruction over, unless the writer typed another one here."""
-    shared = st.session_state.get(SHARED_INSTRUCTION, "")
+    # Write's own box, when its last edit came with this page switch (Write did not run since), else its copy.
+    shared = st.session_state.get("w_instruction") or st.session_state.get(SHARED_INSTRUCTION, "")
     if not shared or shared == st.session_state.get(CARRIED):
         return
     current = st.session_state.get("c_instruction", "")
