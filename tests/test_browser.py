@@ -339,13 +339,13 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
 
     page.get_by_text("Options", exact=True).click()
     set_number(page, "Seed", 7)
-    scripted.script(ok([f"w{i} " for i in range(12)], delay=0.4))
+    scripted.script(ok([f"w{i} " for i in range(30)], delay=0.3))  # over the target for about 8 s
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile(r"over by \d+ · \d+ of 3 English words")).first.wait_for()
     expect(page.locator(".capel-count")).to_be_in_viewport()  # the live part is in view on 1280×720
     assert page.locator(".capel-text").count() == 0  # the previous (verified) result is gone while it streams
     screenshot(page, "write-small-screen-streaming")
-    page.get_by_text("off by +9 · 12/3 English words").wait_for()
+    page.get_by_text("off by +27 · 30/3 English words").wait_for()
     page.wait_for_selector(IDLE)
     body = scripted.last_body
     assert body["seed"] == 7 and body["max_tokens"] >= 3
