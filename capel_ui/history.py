@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from .parser import check_output
+from .repair import calls_line
 from .runs import display_status, verdict_of
 from .storage import RunRecord
 from .vocab import MARKER_MODES, mode_label, unit_label
@@ -80,6 +81,8 @@ def show_run(run: RunRecord) -> str:
     if run.errors:
         kinds = sorted({str(e.get("type")) for e in run.errors})
         lines.append(f"marker errors: {len(run.errors)} ({', '.join(kinds)})")
+    if run.attempts:
+        lines.append(calls_line(run.attempts))
     lines += ["", "Instruction:", run.instruction, "", "Text:", run.text, ""]
     return "\n".join(lines)
 

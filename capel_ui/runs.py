@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from .generation import Generation, Outcome
+from .repair import RepairGeneration, with_repair
 from .storage import RunRecord, create_run, update_run
 from .verdict import Verdict, judge
 from .vocab import STALE_AFTER, DisplayStatus, Origin
@@ -36,6 +37,8 @@ class LiveRun:
     state is saved, so another thread can wait for it (`settle`).
     """
 
+    gen: Generation | RepairGeneration
+
     def __init__(
         self,
         gen: Generation,
@@ -47,7 +50,7 @@ class LiveRun:
         group_id: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.gen = gen
+        self.gen = with_repair(gen)  # a countdown run that may take more than one call (repair.py)
         self.engine = engine
         self.closed = threading.Event()
         self._clock = clock
@@ -150,6 +153,7 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "finish_reason": outcome.finish_reason,
         "notice": outcome.notice,
         "mode": outcome.mode,
+        "attempts": outcome.attempts,
     }
 
 

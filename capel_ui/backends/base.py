@@ -17,6 +17,11 @@ from ..prompts import Message
 from ..vocab import FailureKind
 
 GrammarField = Literal["grammar", "guided_grammar", "structured_outputs"]
+PrefillStyle = Literal["prefix", "continue_final_message", "assistant"]
+"""How a server continues a partial answer (an assistant prefill), used by repair calls:
+`prefix` DeepSeek's chat prefix completion (last assistant message with `"prefix": true`), `continue_final_message`
+vLLM's flag (with `add_generation_prompt: false`), `assistant` a server that continues a final assistant message
+as it is (llama.cpp)."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,8 @@ class Capabilities:
     reasoning: bool = False
     max_completion_tokens: bool = False
     ignores_temperature: bool = False
+    prefill: PrefillStyle | None = None
+    prefill_path: str | None = None  # where the server serves prefill, under the base URL (DeepSeek: /beta)
 
     @property
     def grammar(self) -> bool:
@@ -81,6 +88,7 @@ class Options:
     timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
     cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token
+    prefill: str | None = None  # the start of the answer, for the model to continue (needs Capabilities.prefill)
 
 
 @dataclass(frozen=True)

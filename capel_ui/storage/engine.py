@@ -45,7 +45,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import case, column, false, insert, select, table, true, update
-from sqlalchemy.types import JSON, Boolean, String, Text, TypeEngine
+from sqlalchemy.types import JSON, Boolean, Integer, String, Text, TypeEngine
 
 from ..vocab import PROJECT_ROOT
 from .schema import Base, SchemaMigration, utcnow
@@ -132,7 +132,20 @@ def m002_run_lifecycle(conn: Connection) -> None:
     conn.execute(update(runs).where(*old_rule).values(verified=true()))
 
 
-UPGRADES: tuple[Step, ...] = (m002_run_lifecycle,)
+def m003_reserved(conn: Connection) -> None:
+    """Placeholder for the step another branch adds as m003 (the numbers must run in order); replaced at merge."""
+
+
+def m004_reserved(conn: Connection) -> None:
+    """Placeholder for the step another branch adds as m004 (the numbers must run in order); replaced at merge."""
+
+
+def m005_bench_calls(conn: Connection) -> None:
+    """bench_results: calls, the model calls a sample took (repair; frozen, never edit). Old results have none."""
+    _add_column(conn, "bench_results", "calls", Integer(), None)
+
+
+UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_reserved, m005_bench_calls)
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 
 INITIAL = "m001_initial"

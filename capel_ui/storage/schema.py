@@ -169,6 +169,7 @@ class BenchResult(Base):
     raw: Mapped[str] = mapped_column(default="")
     text: Mapped[str] = mapped_column(default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    calls: Mapped[int | None]  # model calls the sample took (more than 1 when repaired)
 
 
 class SchemaMigration(Base):
