@@ -324,6 +324,7 @@ class RepairGeneration:
         result.feed(raw)
         parsed = result.close()
         self.status = status
+        failed = status == "failed"  # no text arrived: nothing to count, so no marker errors either
         self._final = dataclasses.replace(
             last,
             label=self.backend.label,
@@ -331,9 +332,9 @@ class RepairGeneration:
             raw=raw,
             text=parsed.text,
             count=parsed.count,
-            errors=list(parsed.errors),
+            errors=[] if failed else list(parsed.errors),
             countdown_end=parsed.countdown_end,
-            draft=parsed.draft,
+            draft=None if failed else parsed.draft,
             status=status,
             notice=self._notice(status, parsed.verified, cut),
             failure=self._failure(last),
