@@ -15,6 +15,7 @@ from typing import NoReturn, TextIO
 
 from sqlalchemy import Engine
 
+from .backends import GRAMMAR_FIELDS
 from .cliargs import bounded
 from .counting import count
 from .generation import Generation, Request, validate_request
@@ -110,8 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1")
     ge.add_argument(
         "--grammar-field",
-        choices=("grammar", "guided_grammar", "structured_outputs"),
-        help="how the server takes a grammar (exact modes on a compatible server)",
+        choices=GRAMMAR_FIELDS,
+        help="how the server takes a grammar (exact modes on a compatible server): llama.cpp grammar, vLLM "
+        "structured_outputs or guided_grammar, SGLang ebnf, Ollama/LM Studio json_schema, Responses API custom_tool",
     )
     ge.add_argument("--lang", choices=LANGS, default="en")
     ge.add_argument("--target", type=_target, required=True)

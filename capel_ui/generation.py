@@ -16,7 +16,7 @@ from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
 from .counting import count
-from .grammar import countdown_grammar, exact_grammar, supports
+from .grammar import grammar_for, supports
 from .parser import MarkerError, MarkerParser, check_fields
 from .prompts import build_messages, validate_target
 from .verdict import Verdict, judge
@@ -87,7 +87,8 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         if backend is not None and not backend.capabilities.grammar:
             raise ValueError(
                 f"{backend.label} does not take a grammar, so {request.mode} mode is not available; "
-                "use the embedded model, a GGUF file, or a llama.cpp/vLLM server"
+                "use the embedded model, a GGUF file, a GPT-5-family model, or a server that takes a grammar "
+                "(--grammar-field)"
             )
 
 
@@ -225,11 +226,7 @@ class Generation:
         self._cancel = CancelToken()  # the user's Stop, or our own stop (`_stopped`); aborts the request
         self._stopped: BackendError | None = None  # why the run stopped itself: far past the target, time limit
         self._next_check = 0  # the raw length at which the overrun check counts again
-        grammar = None
-        if self.mode == "exact":
-            grammar = exact_grammar(req.lang, req.target)
-        elif self.mode == "exact-countdown":
-            grammar = countdown_grammar(req.lang, req.target)
+        grammar = grammar_for(self.mode, req.lang, req.target)  # each backend sends it in its server's syntax
         self.options = Options(
             temperature=req.temperature,
             top_p=req.top_p,
@@ -401,9 +398,13 @@ class Generation:
             # Cut off by the output budget: the text is not finished, so it is partial, never verified.
             self.failure = BackendError(
                 "length",
-                f"The model stopped at the output limit ({self.options.max_tokens} tokens) before finishing; "
-                "the text that arrived is kept. Raise the output limit (Options, or --max-tokens) and run again.",
+                f"The model stopped at the output limit ({_limit(self.usage, self.options)} tokens) before finishing"
+                f"{_reasoning_part(self.usage)}; the text that arrived is kept. Raise the output limit (Options, or "
+                "--max-tokens) and run again.",
             )
+        if self.usage and self.usage.reasoning_tokens:
+            spent = f"{self.backend.model} spent {self.usage.reasoning_tokens} output tokens on reasoning."
+            self.notice = f"{self.notice} {spent}" if self.notice else spent
         if self.failure is not None:
             self.status = "partial" if self.raw.strip() else "failed"
         elif cancelled:
@@ -460,6 +461,17 @@ class Generation:
         if self.status != "running":
             self._outcome = outcome
         return outcome
+
+
+def _limit(usage: Usage, options: Options) -> int | None:
+    """The output limit that was reached: a reasoning model's budget (and its count) includes its reasoning, so
+    it spent more than the text's `max_tokens`."""
+    return max(usage.completion_tokens or 0, options.max_tokens or 0) or None
+
+
+def _reasoning_part(usage: Usage) -> str:
+    """`, 812 of them on reasoning`: why a reasoning model ran out of budget with little text."""
+    return f", {usage.reasoning_tokens} of them on reasoning" if usage.reasoning_tokens else ""
 
 
 def _peek(raw: str, req: Request, mode: Mode) -> Any:

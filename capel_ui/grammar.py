@@ -1,30 +1,187 @@
-"""GBNF grammars for the guaranteed modes: every string they admit counts to exactly N.
+"""The guaranteed modes' grammars, written once and emitted in every syntax a server takes.
 
 `exact` admits N words (English: one space between words, the last word ending a sentence) or N Chinese
 characters (punctuation allowed after any of them). `exact-countdown` forces the CAPEL markers, one unit
 after each. The unit rules are chosen so that en_words and lifebench (English), and zh_chars and lifebench
 (Chinese), all count each unit as exactly one.
+
+A grammar is a small expression tree (`Lit`, `Chars`, `Ref`, `Seq`, `Alt`, `Rep`): a start expression plus
+named unit rules. `Grammar.render()` writes it as GBNF (llama.cpp, vLLM, SGLang's EBNF), Lark (OpenAI's custom
+tools and LLGuidance: unit rules become terminals) or one regular expression (Rust `regex` / JSON-schema
+`pattern`: unit rules are inlined). A new rule set (a word list, an at-most grammar) is a new tree; every
+syntax follows from it.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
 from .prompts import validate_target
-from .vocab import GRAMMAR_UNITS, Lang, Unit
+from .vocab import GRAMMAR_UNITS, Lang, Mode, Unit
+
+Syntax = Literal["gbnf", "lark", "regex"]
+SYNTAXES: tuple[Syntax, ...] = get_args(Syntax)
+
+
+# ----- the expression tree --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A literal string."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Chars:
+    """One character from a class, written as the inside of `[...]` (the same in GBNF, Lark and regex)."""
+
+    spec: str
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A named unit rule."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Rep:
+    """`item` repeated `lo` to `hi` times (`hi == lo`: exactly; `(0, 1)`: optional)."""
+
+    item: Expr
+    lo: int
+    hi: int
+
+
+Expr = Lit | Chars | Ref | Seq | Alt | Rep
+
+
+def seq(*items: Expr) -> Expr:
+    return items[0] if len(items) == 1 else Seq(items)
+
+
+def opt(item: Expr) -> Rep:
+    return Rep(item, 0, 1)
+
+
+def _suffix(rep: Rep) -> str:
+    if (rep.lo, rep.hi) == (0, 1):
+        return "?"
+    return f"{{{rep.lo}}}" if rep.lo == rep.hi else f"{{{rep.lo},{rep.hi}}}"
+
+
+def _regex_lit(text: str) -> str:
+    """A literal in a regex; `<` and `>` stay bare (escaped, Rust reads them as word boundaries)."""
+    return "".join("\\" + c if c in r"\.+*?()|[]{}^$#&-~" else c for c in text)
+
+
+@dataclass(frozen=True)
+class _Dialect:
+    lit: Callable[[str], str]
+    chars: Callable[[str], str]
+    ref: Callable[[str], str]
+    sep: str  # between items of a sequence
+
+
+def _render(e: Expr, d: _Dialect) -> str:
+    if isinstance(e, Lit):
+        return d.lit(e.text)
+    if isinstance(e, Chars):
+        return d.chars(e.spec)
+    if isinstance(e, Ref):
+        return d.ref(e.name)
+    if isinstance(e, Seq):
+        return d.sep.join(_group(i, d) if isinstance(i, Alt) else _render(i, d) for i in e.items)
+    if isinstance(e, Alt):
+        return (" | " if d.sep else "|").join(_render(o, d) for o in e.options)
+    inner = _render(e.item, d)
+    # A quoted literal is one atom in GBNF and Lark; in a regex only a single character is.
+    bare = isinstance(e.item, Chars | Ref) or (isinstance(e.item, Lit) and (bool(d.sep) or len(e.item.text) == 1))
+    return (inner if bare else f"({inner})") + _suffix(e)
+
+
+def _group(e: Expr, d: _Dialect) -> str:
+    return f"({_render(e, d)})"
+
+
+# ----- a grammar --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A start expression and its unit rules; `render(syntax)` is the text a server takes."""
+
+    start: Expr
+    rules: tuple[tuple[str, Expr], ...] = ()
+
+    def render(self, syntax: Syntax = "gbnf") -> str:
+        if syntax == "gbnf":
+            return self._gbnf()
+        if syntax == "lark":
+            return self._lark()
+        if syntax == "regex":
+            return self.regex()
+        raise ValueError(f"unknown grammar syntax {syntax!r}; use one of {', '.join(SYNTAXES)}")
+
+    def _gbnf(self) -> str:
+        d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), lambda s: f"[{s}]", lambda n: n, " ")
+        lines = [f"root ::= {_render(self.start, d)}"]
+        lines += [f"{name} ::= {_render(expr, d)}" for name, expr in self.rules]
+        return "\n".join(lines) + "\n"
+
+    def _lark(self) -> str:
+        """Unit rules as terminals (upper case), so LLGuidance lexes each unit as one lexeme."""
+        chars = lambda s: "/[" + s.replace("/", "\\/") + "]/"  # noqa: E731
+        d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), chars, str.upper, " ")
+        lines = [f"start: {_render(self.start, d)}"]
+        lines += [f"{name.upper()}: {_render(expr, d)}" for name, expr in self.rules]
+        return "\n".join(lines) + "\n"
+
+    def json_schema(self) -> dict[str, Any]:
+        """A JSON schema for one string whose `pattern` is this grammar (Ollama's and LM Studio's `format`)."""
+        return {"type": "string", "pattern": f"^({self.regex()})$"}
+
+    def regex(self) -> str:
+        """One regular expression (no anchors) with every unit rule inlined."""
+        rules: Mapping[str, Expr] = dict(self.rules)
+        d = _Dialect(_regex_lit, lambda s: f"[{s}]", lambda n: _group(rules[n], d), "")
+        return _render(self.start, d)
+
+
+# ----- the unit rules ------------------------------------------------------------------------------------------
 
 # An English word: starts and ends with a letter or digit, may hold ' or - inside, then optional punctuation.
 # At most 16 characters: a small model otherwise pads words into long hyphen chains and runs out of tokens.
-_EN_RULES = r"""
-word ::= wcore [,;:.!?]?
-wend ::= wcore [.!?]
-wcore ::= [A-Za-z0-9] ([A-Za-z0-9'-]{0,14} [A-Za-z0-9])?
-"""
+_EN_RULES: tuple[tuple[str, Expr], ...] = (
+    ("word", Seq((Ref("wcore"), opt(Chars(",;:.!?"))))),
+    ("wend", Seq((Ref("wcore"), Chars(".!?")))),
+    ("wcore", Seq((Chars("A-Za-z0-9"), opt(Seq((Rep(Chars("A-Za-z0-9'-"), 0, 14), Chars("A-Za-z0-9"))))))),
+)
 
 # A Chinese unit: one CJK ideograph (base block: what models write), optionally followed by punctuation.
-_ZH_RULES = r"""
-word ::= han [，、；：。！？]?
-wend ::= han [。！？]
-han ::= [一-鿿]
-"""
+_ZH_RULES: tuple[tuple[str, Expr], ...] = (
+    ("word", Seq((Ref("han"), opt(Chars("，、；：。！？"))))),
+    ("wend", Seq((Ref("han"), Chars("。！？")))),
+    ("han", Chars("一-鿿")),
+)
+
+_SEPARATOR: dict[Lang, str] = {"en": " ", "zh": ""}
 
 
 def supports(lang: Lang, unit: Unit) -> bool:
@@ -32,7 +189,7 @@ def supports(lang: Lang, unit: Unit) -> bool:
     return unit in GRAMMAR_UNITS.get(lang, ())
 
 
-def _rules(lang: Lang) -> str:
+def _rules(lang: Lang) -> tuple[tuple[str, Expr], ...]:
     if lang == "en":
         return _EN_RULES
     if lang == "zh":
@@ -40,17 +197,48 @@ def _rules(lang: Lang) -> str:
     raise ValueError(f"unknown language {lang!r}; use en or zh")
 
 
-def exact_grammar(lang: Lang, target: int) -> str:
+def exact_rules(lang: Lang, target: int) -> Grammar:
     """Exactly `target` units of plain prose, the last one closing a sentence."""
     validate_target(target)
-    sep = ' " "' if lang == "en" else ""
-    body = f"(word{sep}){{{target - 1}}} wend" if target > 1 else "wend"
-    return f"root ::= {body}\n{_rules(lang).strip()}\n"
+    rules = _rules(lang)
+    if target == 1:
+        return Grammar(Ref("wend"), rules)
+    sep = _SEPARATOR[lang]
+    unit = Seq((Ref("word"), Lit(sep))) if sep else Ref("word")
+    return Grammar(Seq((Rep(unit, target - 1, target - 1), Ref("wend"))), rules)
 
 
-def countdown_grammar(lang: Lang, target: int) -> str:
+def countdown_rules(lang: Lang, target: int) -> Grammar:
     """The CAPEL countdown with markers forced: `<N>` unit `<N-1>` unit ... `<1>` unit `<0>`."""
     validate_target(target)
-    steps = " ".join(f'"<{k}>" word' for k in range(target, 1, -1))
-    body = f'{steps} "<1>" wend "<0>"' if steps else '"<1>" wend "<0>"'
-    return f"root ::= {body}\n{_rules(lang).strip()}\n"
+    items: list[Expr] = []
+    for k in range(target, 1, -1):
+        items += [Lit(f"<{k}>"), Ref("word")]
+    items += [Lit("<1>"), Ref("wend"), Lit("<0>")]
+    return Grammar(Seq(tuple(items)), _rules(lang))
+
+
+def grammar_for(mode: Mode, lang: Lang, target: int) -> Grammar | None:
+    """The grammar a mode sends, or None for the modes that send none."""
+    if mode == "exact":
+        return exact_rules(lang, target)
+    if mode == "exact-countdown":
+        return countdown_rules(lang, target)
+    return None
+
+
+def exact_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf") -> str:
+    """`exact_rules` as text in `syntax`."""
+    return exact_rules(lang, target).render(syntax)
+
+
+def countdown_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf") -> str:
+    """`countdown_rules` as text in `syntax`."""
+    return countdown_rules(lang, target).render(syntax)
+
+
+def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:
+    """The text of `grammar` in `syntax`; a plain string is GBNF text and has no other form (None)."""
+    if isinstance(grammar, Grammar):
+        return grammar.render(syntax)
+    return grammar if syntax == "gbnf" else None

@@ -17,6 +17,13 @@ web page instead of an API answer), `bad_json_after` (some chunks, then a `data:
 request: a simulated model that reads a repair's prefill or quoted prefix). `countdown` writes CAPEL output
 (right, or going wrong in a chosen way at a chosen marker) for scripts.
 When the script runs out the server answers with `then` (by default a 500 that says the script ran out).
+
+OpenAI's Responses API (`POST /responses`) is spoken too, with the same behaviours: `ok` streams the chunks as
+`response.custom_tool_call_input.delta` events when the request carries tools (else as
+`response.output_text.delta`), then `response.completed`, or `response.incomplete` (max_output_tokens) for
+`finish_reason="length"`; `reasoning_tokens` adds a reasoning item and counts them in the usage. Event and field
+names are those of the `openai` SDK's `types/responses`. `honour_grammar(fields)` answers a probe the way a
+server that reads only those grammar fields would: the literal its grammar admits, or chatter if it ignored it.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ class Behaviour:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    reasoning_tokens: int = 0
+    fields: tuple[str, ...] = ()
 
 
 def ok(
@@ -52,11 +61,22 @@ def ok(
     usage: tuple[int, int] | None = (11, 7),
     finish_reason: str | None = "stop",
     delay: float = 0.0,
+    reasoning_tokens: int = 0,
 ) -> Behaviour:
     """A normal answer. `usage` is (prompt_tokens, completion_tokens), sent when the client asks for it;
     `finish_reason=None` ends the stream with [DONE] but never says why it finished."""
     chunks = (chunks,) if isinstance(chunks, str) else tuple(chunks)
-    return Behaviour("ok", chunks, usage=usage, finish_reason=finish_reason, seconds=delay)
+    return Behaviour(
+        "ok", chunks, usage=usage, finish_reason=finish_reason, seconds=delay, reasoning_tokens=reasoning_tokens
+    )
+
+
+def honour_grammar(fields: Sequence[str] = ("grammar",), chatter: str = "Hello! How can I help?") -> Behaviour:
+    """Answer with the one literal a `root ::= "..."` grammar (or a JSON-schema `pattern` of one literal) admits,
+    read from the first of `fields` the request carries (`grammar`, `guided_grammar`, `ebnf`,
+    `structured_outputs`, `json_schema`, or `custom_tool`: a Responses request's Lark `start: "..."`); a request
+    without one of them gets `chatter`, as from a server that silently ignores fields it does not know."""
+    return Behaviour("honour", (chatter,), fields=tuple(fields))
 
 
 def status(code: int, body: Any = None, headers: dict[str, str] | None = None) -> Behaviour:
@@ -220,6 +240,10 @@ class ScriptedServer:
     def last_body(self) -> dict[str, Any]:
         return self.chat_requests[-1].body
 
+    @property
+    def responses_requests(self) -> list[Received]:
+        return [r for r in self.requests if r.path.endswith("/responses")]
+
     # ----- life -----------------------------------------------------------------------------------------
     def start(self) -> ScriptedServer:
         self._thread.start()
@@ -289,15 +313,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         received = self._record()
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        responses = self.path.rstrip("/").endswith("/responses")
+        if not responses and not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         behaviour = self.scripted._next()
         body = received.body if isinstance(received.body, dict) else {}
         if behaviour.kind == "answer":
             behaviour = behaviour.body(body)
+        if behaviour.kind == "honour":
+            behaviour = _honoured(behaviour, body)
         try:
-            self._perform(behaviour, body)
+            if responses:
+                _ResponsesStream(self, behaviour, body).perform()
+            else:
+                self._perform(behaviour, body)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test): fine
             self.close_connection = True
             with self.scripted._lock:
@@ -418,3 +448,166 @@ def _chunk(model: str, delta: dict[str, Any] | None, finish_reason: str | None =
 def _usage(usage: tuple[int, int]) -> dict[str, int]:
     prompt, completion = usage
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+# ----- grammar-honouring answers ------------------------------------------------------------------------------
+
+
+def _literal_of(grammar: str) -> str | None:
+    """The one string a `root ::= "..."` GBNF grammar admits (None for any other grammar)."""
+    head, _, literal = grammar.strip().partition("::=")
+    if head.strip() != "root" or "\n" in literal.strip():
+        return None
+    try:
+        value = json.loads(literal.strip())
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _pattern_literal(pattern: str) -> str | None:
+    """The one string an anchored pattern `^(literal)$` admits (regex escapes undone)."""
+    if not (pattern.startswith("^(") and pattern.endswith(")$")):
+        return None
+    body = pattern[2:-2]
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 1
+        elif body[i] in "[](){}|*+?^$":
+            return None
+        out.append(body[i])
+        i += 1
+    return "".join(out)
+
+
+def _honoured(b: Behaviour, body: dict[str, Any]) -> Behaviour:
+    extra = {"structured_outputs": (body.get("structured_outputs") or {}).get("grammar")}
+    for name in b.fields:
+        if name == "custom_tool":
+            tool = next((t for t in body.get("tools") or [] if t.get("type") == "custom"), {})
+            definition = (tool.get("format") or {}).get("definition", "")
+            literal = _literal_of(definition.replace("start:", "root ::=", 1)) if definition else None
+            if literal is not None:
+                return ok(literal)
+            continue
+        if name == "json_schema":
+            schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+            literal = _pattern_literal(schema.get("pattern", ""))
+            if literal is not None:
+                return ok(json.dumps(literal, ensure_ascii=False))
+            continue
+        grammar = extra.get(name) if name in extra else body.get(name)
+        literal = _literal_of(grammar) if isinstance(grammar, str) else None
+        if literal is not None:
+            return ok(literal)
+    return ok(b.chunks)
+
+
+# ----- OpenAI's Responses API ---------------------------------------------------------------------------------
+
+
+class _ResponsesStream:
+    """One `POST /responses` answer, as OpenAI streams it (`event:` + `data:` lines, no [DONE])."""
+
+    def __init__(self, handler: _Handler, b: Behaviour, request: dict[str, Any]) -> None:
+        self.h, self.b, self.request = handler, b, request
+        self.seq = 0
+        tools = request.get("tools") or []
+        self.tool = next((t for t in tools if t.get("type") == "custom"), None)
+
+    def perform(self) -> None:
+        b = self.b
+        if b.kind == "status":
+            self.h._json(b.code, b.body, b.headers)
+            return
+        if b.kind == "hang":
+            self.h.scripted._stop.wait(b.seconds)
+            self.h.close_connection = True
+            return
+        self.h._start_stream()
+        self.event("response.created", response=self.response("in_progress", []))
+        if b.reasoning_tokens:
+            item = {"type": "reasoning", "id": "rs_scripted", "summary": []}
+            self.event("response.output_item.added", output_index=0, item=item)
+            self.event("response.output_item.done", output_index=0, item=item)
+        index = 1 if b.reasoning_tokens else 0
+        item = self.item("")
+        self.event("response.output_item.added", output_index=index, item=item)
+        for text in b.chunks:
+            self.delta(index, text)
+            if b.kind == "ok" and b.seconds:
+                time.sleep(b.seconds)
+        if b.kind == "cut":
+            self.h.connection.shutdown(socket.SHUT_RDWR)
+            self.h.close_connection = True
+            return
+        if b.kind == "stall":
+            self.h.scripted._stop.wait(b.seconds)
+            self.h.close_connection = True
+            return
+        if b.kind == "stream_error":
+            self.event("error", code="server_error", message=b.body["error"]["message"], param=None)
+        elif b.finish_reason is not None:
+            self.finish(index, "".join(b.chunks))
+        self.h._write_chunk(b"")
+
+    def item(self, text: str) -> dict[str, Any]:
+        if self.tool is not None:
+            name = self.tool["name"]
+            return {"type": "custom_tool_call", "id": "ctc_scripted", "call_id": "call_1", "name": name, "input": text}
+        content = [{"type": "output_text", "text": text, "annotations": []}] if text else []
+        return {"type": "message", "id": "msg_scripted", "role": "assistant", "status": "completed", "content": content}
+
+    def delta(self, index: int, text: str) -> None:
+        if self.tool is not None:
+            self.event("response.custom_tool_call_input.delta", item_id="ctc_scripted", output_index=index, delta=text)
+        else:
+            fields = {"item_id": "msg_scripted", "output_index": index, "content_index": 0, "logprobs": []}
+            self.event("response.output_text.delta", delta=text, **fields)
+
+    def finish(self, index: int, text: str) -> None:
+        item = self.item(text)
+        if self.tool is not None:
+            self.event("response.custom_tool_call_input.done", item_id="ctc_scripted", output_index=index, input=text)
+        self.event("response.output_item.done", output_index=index, item=item)
+        if self.b.finish_reason == "length":
+            self.event("response.incomplete", response=self.response("incomplete", [item], "max_output_tokens"))
+        else:
+            self.event("response.completed", response=self.response("completed", [item]))
+
+    def response(self, status: str, output: list[dict[str, Any]], incomplete: str | None = None) -> dict[str, Any]:
+        r = self.request
+        payload: dict[str, Any] = {
+            "id": "resp_scripted",
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": r.get("model", MODEL),
+            "status": status,
+            "output": output,
+            "parallel_tool_calls": bool(r.get("parallel_tool_calls", True)),
+            "tool_choice": r.get("tool_choice", "auto"),
+            "tools": r.get("tools", []),
+            "error": None,
+            "incomplete_details": {"reason": incomplete} if incomplete else None,
+            "max_output_tokens": r.get("max_output_tokens"),
+            "reasoning": r.get("reasoning"),
+            "usage": None,
+        }
+        if status != "in_progress" and self.b.usage is not None:
+            prompt, completion = self.b.usage
+            completion += self.b.reasoning_tokens
+            payload["usage"] = {
+                "input_tokens": prompt,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": completion,
+                "output_tokens_details": {"reasoning_tokens": self.b.reasoning_tokens},
+                "total_tokens": prompt + completion,
+            }
+        return payload
+
+    def event(self, kind: str, **fields: Any) -> None:
+        payload = {"type": kind, "sequence_number": self.seq, **fields}
+        self.seq += 1
+        data = f"event: {kind}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n"
+        self.h._write_chunk(data.encode())

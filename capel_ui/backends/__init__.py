@@ -1,8 +1,20 @@
 """Model backends: one interface (`Backend.stream`), reached through the `openai` client."""
 
-from .base import Backend, BackendError, CancelToken, Capabilities, FailureKind, GrammarField, Options, Usage
+from .base import (
+    GRAMMAR_FIELDS,
+    Backend,
+    BackendError,
+    CancelToken,
+    Capabilities,
+    FailureKind,
+    GrammarField,
+    Options,
+    Usage,
+)
 from .embedded import ServerHandle, smollm2_path, start_server
 from .openai_compat import OpenAICompatBackend
+from .openai_responses import OpenAIResponsesBackend
+from .probe import ProbeResult, probe
 from .registry import (
     COUNTDOWN_FALLBACK,
     EMBEDDED,
@@ -27,6 +39,7 @@ __all__ = [
     "COUNTDOWN_FALLBACK",
     "EMBEDDED",
     "EMBEDDED_MODEL",
+    "GRAMMAR_FIELDS",
     "PROVIDERS",
     "ApiKey",
     "Backend",
@@ -38,7 +51,9 @@ __all__ = [
     "KeySource",
     "ModelChoice",
     "OpenAICompatBackend",
+    "OpenAIResponsesBackend",
     "Options",
+    "ProbeResult",
     "Provider",
     "ProviderSpec",
     "ServerHandle",
@@ -47,6 +62,7 @@ __all__ = [
     "get_backend",
     "key_help",
     "model_label",
+    "probe",
     "provider_of",
     "resolve_key",
     "secrets_files",

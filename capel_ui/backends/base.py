@@ -11,12 +11,20 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
+from ..grammar import Grammar
 from ..prompts import Message
 from ..vocab import FailureKind
 
-GrammarField = Literal["grammar", "guided_grammar", "structured_outputs"]
+GrammarField = Literal["grammar", "guided_grammar", "structured_outputs", "ebnf", "json_schema", "custom_tool"]
+"""How a service takes a grammar. On chat completions: `grammar` (llama.cpp server), `guided_grammar` (older
+vLLM), `structured_outputs` (vLLM), `ebnf` (SGLang), `json_schema` (`response_format` with a JSON schema whose
+string `pattern` fixes the count: Ollama, LM Studio). `custom_tool`: OpenAI's Responses API with a forced custom
+tool whose input is constrained by a Lark grammar (GPT-5 family)."""
+GRAMMAR_FIELDS: tuple[GrammarField, ...] = get_args(GrammarField)
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 PrefillStyle = Literal["prefix", "continue_final_message", "assistant"]
 """How a server continues a partial answer (an assistant prefill), used by repair calls:
 `prefix` DeepSeek's chat prefix completion (last assistant message with `"prefix": true`), `continue_final_message`
@@ -34,6 +42,7 @@ class Capabilities:
     ignores_temperature: bool = False
     prefill: PrefillStyle | None = None
     prefill_path: str | None = None  # where the server serves prefill, under the base URL (DeepSeek: /beta)
+    reasoning_effort: ReasoningEffort | None = None  # the smallest effort the model takes (sent when reasoning)
 
     @property
     def grammar(self) -> bool:
@@ -84,7 +93,7 @@ class Options:
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
-    grammar: str | None = None
+    grammar: Grammar | str | None = None  # a str is GBNF text (it has no Lark or regex form)
     timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
     cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token
@@ -100,6 +109,7 @@ class Usage:
     seconds: float
     first_token_seconds: float | None
     finish_reason: str | None = None
+    reasoning_tokens: int | None = None  # output tokens a reasoning model spent thinking (part of the budget)
 
 
 class BackendError(Exception):

@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -16,9 +17,11 @@ from urllib.parse import urlsplit
 
 import openai
 
+from ..grammar import Grammar, grammar_text
 from ..prompts import Message
 from .abort import TrackingBackend, http_client, shutdown
 from .base import DEFAULT_CAPABILITIES, Backend, BackendError, CancelToken, Capabilities, Options, Usage
+from .jsonstring import JsonStringReader
 
 REMOTE_APIS = frozenset({"openai", "deepseek"})
 """Providers whose URL the writer does not choose: when they cannot be reached, the network is to check."""
@@ -129,6 +132,8 @@ class OpenAICompatBackend(Backend):
             timeout=timeout,
             http_client=http_client(self._network),
         )
+        if base_url is None:  # the client chose it (OPENAI_BASE_URL, else OpenAI's): name the one in use
+            self.base_url = str(self._client.base_url).rstrip("/")
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAICompatBackend(model={self.model!r}, base_url={self.base_url!r})"
@@ -148,12 +153,7 @@ class OpenAICompatBackend(Backend):
         if options.seed is not None:
             params["seed"] = options.seed
         if options.grammar is not None:
-            if caps.grammar_field is None:
-                raise BackendError("bad_request", f"{self.label} does not take a grammar; pick a non-exact mode")
-            if caps.grammar_field == "structured_outputs":
-                params["extra_body"] = {"structured_outputs": {"grammar": options.grammar}}
-            else:
-                params["extra_body"] = {caps.grammar_field: options.grammar}
+            params.update(self.grammar_params(options.grammar))
         if options.timeout is not None:  # else the client keeps the timeout the backend was built with
             params["timeout"] = options.timeout
         if options.prefill:
@@ -172,6 +172,21 @@ class OpenAICompatBackend(Backend):
             extra = params.setdefault("extra_body", {})
             extra.update(continue_final_message=True, add_generation_prompt=False)
         params["messages"] = [*params["messages"], message]
+
+    def grammar_params(self, grammar: Grammar | str) -> dict[str, Any]:
+        """Where this server takes a grammar, and in which syntax (see `GrammarField`)."""
+        field = self.capabilities.grammar_field
+        if field is None or field == "custom_tool":
+            raise BackendError("bad_request", f"{self.label} does not take a grammar; pick a non-exact mode")
+        if field == "json_schema":
+            if not isinstance(grammar, Grammar):
+                raise BackendError("bad_request", f"This grammar has no JSON-schema form for {self.label}.")
+            schema = {"name": "text", "schema": grammar.json_schema(), "strict": True}
+            return {"response_format": {"type": "json_schema", "json_schema": schema}}
+        text = grammar_text(grammar, "gbnf")  # llama.cpp, vLLM and SGLang (xgrammar's EBNF) all read GBNF
+        if field == "structured_outputs":
+            return {"extra_body": {"structured_outputs": {"grammar": text}}}
+        return {"extra_body": {field: text}}
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
@@ -258,6 +273,10 @@ class OpenAICompatBackend(Backend):
             status=status,
         )
 
+    def _create(self, params: dict[str, Any], client: openai.OpenAI) -> Any:
+        """One attempt at opening the stream (the Responses backend calls its own endpoint here)."""
+        return client.chat.completions.create(**params)
+
     def _open(self, params: dict[str, Any], cancel: CancelToken | None = None) -> Any:
         """Start the stream, retrying connection failures, 429 and 5xx with bounded exponential backoff.
 
@@ -268,12 +287,13 @@ class OpenAICompatBackend(Backend):
         waited = 0.0
         client = self._client
         path = self.capabilities.prefill_path
-        if path and params["messages"] and params["messages"][-1].get("role") == "assistant" and self.base_url:
+        messages = params.get("messages") or []  # a Responses request has `input` instead
+        if path and messages and messages[-1].get("role") == "assistant" and self.base_url:
             client = client.with_options(base_url=self.base_url.rstrip("/") + path)  # e.g. DeepSeek's beta
         while True:
             attempt += 1
             try:
-                return client.chat.completions.create(**params)
+                return self._create(params, client)
             except RETRYABLE as exc:
                 stopped = cancel is not None and cancel.is_set()  # aborted on purpose: no retry
                 if stopped or attempt > self.max_retries or isinstance(exc, openai.APITimeoutError):
@@ -314,7 +334,14 @@ class OpenAICompatBackend(Backend):
 
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         params = self.request_params(messages, options)
-        started = time.monotonic()
+        yield from self._run(params, options, self._chat_chunks)
+
+    def _run(
+        self, params: dict[str, Any], options: Options, read: Callable[[Any, dict[str, Any], Read], Iterator[str]]
+    ) -> Iterator[str | Usage]:
+        """Open the stream, hand on the text `read` finds in it, and end with a Usage (or the error saying why
+        not). Stop aborts it at any point; a failure of the open stream keeps what arrived."""
+        state = Read(started=time.monotonic())
         opened: list[Any] = []
         thread = threading.get_ident()
 
@@ -330,54 +357,73 @@ class OpenAICompatBackend(Backend):
             self._release(forget, thread)
             raise
         opened.append(response)
-        first: float | None = None
-        usage: Any = None
-        finish: str | None = None
-        received = 0
         try:
             self._check_stream(response)
-            for chunk in response:
-                if getattr(chunk, "usage", None):
-                    usage = chunk.usage
-                for choice in chunk.choices or ():
-                    finish = choice.finish_reason or finish
-                    content = choice.delta.content if choice.delta else None
-                    if content:
-                        if first is None:
-                            first = time.monotonic() - started
-                        received += len(content)
-                        yield content
+            for content in read(response, params, state):
+                if state.first is None:
+                    state.first = time.monotonic() - state.started
+                state.received += len(content)
+                yield content
         except BackendError:
             raise
         except json.JSONDecodeError as exc:
-            raise self._not_openai("a line of its stream is not JSON", received) from exc
+            raise self._not_openai("a line of its stream is not JSON", state.received) from exc
         except Exception as exc:  # any failure of an open stream (API or transport) means it was cut
             raise BackendError(
                 "cut",
-                f"The stream from {self.label} was cut after {received} characters ({type(exc).__name__}); "
+                f"The stream from {self.label} was cut after {state.received} characters ({type(exc).__name__}); "
                 "the text that arrived is kept.",
             ) from exc
         finally:
             self._release(forget, thread)
             response.close()
-        if finish is None and received:
+        yield self._end(state)
+
+    def _chat_chunks(self, response: Any, params: dict[str, Any], state: Read) -> Iterator[str]:
+        """The text of a chat-completions stream (decoded from a JSON string under a JSON-schema grammar)."""
+        reader = JsonStringReader() if "response_format" in params else None
+        for chunk in response:
+            if getattr(chunk, "usage", None):
+                state.usage = chunk.usage
+            for choice in chunk.choices or ():
+                state.finish = choice.finish_reason or state.finish
+                content = choice.delta.content if choice.delta else None
+                if content and reader is not None:
+                    content = reader.feed(content)
+                if content:
+                    yield content
+
+    def _end(self, state: Read) -> Usage:
+        """The Usage of a finished stream; a stream that never said it finished, or sent no text, is an error."""
+        if state.finish is None and state.received:
             raise BackendError(
                 "cut",
-                f"The stream from {self.label} ended without finishing after {received} characters; "
+                f"The stream from {self.label} ended without finishing after {state.received} characters; "
                 "the text that arrived is kept.",
             )
-        if not received:
+        if not state.received:
             raise BackendError(
                 "empty",
-                f"{self.label} returned no text (finish reason: {finish or 'none'}); try again or another model.",
+                f"{self.label} returned no text (finish reason: {state.finish or 'none'}); try again or another model.",
             )
-        yield Usage(
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            seconds=time.monotonic() - started,
-            first_token_seconds=first,
-            finish_reason=finish,
+        return Usage(
+            prompt_tokens=getattr(state.usage, "prompt_tokens", None),
+            completion_tokens=getattr(state.usage, "completion_tokens", None),
+            seconds=time.monotonic() - state.started,
+            first_token_seconds=state.first,
+            finish_reason=state.finish,
         )
+
+
+@dataclass
+class Read:
+    """What one stream has delivered so far: the reader of its events fills `usage` and `finish`."""
+
+    started: float
+    first: float | None = None
+    received: int = 0  # characters of text handed on
+    usage: Any = None
+    finish: str | None = None
 
 
 def _abort(response: Any) -> None:

@@ -22,12 +22,41 @@ from ..vocab import PROJECT_ROOT
 from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, GrammarField, PrefillStyle
 from .embedded import start_server
 from .openai_compat import OpenAICompatBackend
+from .openai_responses import OpenAIResponsesBackend
 
 Provider = Literal["embedded", "gguf", "openai", "deepseek", "compatible"]
 
 EMBEDDED_MODEL = "embedded"
 LLAMA_CPP = Capabilities(grammar_field="grammar", prefill="assistant")
 REASONING_OPENAI = Capabilities(reasoning=True, max_completion_tokens=True, ignores_temperature=True)
+# GPT-5 family: reasoning models that take grammar-constrained custom tools (Responses API). gpt-5, -mini and
+# -nano reason at least "minimal"; from gpt-5.1 on the smallest effort is "none".
+GPT5 = replace(REASONING_OPENAI, grammar_field="custom_tool", reasoning_effort="minimal")
+GPT5_1 = replace(GPT5, reasoning_effort="none")
+OPENAI_MODELS: dict[str, Capabilities] = {
+    "gpt-5.6-sol": GPT5_1,
+    "gpt-5.6-terra": GPT5_1,
+    "gpt-5.6-luna": GPT5_1,
+    "gpt-5.5": GPT5_1,
+    "gpt-5.4": GPT5_1,
+    "gpt-5.4-mini": GPT5_1,
+    "gpt-5.4-nano": GPT5_1,
+    "gpt-5.2": GPT5_1,
+    "gpt-5.1": GPT5_1,
+    "gpt-5": GPT5,
+    "gpt-5-mini": GPT5,
+    "gpt-5-nano": GPT5,
+    "gpt-4.1": DEFAULT_CAPABILITIES,
+    "gpt-4.1-mini": DEFAULT_CAPABILITIES,
+    "gpt-4.1-nano": DEFAULT_CAPABILITIES,
+    "gpt-4o": DEFAULT_CAPABILITIES,
+    "gpt-4o-mini": DEFAULT_CAPABILITIES,
+    "o4-mini": REASONING_OPENAI,
+    "o3": REASONING_OPENAI,
+    "o3-mini": REASONING_OPENAI,
+    "o1": REASONING_OPENAI,
+}
+"""OpenAI's models of 2026 and what each takes; any other id typed is sent as it is (see `capabilities_for`)."""
 
 
 @dataclass(frozen=True)
@@ -68,9 +97,11 @@ PROVIDERS: dict[Provider, ProviderSpec] = {
         "OpenAI",
         "https://api.openai.com/v1",
         "OPENAI_API_KEY",
-        ("gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o", "gpt-4o-mini", "o4-mini"),
+        ("gpt-4.1", *(m for m in OPENAI_MODELS if m not in ("gpt-4.1", "o3-mini", "o1"))),
         "gpt-4.1",
-        {"o4-mini": REASONING_OPENAI, "o3-mini": REASONING_OPENAI, "o3": REASONING_OPENAI, "o1": REASONING_OPENAI},
+        OPENAI_MODELS,
+        note="GPT-5-family models run the exact modes through a grammar-constrained custom tool (Responses API); "
+        "OPENAI_BASE_URL is honoured as the openai client honours it (gateways, proxies, Azure's /openai/v1).",
     ),
     "deepseek": ProviderSpec(
         "deepseek",
@@ -81,14 +112,16 @@ PROVIDERS: dict[Provider, ProviderSpec] = {
         "deepseek-chat",
         {"deepseek-reasoner": Capabilities(reasoning=True, ignores_temperature=True)},
         default_caps=Capabilities(prefill="prefix", prefill_path="/beta"),  # chat prefix completion (beta)
+        note="DeepSeek's API takes no grammar: CAPEL and baseline only.",
     ),
     "compatible": ProviderSpec(
         "compatible",
         "OpenAI-compatible server",
         "http://127.0.0.1:8000/v1",
         "CAPEL_API_KEY",
-        note="vLLM, Ollama, llama.cpp server, LM Studio: give the base URL and model id; pick the grammar field "
-        "if the server takes one (llama.cpp: grammar; vLLM: structured_outputs or guided_grammar).",
+        note="vLLM, SGLang, Ollama, llama.cpp server, LM Studio: give the base URL and model id; pick the grammar "
+        "field if the server takes one (llama.cpp: grammar; vLLM: structured_outputs or guided_grammar; SGLang: "
+        "ebnf; Ollama, LM Studio: json_schema). The Write page probes whether the server honours it.",
     ),
 }
 
@@ -248,8 +281,14 @@ EMBEDDED = ModelChoice("embedded", EMBEDDED_MODEL)
 
 
 def capabilities_for(provider: Provider, model: str, grammar_field: str | None = None) -> Capabilities:
+    """What `model` takes: the registry's entry (a dated id gets its family's), with the grammar field chosen.
+
+    A compatible server reached through the Responses API (`custom_tool`: a gateway in front of OpenAI) serves
+    OpenAI's models, so a known OpenAI id keeps its reasoning settings there."""
     spec = PROVIDERS[provider]
-    caps = spec.model_caps.get(model, spec.default_caps)
+    if provider == "compatible" and grammar_field == "custom_tool":
+        spec = PROVIDERS["openai"]
+    caps = spec.model_caps.get(model) or spec.model_caps.get(_family(model), spec.default_caps)
     if grammar_field:
         caps = replace(caps, grammar_field=grammar_field)  # type: ignore[arg-type]
         if provider == "compatible" and caps.prefill is None:
@@ -263,6 +302,23 @@ PREFILL_BY_GRAMMAR_FIELD: dict[str, PrefillStyle] = {
     "structured_outputs": "continue_final_message",
 }
 """A compatible server's grammar field names the server (llama.cpp, vLLM), and so how it continues an answer."""
+
+
+def _family(model: str) -> str:
+    """A dated snapshot's family (`gpt-5-mini-2025-08-07` → `gpt-5-mini`), so it gets the family's capabilities."""
+    return re.sub(r"-\d{4}-\d{2}-\d{2}$", "", model)
+
+
+def backend_class(caps: Capabilities) -> type[OpenAICompatBackend]:
+    """The Responses API for grammar tools, chat completions for everything else: callers never choose."""
+    return OpenAIResponsesBackend if caps.grammar_field == "custom_tool" else OpenAICompatBackend
+
+
+def _base_url(provider: Provider, typed: str | None) -> str | None:
+    """The URL typed, else the provider's. For OpenAI, None: the client then reads OPENAI_BASE_URL itself."""
+    if typed:
+        return typed
+    return None if provider == "openai" else PROVIDERS[provider].base_url
 
 
 def get_backend(
@@ -292,9 +348,9 @@ def get_backend(
         where = key_help(provider)
         if key is None and provider in ("openai", "deepseek"):
             raise BackendError("auth", f"No API key for {spec.label}: {where} (kept for this session only).")
-        url, secret = base_url or spec.base_url, key.value if key else None
+        url, secret = _base_url(provider, base_url), key.value if key else None
         hint = f"check {key.origin}, or {where}" if key else f"this server wants a key: {where}"
-    backend = OpenAICompatBackend(
+    backend = backend_class(caps)(
         model,
         base_url=url,
         api_key=secret,

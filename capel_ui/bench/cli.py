@@ -12,6 +12,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..backends.base import GRAMMAR_FIELDS
 from ..cliargs import bounded
 from ..vocab import LANGS, MAX_CALLS, MAX_TARGET, MODES
 from .suites import SUITE_HELP, SUITES, parse_lengths
@@ -46,7 +47,7 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     p.add_argument(
         "--grammar-field",
-        choices=("grammar", "guided_grammar", "structured_outputs"),
+        choices=GRAMMAR_FIELDS,
         help="how a compatible server takes a grammar (needed for the exact modes there)",
     )
     p.add_argument("--modes", default="baseline,capel", help=f"comma-separated, from {', '.join(MODES)}")

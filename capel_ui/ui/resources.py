@@ -16,7 +16,18 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from ..backends import EMBEDDED, ApiKey, Backend, BackendError, ModelChoice, Provider, get_backend, resolve_key
+from ..backends import (
+    EMBEDDED,
+    ApiKey,
+    Backend,
+    BackendError,
+    ModelChoice,
+    ProbeResult,
+    Provider,
+    get_backend,
+    probe,
+    resolve_key,
+)
 from ..storage import database_url, get_engine
 
 MODEL_CHOICE = "model_choice"
@@ -70,6 +81,15 @@ def _backend(choice: ModelChoice) -> Backend:
         api_key=typed_key(choice.provider),
         grammar_field=choice.grammar_field,
     )
+
+
+def grammar_probe(choice: ModelChoice) -> ProbeResult | None:
+    """For an OpenAI-compatible server given a grammar field: whether it honours it (asked once per URL, model
+    and field; see backends/probe.py). None for every other choice: the registry already knows."""
+    if choice.provider != "compatible" or not choice.grammar_field or not choice.base_url:
+        return None
+    with st.spinner("Checking whether this server honours the grammar…"):
+        return probe(choice.base_url, choice.model, choice.grammar_field, api_key=typed_key(choice.provider))
 
 
 def model_choice() -> ModelChoice:

@@ -8,7 +8,16 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy.engine import make_url
 
-from ..backends import EMBEDDED, EMBEDDED_MODEL, PROVIDERS, BackendError, ModelChoice, Provider, resolve_key
+from ..backends import (
+    EMBEDDED,
+    EMBEDDED_MODEL,
+    GRAMMAR_FIELDS,
+    PROVIDERS,
+    BackendError,
+    ModelChoice,
+    Provider,
+    resolve_key,
+)
 from ..backends.openai_compat import check_base_url
 from ..storage import StorageError, get_engine
 from . import resources
@@ -62,9 +71,10 @@ def _model() -> None:
         model = st.text_input("Model id", placeholder="e.g. qwen3:8b", key="compat_model").strip()
         field = st.selectbox(
             "Grammar support",
-            ["none", "grammar", "structured_outputs", "guided_grammar"],
+            ["none", *GRAMMAR_FIELDS],
             key="compat_grammar",
-            help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old).",
+            help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old). SGLang: ebnf. "
+            "Ollama, LM Studio: json_schema. A Responses API gateway: custom_tool. The Write page probes it.",
         )
         grammar_field = None if field == "none" else field
     else:

@@ -143,6 +143,8 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
         return
     if verdict.status in ("partial", "cancelled", "running", "interrupted"):
         st.caption(f"This run is **{verdict.status}**: it shows what arrived; it is not verified.")
+    if run.notice:  # e.g. the baseline fallback, or the output tokens a reasoning model spent thinking
+        st.caption(run.notice)
     if not run.text.strip():
         st.info("No text arrived before the run stopped, so there is nothing to copy or download.")
         _footer(run, show_prompt)

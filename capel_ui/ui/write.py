@@ -190,14 +190,23 @@ def render() -> None:
     target = target_box(c[2], "w_target", DEFAULT_TARGET)
     if source_count is not None and source.strip():
         source_count.caption(f"{count(source, unit)} {unit_label(unit)} → {int(target)}")
-    modes = available_modes(choice.capabilities.grammar, lang, unit)
+    probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
+    modes = available_modes(choice.capabilities.grammar and (probed is None or probed.honoured), lang, unit)
     default_mode: Mode = "exact" if "exact" in modes and choice.provider in ("embedded", "gguf") else "capel"
     switched = _settle_mode(modes, default_mode, choice, lang, unit)
+    if switched and probed is not None and not probed.honoured:
+        used = mode_label(st.session_state["w_mode"])
+        switched = f"The guaranteed modes are off on this server (see below the mode), so {used} is used for now."
     mode: Mode = c[3].selectbox("Mode", modes, format_func=MODE_LABELS.get, key="w_mode", on_change=_mode_picked)
     if switched:
         st.info(switched, icon=":material/swap_horiz:")
-    elif choice.capabilities.grammar is False:
-        c[3].caption("Exact modes need a model that takes a grammar (embedded, GGUF, llama.cpp, vLLM).")
+    if probed is not None:
+        c[3].caption(probed.label)
+    elif not switched and choice.capabilities.grammar is False:
+        c[3].caption(
+            "Exact modes need a model that takes a grammar (embedded, GGUF, GPT-5 family, llama.cpp, vLLM, "
+            "SGLang, Ollama, LM Studio)."
+        )
 
     with st.expander("Options"):
         code = st.checkbox("Code-aware (a whole code line counts as one unit)", key="w_code")

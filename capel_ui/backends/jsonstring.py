@@ -1,0 +1,74 @@
+"""Read a streamed JSON string as text while it arrives, so the live countdown runs under a JSON-schema grammar.
+
+A server that takes the grammar as a JSON schema (`{"type": "string", "pattern": ...}`) streams `"word word…"`
+with JSON escapes, split anywhere (even inside `\\u00e9`). `JsonStringReader.feed()` returns the text decoded so
+far; an output that does not open with a quote (a server that ignored the schema) passes through unchanged, so
+it is still counted (and refused) like any other text.
+"""
+
+from __future__ import annotations
+
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+class JsonStringReader:
+    """Incremental decoder of one JSON string value (leading whitespace allowed, anything after it ignored)."""
+
+    def __init__(self) -> None:
+        self.state = "before"  # before → inside → after, or raw (not a JSON string: pass through)
+        self._pending = ""  # an escape cut by a chunk boundary
+        self._high: str | None = None  # a high surrogate waiting for its pair
+
+    def feed(self, chunk: str) -> str:
+        if self.state == "raw":
+            return chunk
+        if self.state == "before":
+            stripped = chunk.lstrip()
+            if not stripped:
+                return ""
+            if stripped[0] != '"':
+                self.state = "raw"
+                return stripped
+            self.state, chunk = "inside", stripped[1:]
+        if self.state == "after":
+            return ""
+        return self._inside(self._pending + chunk)
+
+    def _inside(self, data: str) -> str:
+        out: list[str] = []
+        i = 0
+        self._pending = ""
+        while i < len(data):
+            c = data[i]
+            if c == '"':
+                self.state = "after"
+                break
+            if c != "\\":
+                out.append(c)
+                i += 1
+                continue
+            if i + 1 >= len(data):
+                self._pending = data[i:]
+                break
+            kind = data[i + 1]
+            if kind != "u":
+                out.append(_SIMPLE.get(kind, kind))
+                i += 2
+                continue
+            if i + 6 > len(data):
+                self._pending = data[i:]
+                break
+            out.append(self._codepoint(int(data[i + 2 : i + 6], 16)))
+            i += 6
+        return "".join(out)
+
+    def _codepoint(self, code: int) -> str:
+        """A `\\uXXXX` escape; a surrogate pair becomes one character once both halves arrived."""
+        if 0xD800 <= code < 0xDC00:
+            self._high = chr(code)
+            return ""
+        if 0xDC00 <= code < 0xE000 and self._high is not None:
+            pair = (self._high + chr(code)).encode("utf-16", "surrogatepass").decode("utf-16")
+            self._high = None
+            return pair
+        return chr(code)

@@ -1,0 +1,44 @@
+"""LLGuidance (the grammar engine behind OpenAI's grammar tools, and one of vLLM's and SGLang's) driven offline.
+
+A byte-level tokenizer (one token per byte, plus an end token) lets it match plain strings with no model:
+`accepts(kind, text, s)` says whether the grammar `text` admits exactly `s`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import ClassVar, Literal
+
+import llguidance
+
+Kind = Literal["gbnf", "lark", "regex", "json_schema"]
+
+
+class _ByteTokenizer:
+    tokens: ClassVar[list[bytes]] = [bytes([i]) for i in range(256)] + [b"<eos>"]
+    eos_token_id = 256
+    bos_token_id = None
+    special_token_ids: ClassVar[list[int]] = [256]
+
+    def __call__(self, data: bytes) -> list[int]:
+        return list(data)
+
+
+@cache
+def _tokenizer() -> llguidance.LLTokenizer:
+    return llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokenizer()))
+
+
+@cache
+def compiled(kind: Kind, text: str) -> str:
+    """The grammar in LLGuidance's own form; raises AssertionError with the engine's message if it does not compile."""
+    grammar = llguidance.LLMatcher.grammar_from_lark(text) if kind == "lark" else llguidance.grammar_from(kind, text)
+    error = llguidance.LLMatcher.validate_grammar(grammar)
+    assert not error, error
+    return grammar
+
+
+def accepts(kind: Kind, text: str, s: str) -> bool:
+    """Whether the grammar admits exactly `s` (all of it, and then may stop)."""
+    matcher = llguidance.LLMatcher(_tokenizer(), compiled(kind, text), log_level=0)
+    return bool(matcher.consume_tokens(list(s.encode()))) and matcher.is_accepting() and not matcher.is_error()
