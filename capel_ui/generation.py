@@ -16,9 +16,10 @@ from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
 from .counting import count
-from .grammar import countdown_grammar, exact_grammar, supports
+from .grammar import countdown_grammar, exact_grammar, lexicon_rules, supports
 from .parser import MarkerError, MarkerParser, check_fields
 from .prompts import build_messages, validate_target
+from .quality import fluency
 from .verdict import Verdict, judge
 from .vocab import DEFAULT_UNIT, GRAMMAR_MODES, LANGS, MARKER_MODES, MODES, Lang, Mode, Status, Unit, unit_label
 
@@ -43,6 +44,7 @@ class Request:
     seed: int | None = None
     allow_fallback: bool = True
     time_limit: float | None = None  # seconds for the whole run; what arrived by then is kept
+    word_list: bool = True  # guaranteed modes on llama.cpp draw words from a word list (grammar.lexicon_rules)
 
     @property
     def count_unit(self) -> Unit:
@@ -123,6 +125,7 @@ class Outcome:
     seconds: float = 0.0
     first_token_seconds: float | None = None
     finish_reason: str | None = None
+    fluency: float | None = None  # geometric mean token probability (quality.fluency), when the server gave logprobs
 
     @property
     def target(self) -> int:
@@ -202,11 +205,7 @@ class Generation:
         self._cancel = CancelToken()  # the user's Stop, or our own stop (`_stopped`); aborts the request
         self._stopped: BackendError | None = None  # why the run stopped itself: far past the target, time limit
         self._next_check = 0  # the raw length at which the overrun check counts again
-        grammar = None
-        if self.mode == "exact":
-            grammar = exact_grammar(req.lang, req.target)
-        elif self.mode == "exact-countdown":
-            grammar = countdown_grammar(req.lang, req.target)
+        grammar = self._grammar()
         self.options = Options(
             temperature=req.temperature,
             top_p=req.top_p,
@@ -214,6 +213,7 @@ class Generation:
             grammar=grammar,
             seed=req.seed,
             cancel=self._cancel,
+            logprobs=True,
         )
         self.parser: MarkerParser | None = None
         if self.mode in MARKER_MODES:
@@ -230,6 +230,18 @@ class Generation:
         self.first_token: float | None = None
         self.ended: float | None = None
         self._outcome: Outcome | None = None
+
+    def _grammar(self) -> str | None:
+        """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
+        req = self.request
+        if self.mode not in GRAMMAR_MODES:
+            return None
+        rules = None
+        if req.word_list and self.backend.capabilities.grammar_field == "grammar":
+            rules = lexicon_rules(req.lang, req.instruction)
+        if self.mode == "exact":
+            return exact_grammar(req.lang, req.target, rules)
+        return countdown_grammar(req.lang, req.target, rules)
 
     @property
     def prompt(self) -> str:
@@ -425,6 +437,7 @@ class Generation:
             seconds=seconds,
             first_token_seconds=self.first_token,
             finish_reason=usage.finish_reason if usage else None,
+            fluency=fluency(usage.logprobs) if usage else None,
         )
         if self.status != "running":
             self._outcome = outcome

@@ -40,17 +40,34 @@ def _rules(lang: Lang) -> str:
     raise ValueError(f"unknown language {lang!r}; use en or zh")
 
 
-def exact_grammar(lang: Lang, target: int) -> str:
-    """Exactly `target` units of plain prose, the last one closing a sentence."""
+def exact_grammar(lang: Lang, target: int, rules: str | None = None) -> str:
+    """Exactly `target` units of plain prose, the last one closing a sentence.
+
+    `rules` replaces the plain `word`/`wend` rules (e.g. `lexicon_rules`, real words for llama.cpp)."""
     validate_target(target)
     sep = ' " "' if lang == "en" else ""
     body = f"(word{sep}){{{target - 1}}} wend" if target > 1 else "wend"
-    return f"root ::= {body}\n{_rules(lang).strip()}\n"
+    return f"root ::= {body}\n{(rules or _rules(lang)).strip()}\n"
 
 
-def countdown_grammar(lang: Lang, target: int) -> str:
+def countdown_grammar(lang: Lang, target: int, rules: str | None = None) -> str:
     """The CAPEL countdown with markers forced: `<N>` unit `<N-1>` unit ... `<1>` unit `<0>`."""
     validate_target(target)
     steps = " ".join(f'"<{k}>" word' for k in range(target, 1, -1))
     body = f'{steps} "<1>" wend "<0>"' if steps else '"<1>" wend "<0>"'
-    return f"root ::= {body}\n{_rules(lang).strip()}\n"
+    return f"root ::= {body}\n{(rules or _rules(lang)).strip()}\n"
+
+
+def lexicon_rules(lang: Lang, own_text: str = "") -> str:
+    """Word-list `word`/`wend` rules (llama.cpp GBNF only; about a megabyte, built once per process).
+
+    English: wordfreq's frequent words, numbers, and the words of `own_text` (the instruction or draft: names,
+    brands) the list lacks; the last word never a dangling "of"/"the". Chinese: a real character list.
+    """
+    from .lexicon import chinese_lexicon_rules, english_lexicon_rules, instruction_words
+
+    if lang == "en":
+        return english_lexicon_rules(instruction_words(own_text))
+    if lang == "zh":
+        return chinese_lexicon_rules()
+    raise ValueError(f"unknown language {lang!r}; use en or zh")

@@ -27,6 +27,7 @@ class Capabilities:
     reasoning: bool = False
     max_completion_tokens: bool = False
     ignores_temperature: bool = False
+    logprobs: bool = False  # returns token log-probabilities when asked (`logprobs=True`)
 
     @property
     def grammar(self) -> bool:
@@ -81,6 +82,7 @@ class Options:
     timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
     cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token
+    logprobs: bool = False  # ask for each output token's log-probability (the fluency score), where served
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class Usage:
     seconds: float
     first_token_seconds: float | None
     finish_reason: str | None = None
+    logprobs: tuple[float, ...] = ()  # per output token, when asked for and the service returned them
 
 
 class BackendError(Exception):

@@ -147,6 +147,8 @@ class OpenAICompatBackend(Backend):
                 params["top_p"] = options.top_p
         if options.seed is not None:
             params["seed"] = options.seed
+        if options.logprobs and caps.logprobs:
+            params["logprobs"] = True
         if options.grammar is not None:
             if caps.grammar_field is None:
                 raise BackendError("bad_request", f"{self.label} does not take a grammar; pick a non-exact mode")
@@ -315,6 +317,7 @@ class OpenAICompatBackend(Backend):
         usage: Any = None
         finish: str | None = None
         received = 0
+        logprobs: list[float] = []
         try:
             self._check_stream(response)
             for chunk in response:
@@ -323,6 +326,7 @@ class OpenAICompatBackend(Backend):
                 for choice in chunk.choices or ():
                     finish = choice.finish_reason or finish
                     content = choice.delta.content if choice.delta else None
+                    logprobs.extend(_token_logprobs(choice))
                     if content:
                         if first is None:
                             first = time.monotonic() - started
@@ -358,6 +362,7 @@ class OpenAICompatBackend(Backend):
             seconds=time.monotonic() - started,
             first_token_seconds=first,
             finish_reason=finish,
+            logprobs=tuple(logprobs),
         )
 
 
@@ -370,3 +375,9 @@ def _abort(response: Any) -> None:
         response.close()
         return
     shutdown(network.get_extra_info("socket"))
+
+
+def _token_logprobs(choice: Any) -> list[float]:
+    """The log-probabilities of a streamed choice's tokens (`choice.logprobs.content[].logprob`), if any."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None) or ()
+    return [float(t.logprob) for t in content if getattr(t, "logprob", None) is not None]

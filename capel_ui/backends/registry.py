@@ -26,7 +26,7 @@ from .openai_compat import OpenAICompatBackend
 Provider = Literal["embedded", "gguf", "openai", "deepseek", "compatible"]
 
 EMBEDDED_MODEL = "embedded"
-LLAMA_CPP = Capabilities(grammar_field="grammar")
+LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True)
 REASONING_OPENAI = Capabilities(reasoning=True, max_completion_tokens=True, ignores_temperature=True)
 
 
@@ -71,6 +71,7 @@ PROVIDERS: dict[Provider, ProviderSpec] = {
         ("gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o", "gpt-4o-mini", "o4-mini"),
         "gpt-4.1",
         {"o4-mini": REASONING_OPENAI, "o3-mini": REASONING_OPENAI, "o3": REASONING_OPENAI, "o1": REASONING_OPENAI},
+        default_caps=Capabilities(logprobs=True),
     ),
     "deepseek": ProviderSpec(
         "deepseek",
@@ -80,6 +81,7 @@ PROVIDERS: dict[Provider, ProviderSpec] = {
         ("deepseek-chat", "deepseek-reasoner"),
         "deepseek-chat",
         {"deepseek-reasoner": Capabilities(reasoning=True, ignores_temperature=True)},
+        default_caps=Capabilities(logprobs=True),
     ),
     "compatible": ProviderSpec(
         "compatible",
