@@ -23,15 +23,14 @@ ZH_WORDS = 30_000
 MAX_EXTRA = 200
 """At most this many of the instruction's own words are added to a request's grammar."""
 
-DANGLING = frozenset(
-    """a an the and or but nor of to in on at by for from with into onto upon about as than that this these those
-    which who whom whose what when where while if because so though although unless until my your our their its his
-    her is are was were be been am do does did has have had will would shall should can could may might must not no
-    very just also such some any every each both either neither more most less than then there here via per
-    including like between among through over under after before during without within against toward towards
-    i we you he she they me us them it s""".split()
-)
-"""Words a sentence does not end on: the last word of a guaranteed text is never one of these."""
+_DANGLING_WORDS = """
+a an the and or but nor of to in on at by for from with into onto upon as than if because though although
+unless until whose whom which such every each either neither very also my your our their its his her via
+per including like between among through under during without within against toward towards i s
+"""
+DANGLING = frozenset(_DANGLING_WORDS.split())
+"""Words a sentence does not end on (articles, conjunctions, prepositions, determiners): the last word of a
+guaranteed text is never one of these, and a text ending on one is flagged."""
 
 # A word the en_words and lifebench counters both count as exactly one, whatever its case.
 _PLAIN = re.compile(r"^[a-z0-9]([a-z0-9'-]{0,14}[a-z0-9])?$")
@@ -47,8 +46,32 @@ def english_words() -> tuple[str, ...]:
     """
     from wordfreq import top_n_list
 
-    words = (w for w in top_n_list("en", EN_WORDS) if _PLAIN.match(w))
+    words = (w for w in top_n_list("en", EN_WORDS) if _PLAIN.match(w) and not looks_glued(w))
     return tuple(w for w in words if len(w) > 1 or w in ("a", "i") or w.isdigit())
+
+
+@cache
+def zipf(word: str, lang: str = "en") -> float:
+    """wordfreq's Zipf frequency (0 for a word it has never seen), cached."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, lang)
+
+
+def looks_glued(word: str) -> bool:
+    """camelCase ("positiveMindset"), or two common words run together that are far rarer joined ("ofthe",
+    "traditionaldough"): web text puts a few such typos even in wordfreq's frequent words."""
+    if re.search(r"[a-z][A-Z]", word):
+        return True
+    low = word.lower()
+    if not low.isalpha():
+        return False
+    own = zipf(low)
+    for i in range(2, len(low) - 1):
+        left, right = zipf(low[:i]), zipf(low[i:])
+        if left >= 3.0 and right >= 3.0 and own < min(left, right) - 2.0:
+            return True
+    return False
 
 
 @cache

@@ -13,9 +13,8 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
-from .lexicon import DANGLING
+from .lexicon import DANGLING, looks_glued, zipf
 from .vocab import Lang
 
 ZH_DANGLING = frozenset("的和与或在是把被对从向为了及并")
@@ -25,7 +24,6 @@ ZH_DANGLING = frozenset("的和与或在是把被对从向为了及并")
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _EN_WORD = re.compile(rf"[^\W_{_HAN}](?:[^\W_{_HAN}]|['’\-](?=[^\W_{_HAN}]))*")
 _HAN_CHAR = re.compile(f"[{_HAN}]")
-_CAMEL = re.compile(r"[a-z][A-Z]")
 
 
 @dataclass(frozen=True)
@@ -44,11 +42,8 @@ class QualityWarning:
         return f"“{self.word}” is not a known word"
 
 
-@cache
 def _zipf(word: str, lang: Lang) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, lang)
+    return zipf(word, lang)
 
 
 def words(text: str, lang: Lang = "en") -> list[str]:
@@ -74,11 +69,15 @@ def is_word(word: str, lang: Lang = "en", own: Iterable[str] = ()) -> bool:
 
 
 def is_glued(word: str, lang: Lang = "en") -> bool:
-    """A non-word that is camelCase or splits into two common words ("thesigns", "traditionaldough")."""
-    if _CAMEL.search(word):
-        return True
-    low = word.lower()
-    return any(_zipf(low[:i], "en") >= 3.0 and _zipf(low[i:], "en") >= 3.0 for i in range(2, len(low) - 1))
+    """camelCase, or two common words run together ("thesigns", "ofthe"): see `lexicon.looks_glued`."""
+    base = re.sub(r"['’]s$", "", word)
+    return not _HAN_CHAR.search(base) and looks_glued(base)
+
+
+def glued(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
+    """Words of `text` that look glued (known to wordfreq or not), leaving out the writer's own words."""
+    own = _own(own_text)
+    return [w for w in words(text, lang) if w.lower() not in own and is_glued(w, lang)]
 
 
 def nonwords(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
@@ -101,7 +100,12 @@ def dangling_end(text: str, lang: Lang = "en") -> str | None:
 
 def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWarning]:
     """Every non-word (glued ones said so) and a dangling ending, in reading order."""
-    out = [QualityWarning("glued" if is_glued(w, lang) else "nonword", w) for w in nonwords(text, lang, own_text)]
+    bad = set(nonwords(text, lang, own_text)) | set(glued(text, lang, own_text))
+    out = [
+        QualityWarning("glued" if is_glued(w, lang) else "nonword", w)
+        for w in dict.fromkeys(words(text, lang))
+        if w in bad
+    ]
     end = dangling_end(text, lang)
     if end is not None:
         out.append(QualityWarning("dangling", end))

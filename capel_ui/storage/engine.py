@@ -45,7 +45,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import case, column, false, insert, select, table, true, update
-from sqlalchemy.types import JSON, Boolean, String, Text, TypeEngine
+from sqlalchemy.types import JSON, Boolean, Float, String, Text, TypeEngine
 
 from ..vocab import PROJECT_ROOT
 from .schema import Base, SchemaMigration, utcnow
@@ -132,7 +132,22 @@ def m002_run_lifecycle(conn: Connection) -> None:
     conn.execute(update(runs).where(*old_rule).values(verified=true()))
 
 
-UPGRADES: tuple[Step, ...] = (m002_run_lifecycle,)
+def m003_reserved(conn: Connection) -> None:
+    """Placeholder for the step another branch adds as m003 (the numbers must run in order); replaced at merge."""
+
+
+def m004_quality_scores(conn: Connection) -> None:
+    """runs: fluency, score, judge_score, judge_model (frozen; never edit). Old runs have none."""
+    for name, type_ in (
+        ("fluency", Float()),
+        ("score", Float()),
+        ("judge_score", Float()),
+        ("judge_model", String(512)),
+    ):
+        _add_column(conn, "runs", name, type_, None)
+
+
+UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_quality_scores)
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 
 INITIAL = "m001_initial"

@@ -6,9 +6,7 @@ thread paints their live state. All runs of one comparison share a comparison id
 
 from __future__ import annotations
 
-import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -18,7 +16,7 @@ from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
 from ..export import export_name, export_txt
 from ..generation import Generation, Request, validate_request
 from ..history import marker_spans
-from ..runs import LiveRun, verdict_of
+from ..runs import LiveRun, run_together, verdict_of
 from ..storage import RunRecord, list_runs
 from ..vocab import DEFAULT_UNIT, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
 from . import resources
@@ -173,23 +171,15 @@ def _run(
         with col:
             st.markdown(f"**{live.gen.backend.label}**  \n{mode_label(live.gen.mode)}")
             slots.append((st.empty(), st.empty()))
-    pool = ThreadPoolExecutor(max_workers=len(lives), thread_name_prefix="compare")
-    futures = [pool.submit(live.run) for live in lives]
-    try:
-        while True:
-            for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
-                gen = live.gen
-                left = target - gen.units_done
-                count_ph.html(countdown_html(left, target, unit_label(gen.request.count_unit), drafting=gen.in_draft))
-                raw_ph.html(highlight_raw(gen.raw[-1500:], []))
-            if all(f.done() for f in futures):
-                break
-            time.sleep(0.2)
-    finally:
-        if not all(f.done() for f in futures):  # Stop, a rerun or a closed tab: keep what arrived
-            for live in lives:
-                live.cancel()
-        pool.shutdown(wait=False)
+
+    def paint() -> None:
+        for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
+            gen = live.gen
+            left = target - gen.units_done
+            count_ph.html(countdown_html(left, target, unit_label(gen.request.count_unit), drafting=gen.in_draft))
+            raw_ph.html(highlight_raw(gen.raw[-1500:], []))
+
+    run_together(lives, paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
     area.empty()
     stop_slot.empty()
 
