@@ -126,8 +126,9 @@ def fluency(logprobs: Sequence[float] | None) -> float | None:
 
 
 def offline_score(fluency_: float | None, found: Sequence[QualityWarning], n_words: int) -> float:
-    """0–10 without a judge: fluency (5 when unknown) scaled to 10, minus the share of bad words and an ending."""
-    base = 5.0 if fluency_ is None else 10.0 * fluency_
+    """0–10 without a judge: 10·√fluency (5 when unknown; the square root spreads a small model's typical
+    0.1–0.6 over the scale), minus 20 points per share of bad words and 2 for a dangling ending."""
+    base = 5.0 if fluency_ is None else 10.0 * math.sqrt(fluency_)
     bad = sum(1 for w in found if w.kind != "dangling")
     penalty = 20.0 * bad / max(n_words, 1) + (2.0 if any(w.kind == "dangling" for w in found) else 0.0)
     return round(max(0.0, min(10.0, base - penalty)), 2)
