@@ -15,13 +15,13 @@ from sqlalchemy.engine import Engine
 from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
 from ..export import export_name, export_txt
 from ..generation import Generation, Request, validate_request
-from ..history import marker_spans
+from ..history import marker_spans, run_score
 from ..runs import LiveRun, run_together, verdict_of
 from ..storage import RunRecord, list_runs
 from ..vocab import DEFAULT_UNIT, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
 from . import resources
 from .render import clean_text_html, countdown_html, highlight_raw
-from .views import copy_button, lengths, target_box, wait_saved
+from .views import SCORE_HELP, copy_button, lengths, quality_notes, target_box, wait_saved
 from .write import SHARED_INSTRUCTION
 
 CARRIED = "c_carried"
@@ -208,11 +208,14 @@ def _show(engine: Engine, cid: str) -> None:
             )
             m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
             st.caption(f"{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
+            score = run_score(r)
+            st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)
             if r.failure:
                 st.error(r.failure)
             if r.text.strip():
                 st.caption(lengths(r))
                 st.html(clean_text_html(r.text))
+                quality_notes(r)
                 _column_actions(r)
             with st.expander("Raw output"):
                 st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))
