@@ -42,9 +42,10 @@ def captions(at: AppTest) -> list[str]:
     return [c.value for c in at.caption]
 
 
-def generate(at: AppTest, instruction: str, target: int, mode: str | None = None) -> AppTest:
+def generate(at: AppTest, instruction: str, target: int, mode: str | None = None, variants: int = 1) -> AppTest:
     at.text_area(key="w_instruction").input(instruction)
     at.number_input(key="w_target").set_value(target)
+    at.number_input(key="w_variants").set_value(variants)
     if mode is not None:
         at.selectbox(key="w_mode").set_value(mode)
     button(at, "Generate").click()
@@ -76,6 +77,30 @@ def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_h
     )
     assert any(c.startswith(f"Run {run.id} · write · embedded · Exact (guaranteed)") for c in captions(app))
     assert [d.label for d in app.get("download_button")] == ["Download .txt", "Download .md", "Download .json"]
+
+
+@pytest.mark.model
+def test_three_variants_are_shown_ranked_with_scores_and_the_pick_is_what_the_page_exports(app: AppTest) -> None:
+    assert app.number_input(key="w_variants").value == 3  # the default for a short text
+    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 12, variants=3)
+
+    runs = saved_runs()
+    assert len(runs) == 3 and len({r.group_id for r in runs}) == 1 and runs[0].group_id
+    assert {r.origin for r in runs} == {"variant"}
+    assert all(r.verified and r.score is not None and r.fluency is not None for r in runs)
+    assert all(r.judge_score is None for r in runs)  # no judge configured: nothing asked for one
+    assert not [s for s in app.selectbox if s.key == "w_judge"]
+    best = max(runs, key=lambda r: r.score)
+    assert [b.label for b in app.button if b.key and b.key.startswith("w_pick")].count("Picked") == 1
+    assert any(c.startswith(f"Run {best.id} · variant") for c in captions(app))
+
+    other = next(r for r in runs if r.id != best.id)
+    [pick] = [b for b in app.button if b.key == f"w_pick{other.id}"]
+    pick.click()
+    app.run()
+    assert not app.exception, app.exception
+    assert any(c.startswith(f"Run {other.id} · variant") for c in captions(app))
+    assert not any(c.startswith(f"Run {best.id} · variant") for c in captions(app))
 
 
 @pytest.mark.model
