@@ -143,7 +143,7 @@ def instruction_words(text: str, known: Iterable[str] = ()) -> list[str]:
     have = set(known) or set(english_words())
     out: dict[str, None] = {}
     for m in _INSTRUCTION_WORD.finditer(text):
-        word = m.group()
+        word = re.sub(r"'s$", "", m.group())  # "Whaler's" gives "Whaler"; the grammar adds 's itself
         if word.lower() not in have and not word.isdigit():
             out.setdefault(word, None)
     return list(out)[:MAX_EXTRA]
@@ -161,7 +161,7 @@ def english_lexicon_rules(extra_words: Iterable[str] = ()) -> str:
     rules = [
         "word ::= wcore [,;:.!?]?",
         "wend ::= ecore [.!?]",
-        f'wcore ::= lex ("\'s")? ("-" lex)? | num{extra_alt}',
+        f'wcore ::= (lex{extra_alt}) ("\'s")? ("-" lex)? | num',
         f"ecore ::= elex | num{extra_alt}",
         "num ::= [0-9]{1,6}",
         f"lex ::= {lex}",
