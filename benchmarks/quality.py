@@ -48,9 +48,7 @@ SETUPS: tuple[tuple[str, str, bool], ...] = (
     ("exact-countdown (plain)", "exact-countdown", False),
     ("exact-countdown", "exact-countdown", True),
 )
-HEADER = (
-    f"{'mode':<24} {'n':>3} {'EM':>5} {'nonword%':>9} {'glued':>6} {'dangling%':>10} {'fluency':>8} {'s/text':>7}"
-)
+HEADER = f"{'mode':<24} {'n':>3} {'EM':>5} {'nonword%':>9} {'glued':>6} {'dangling%':>10} {'fluency':>8} {'s/text':>7}"
 
 
 @dataclass
