@@ -39,6 +39,9 @@ from capel_ui.storage.schema import Run
 FIXTURE = Path(__file__).parent / "fixtures" / "storage" / "capel-v1.sql"
 V1_TABLES = ("runs", "bench_runs", "bench_results")
 NEW_RUN_COLUMNS = ("origin", "verified", "finish_reason", "failure_kind", "notice", "group_id", "attempts")
+# m004 (quality scores)
+NEW_RUN_COLUMNS += ("fluency", "score", "judge_score", "judge_model")
+NEW_BENCH_RESULT_COLUMNS = ("fluency", "score")
 
 EXPECTED_BACKFILL = {  # run id: (origin, verified), what the fixture's rows must become
     1: ("write", True),  # complete, exact, valid
@@ -101,6 +104,8 @@ def downgrade_to_v1(engine: Engine) -> None:
         conn.execute(text("DROP INDEX ix_runs_group_id"))
         for name in NEW_RUN_COLUMNS:
             conn.execute(text(f"ALTER TABLE runs DROP COLUMN {name}"))
+        for name in NEW_BENCH_RESULT_COLUMNS:
+            conn.execute(text(f"ALTER TABLE bench_results DROP COLUMN {name}"))
         conn.execute(text("DELETE FROM schema_migrations WHERE version > 1"))
 
 

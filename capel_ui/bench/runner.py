@@ -24,6 +24,7 @@ from sqlalchemy import Engine
 from .. import storage
 from ..backends import Backend, get_backend
 from ..generation import Generation, Request, validate_request
+from ..runs import quality_fields
 from ..vocab import MODES, Lang, Mode
 from .report import Row, aggregate
 from .suites import Item, Suite, load_suite
@@ -200,6 +201,7 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
         "seconds": outcome.seconds,
         "raw": outcome.raw,
         "text": outcome.text,
+        **quality_fields(outcome),
     }
 
 

@@ -137,7 +137,8 @@ def m003_reserved(conn: Connection) -> None:
 
 
 def m004_quality_scores(conn: Connection) -> None:
-    """runs: fluency, score, judge_score, judge_model (frozen; never edit). Old runs have none."""
+    """runs: fluency, score, judge_score, judge_model; bench_results: fluency, score (frozen; never edit).
+    Old rows have none."""
     for name, type_ in (
         ("fluency", Float()),
         ("score", Float()),
@@ -145,6 +146,8 @@ def m004_quality_scores(conn: Connection) -> None:
         ("judge_model", String(512)),
     ):
         _add_column(conn, "runs", name, type_, None)
+    for name in ("fluency", "score"):
+        _add_column(conn, "bench_results", name, Float(), None)
 
 
 UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_quality_scores)

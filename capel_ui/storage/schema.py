@@ -175,6 +175,8 @@ class BenchResult(Base):
     raw: Mapped[str] = mapped_column(default="")
     text: Mapped[str] = mapped_column(default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    fluency: Mapped[float | None]  # as on runs (issue 12)
+    score: Mapped[float | None]
 
 
 class SchemaMigration(Base):
