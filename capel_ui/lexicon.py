@@ -32,6 +32,9 @@ DANGLING = frozenset(_DANGLING_WORDS.split())
 """Words a sentence does not end on (articles, conjunctions, prepositions, determiners): the last word of a
 guaranteed text is never one of these, and a text ending on one is flagged."""
 
+ZH_DANGLING = frozenset("的和与或在是把被对从向为了及并")
+"""Chinese characters a sentence does not end on (particles, conjunctions, prepositions)."""
+
 # A word the en_words and lifebench counters both count as exactly one, whatever its case.
 _PLAIN = re.compile(r"^[a-z0-9]([a-z0-9'-]{0,14}[a-z0-9])?$")
 _INSTRUCTION_WORD = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9'-]{0,14}[A-Za-z0-9])?")
@@ -174,4 +177,6 @@ def english_lexicon_rules(extra_words: Iterable[str] = ()) -> str:
 
 def chinese_lexicon_rules() -> str:
     """The Chinese `word`/`wend` rules drawn from a real character list (llama.cpp only)."""
-    return f"word ::= han [，、；：。！？]?\nwend ::= han [。！？]\nhan ::= [{chinese_chars()}]\n"
+    chars = chinese_chars()
+    enders = "".join(ch for ch in chars if ch not in ZH_DANGLING)
+    return f"word ::= han [，、；：。！？]?\nwend ::= hanend [。！？]\nhan ::= [{chars}]\nhanend ::= [{enders}]\n"

@@ -14,11 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .lexicon import DANGLING, looks_glued, zipf
+from .lexicon import DANGLING, ZH_DANGLING, looks_glued, zipf
 from .vocab import Lang
-
-ZH_DANGLING = frozenset("的和与或在是把被对从向为了及并")
-"""Chinese characters a sentence does not end on."""
 
 # A word as the checks see it: letters, digits, inner ' ’ or - (any script); Han characters one at a time.
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"

@@ -58,8 +58,8 @@ def test_the_countdown_grammar_takes_the_same_word_rules() -> None:
 
 @pytest.mark.parametrize(
     ("text", "ok"),
-    [("灯塔很美。", True), ("你好，世界！", True), ("灯塔很\u9fd0。", False), ("灯塔很好", False)],
-    ids=["common", "punctuation", "rare_code_point_outside_the_list", "must_end_a_sentence"],
+    [("灯塔很美。", True), ("你好，世界！", True), ("灯塔很\u9fd0。", False), ("灯塔很好", False), ("海边的。", False)],
+    ids=["common", "punctuation", "rare_code_point_outside_the_list", "must_end_a_sentence", "dangling_particle"],
 )
 def test_chinese_grammar_draws_characters_from_a_real_character_list(text: str, ok: bool) -> None:
     target = count(text, "zh_chars")

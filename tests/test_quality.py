@@ -109,3 +109,20 @@ def test_fluency_is_the_geometric_mean_token_probability(logprobs, expected) -> 
 )
 def test_offline_score_is_fluency_minus_bad_words_and_a_dangling_end(flu, found, n, expected) -> None:
     assert offline_score(flu, found, n) == expected
+
+
+def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) -> None:
+    from capel_ui.history import history_table, show_run
+    from capel_ui.storage import create_run, get_engine, get_run, update_run
+
+    engine = get_engine(f"sqlite:///{tmp_path / 'h.db'}")
+    fields = {"origin": "cli", "model": "m", "backend": "compatible", "mode": "exact", "lang": "en"}
+    run_id = create_run(engine, **fields, unit="en_words", target=4, instruction="Describe Zyxco")
+    update_run(engine, run_id, status="complete", text="Zyxco makes thesigns and", count=4, score=3.25, fluency=0.4)
+    run = get_run(engine, run_id)
+    assert "score" in history_table([run]).splitlines()[0] and "3.25" in history_table([run])
+    shown = show_run(run)
+    assert "score 3.25 · fluency 0.40" in shown
+    assert "warning: “thesigns” looks like two words glued together" in shown
+    assert "warning: the text ends on “and”, mid-sentence" in shown
+    assert "Zyxco" not in "".join(line for line in shown.splitlines() if line.startswith("warning"))
