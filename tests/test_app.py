@@ -301,3 +301,34 @@ def test_each_page_renders_inside_app_py_with_the_sidebar_on_an_empty_database(a
         assert not app.error
         assert app.title[0].value == Path(page).stem.capitalize()
     assert saved_runs() == []
+
+
+# --- scores (issue 12) ---------------------------------------------------------------------------
+
+
+def _scored_run(text: str, score: float | None, **extra) -> int:
+    fields = {"model": "embedded", "backend": "embedded", "mode": "exact", "lang": "en", "unit": "en_words"}
+    fields |= {"target": 4, "count": 4, "exact": True, "valid": True, "verified": True, "status": "complete"}
+    return create_run(
+        get_engine(os.environ["DATABASE_URL"]), instruction="Describe a pub", text=text, score=score, **fields | extra
+    )
+
+
+def test_compare_shows_each_columns_score_and_its_quality_warnings(app: AppTest) -> None:
+    _scored_run("Lighthouses guide ships home.", 6.5, origin="compare", comparison_id="c1")
+    _scored_run("Lighthouses guide shipshome safely.", 2.0, origin="compare", comparison_id="c1", judge_score=8.0)
+    app.switch_page("app_pages/compare.py").run()
+    app.session_state["c_id"] = "c1"
+    app.run()
+    assert not app.exception, app.exception
+    assert [m.value for m in app.metric if m.label == "Score"] == ["6.5", "8"]  # a judge's rating wins
+    assert [w.value for w in app.warning] == ["“shipshome” looks like two words glued together"]
+
+
+def test_history_table_has_a_score_column(app: AppTest) -> None:
+    _scored_run("Lighthouses guide ships home.", 6.5, origin="cli")
+    _scored_run("Three words only.", None, origin="cli")
+    app.switch_page("app_pages/history.py").run()
+    assert not app.exception, app.exception
+    table = app.dataframe[0].value
+    assert list(table["score"].fillna(-1)) == [-1, 6.5]  # newest first; no score shows empty

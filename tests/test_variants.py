@@ -192,3 +192,14 @@ def test_judge_run_without_a_saved_run_returns_the_rating(scripted) -> None:
     scripted.script(ok("Rating: [[6]]"))
     backend = get_backend("judge-model", provider="compatible", base_url=scripted.url)
     assert judge_run(None, None, backend, "Describe a lighthouse", GOOD) == 6.0
+
+
+def test_cli_variants_with_no_save_keep_nothing(scripted) -> None:
+    scripted.script(ok(GOOD), ok(GOOD))
+    code, out, _ = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "--variants", "2", "--no-save", "--json", "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0
+    assert [v["run_id"] for v in json.loads(out)["variants"]] == [None, None]
+    assert list_runs(engine()) == []
