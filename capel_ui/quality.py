@@ -27,7 +27,7 @@ _HAN_CHAR = re.compile(f"[{_HAN}]")
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued or dangling."""
 
-    kind: str
+    kind: str  # nonword, glued, repeat or dangling
     word: str
 
     @property
@@ -36,7 +36,13 @@ class QualityWarning:
             return f"“{self.word}” looks like two words glued together"
         if self.kind == "dangling":
             return f"the text ends on “{self.word}”, mid-sentence"
+        if self.kind == "repeat":
+            return f"“{self.word}” repeats {REPEAT_RUN} or more times in a row"
         return f"“{self.word}” is not a known word"
+
+
+REPEAT_RUN = 3
+"""A word this many times in a row is a loop, not style."""
 
 
 def _zipf(word: str, lang: Lang) -> float:
@@ -103,10 +109,23 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
         for w in dict.fromkeys(words(text, lang))
         if w in bad
     ]
+    out += [QualityWarning("repeat", w) for w in repeats(text, lang)]
     end = dangling_end(text, lang)
     if end is not None:
         out.append(QualityWarning("dangling", end))
     return out
+
+
+def repeats(text: str, lang: Lang = "en") -> list[str]:
+    """Words said `REPEAT_RUN` or more times in a row ("the the the"): a small model's loop under a grammar."""
+    found: dict[str, None] = {}
+    run, last, first = 0, "", ""
+    for w in words(text, lang):
+        run, first = (run + 1, first) if w.lower() == last else (1, w)
+        last = w.lower()
+        if run == REPEAT_RUN:
+            found.setdefault(first, None)
+    return list(found)
 
 
 def nonword_rate(text: str, lang: Lang = "en", own_text: str = "") -> float:
@@ -124,8 +143,10 @@ def fluency(logprobs: Sequence[float] | None) -> float | None:
 
 def offline_score(fluency_: float | None, found: Sequence[QualityWarning], n_words: int) -> float:
     """0–10 without a judge: 10·√fluency (5 when unknown; the square root spreads a small model's typical
-    0.1–0.6 over the scale), minus 20 points per share of bad words and 2 for a dangling ending."""
+    0.1–0.6 over the scale), minus 20 points per share of bad words, 2 for a dangling ending and 2 for a loop
+    (a repeating model is confident, so its fluency alone would reward it)."""
     base = 5.0 if fluency_ is None else 10.0 * math.sqrt(fluency_)
-    bad = sum(1 for w in found if w.kind != "dangling")
-    penalty = 20.0 * bad / max(n_words, 1) + (2.0 if any(w.kind == "dangling" for w in found) else 0.0)
+    bad = sum(1 for w in found if w.kind in ("nonword", "glued"))
+    penalty = 20.0 * bad / max(n_words, 1)
+    penalty += sum(2.0 for kind in ("dangling", "repeat") if any(w.kind == kind for w in found))
     return round(max(0.0, min(10.0, base - penalty)), 2)

@@ -88,6 +88,19 @@ def test_warnings_list_each_problem_once_in_reading_order_with_a_message() -> No
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the the the the best", ["the"]),
+        ("Girls, Girls, girls and you? you? you?", ["Girls", "you"]),
+        ("very, very good", []),
+        ("好好好", ["好"]),
+    ],
+)
+def test_a_word_three_times_in_a_row_is_a_loop(text: str, expected: list[str]) -> None:
+    assert [w.word for w in warnings(text, "zh" if "好" in text else "en") if w.kind == "repeat"] == expected
+
+
+@pytest.mark.parametrize(
     ("logprobs", "expected"),
     [([], None), (None, None), ([0.0, 0.0], 1.0), ([math.log(0.5)] * 3, 0.5), ([math.log(0.25), 0.0], 0.5)],
 )
@@ -104,6 +117,7 @@ def test_fluency_is_the_geometric_mean_token_probability(logprobs, expected) -> 
         (None, [], 10, 5.0),  # no logprobs from the server: the middle of the scale
         (0.25, [QualityWarning("nonword", "x")], 10, 3.0),
         (0.25, [QualityWarning("dangling", "the")], 10, 3.0),
+        (0.25, [QualityWarning("repeat", "the"), QualityWarning("repeat", "a")], 10, 3.0),  # once per kind
         (0.01, [QualityWarning("glued", "x")] * 5, 5, 0.0),  # never below 0
     ],
 )
