@@ -96,7 +96,7 @@ seconds while text arrives, and no request waits longer than the backend timeout
 MAX_VARIANTS = 8
 """The most candidates one request may ask for (`--variants`, the Write page)."""
 DEFAULT_VARIANTS = 3
-"""Candidates the Write page offers by default for a short text (up to `SHORT_TEXT` units)."""
+"""Candidates the Write page offers by default for a short text (up to `SHORT_TEXT` units) on a local model."""
 SHORT_TEXT = 100
 
 Origin = Literal["write", "compare", "cli", "edit", "variant", "repair", "unknown"]

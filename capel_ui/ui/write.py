@@ -340,8 +340,9 @@ def _judge_options(current: ModelChoice) -> list[ModelChoice]:
 
 def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoice | None]:
     """How many candidates to write (default 3 for a short text) and the judge, if the writer has one."""
-    if not st.session_state.get("w_variants_set"):  # follows the target until the writer sets it
-        st.session_state["w_variants"] = DEFAULT_VARIANTS if target <= SHORT_TEXT else 1
+    if not st.session_state.get("w_variants_set"):  # follows the target and model until the writer sets it
+        local = choice.provider in ("embedded", "gguf")  # free to run K times; a paid API is not tripled unasked
+        st.session_state["w_variants"] = DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1
     c = st.columns([1, 3])
     k = c[0].number_input(
         "Variants",
@@ -351,7 +352,7 @@ def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoic
         key="w_variants",
         on_change=_variants_set,
         help=f"Write several candidates at once, ranked by score; pick the one you want (default "
-        f"{DEFAULT_VARIANTS} for texts up to {SHORT_TEXT} units).",
+        f"{DEFAULT_VARIANTS} for texts up to {SHORT_TEXT} units on a local model, else 1).",
     )
     judges = _judge_options(choice)
     judge = None
