@@ -332,3 +332,13 @@ def test_history_table_has_a_score_column(app: AppTest) -> None:
     assert not app.exception, app.exception
     table = app.dataframe[0].value
     assert list(table["score"].fillna(-1)) == [-1, 6.5]  # newest first; no score shows empty
+
+
+def test_variants_default_to_three_for_a_short_text_on_the_embedded_model_only(app: AppTest) -> None:
+    assert app.number_input(key="w_variants").value == 3
+    app.number_input(key="w_target").set_value(300).run()
+    assert app.number_input(key="w_variants").value == 1  # a long text: one at a time
+    app.number_input(key="w_target").set_value(25).run()
+    app.selectbox(key="provider").set_value("openai").run()
+    assert not app.exception, app.exception
+    assert app.number_input(key="w_variants").value == 1  # a paid API is not called three times unasked
