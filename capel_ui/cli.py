@@ -17,11 +17,11 @@ from sqlalchemy import Engine
 
 from .cliargs import bounded
 from .counting import count
-from .generation import Generation, Request, validate_request
+from .generation import Generation, Outcome, Request, validate_request
 from .history import history_table, run_json, show_run
 from .parser import check_output
 from .prompts import build_prompt
-from .runs import LiveRun, run_together
+from .runs import LiveRun, quality_fields, run_together
 from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
 from .verdict import live_state
 from .vocab import (
@@ -335,7 +335,8 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
     if args.json:
-        printer.out.write(json.dumps({**outcome.as_json(), "run_id": live.run_id}, ensure_ascii=False) + "\n")
+        doc = {**outcome.as_json(), **_quality_json(outcome), "run_id": live.run_id}
+        printer.out.write(json.dumps(doc, ensure_ascii=False) + "\n")
     else:
         printer.finish(outcome.text)
     if interrupted:
@@ -348,6 +349,14 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
         err.write(f"capel_ui: error: {outcome.failure}\n")
         return EXIT_MISS if outcome.failure_kind in STOPPED_BY_LIMIT else EXIT_BACKEND
     return EXIT_OK if outcome.verified else EXIT_MISS
+
+
+def _quality_json(outcome: Outcome) -> dict[str, object]:
+    """`score` and `warnings` for `generate --json` (the same as a variant's)."""
+    from .quality import warnings
+
+    found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)
+    return {"score": quality_fields(outcome)["score"], "warnings": [w.message for w in found]}
 
 
 def _saved(live: LiveRun) -> str:

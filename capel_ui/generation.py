@@ -176,6 +176,7 @@ class Outcome:
             "lang": self.request.lang,
             "failure": self.failure,
             "notice": self.notice,
+            "fluency": self.fluency,
         }
 
 

@@ -203,3 +203,13 @@ def test_cli_variants_with_no_save_keep_nothing(scripted) -> None:
     assert code == 0
     assert [v["run_id"] for v in json.loads(out)["variants"]] == [None, None]
     assert list_runs(engine()) == []
+
+
+def test_generate_json_carries_fluency_score_and_warnings(scripted) -> None:
+    scripted.script(ok(GLUED))
+    code, out, _ = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4", "--json", "x"
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["fluency"] is None  # this server was not asked for logprobs
+    assert doc["score"] == 0.0 and doc["warnings"] == ["“shipshome” looks like two words glued together"]
