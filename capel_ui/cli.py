@@ -21,10 +21,12 @@ from .generation import Generation, Outcome, Request, validate_request
 from .history import history_table, run_json, show_run
 from .parser import check_output
 from .prompts import build_prompt
+from .repair import RepairGeneration, repair_status
 from .runs import LiveRun, quality_fields, run_together
 from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
 from .verdict import live_state
 from .vocab import (
+    DEFAULT_MAX_CALLS,
     DEFAULT_UNIT,
     EXIT_BACKEND,
     EXIT_INTERRUPTED,
@@ -32,6 +34,7 @@ from .vocab import (
     EXIT_OK,
     EXIT_USAGE,
     LANGS,
+    MAX_CALLS,
     MAX_TARGET,
     MAX_VARIANTS,
     MODES,
@@ -61,6 +64,7 @@ _seconds = bounded("time limit", 1, 86_400, kind=float)
 
 STOPPED_BY_LIMIT = frozenset({"length", "overrun", "deadline"})
 """Failure kinds where the model ran but its text stopped short of a verdict: exit 1 (not verified), not 3."""
+_max_calls = bounded("max calls", 1, MAX_CALLS)
 
 
 def read_input(source: str | None, stdin: TextIO) -> str:
@@ -126,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ge.add_argument("--seed", type=int)
     ge.add_argument("--no-fallback", action="store_true", help="use CAPEL even on models known to misread it")
+    ge.add_argument(
+        "--max-calls",
+        type=_max_calls,
+        help=f"calls a capel/draft-capel run may take to repair a broken countdown (1 = no repair; default "
+        f"{DEFAULT_MAX_CALLS} on models without a grammar, 1 on models with one)",
+    )
     ge.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
     ge.add_argument("--no-save", action="store_true", help="do not keep this run in History")
     ge.add_argument(
@@ -192,6 +202,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         seed=args.seed,
         allow_fallback=not args.no_fallback,
         time_limit=args.time_limit,
+        max_calls=args.max_calls,
     )
     try:
         validate_request(request)  # bad input is reported before any model is loaded or called
@@ -203,7 +214,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
 class _Printer:
     """Streams the clean text to stdout (unless --json) and a one-line live countdown to a terminal's stderr."""
 
-    def __init__(self, gen: Generation, out: TextIO, err: TextIO, quiet: bool) -> None:
+    def __init__(self, gen: Generation | RepairGeneration, out: TextIO, err: TextIO, quiet: bool) -> None:
         self.gen, self.out, self.err, self.quiet = gen, out, err, quiet
         self.live = err.isatty()
         self.printed = ""
@@ -211,7 +222,11 @@ class _Printer:
     def chunk(self, chunk: str) -> None:
         gen = self.gen
         if not self.quiet:
-            text = chunk if gen.parser is None else gen.parser.text_so_far()[len(self.printed) :]
+            if gen.parser is None:
+                text = chunk
+            else:  # a repaired run prints only verified text: a later call may replace the rest
+                so_far = gen.verified_text() if isinstance(gen, RepairGeneration) else gen.parser.text_so_far()
+                text = so_far[len(self.printed) :]
             self.out.write(text)
             self.printed += text
             self.out.flush()
@@ -219,6 +234,7 @@ class _Printer:
             req = gen.request
             state = "drafting…" if gen.in_draft else live_state(gen.units_done, req.target, req.count_unit)
             errs = f" · {len(gen.errors)} marker error(s)" if gen.errors else ""
+            errs += repair_status(gen)
             self.err.write(f"\r\x1b[K⏳ {state}{errs}")
             self.err.flush()
 
@@ -260,7 +276,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     if args.variants > 1:
         return _generate_variants(backend, request, args, judge, out, err)
     live = LiveRun(gen, None if args.no_save else _engine(), origin="cli")
-    printer = _Printer(gen, out, err, quiet=args.json)
+    printer = _Printer(live.gen, out, err, quiet=args.json)
     stream = live.stream()
     try:
         for chunk in stream:
@@ -344,7 +360,10 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
         return EXIT_INTERRUPTED
     tokens = f" · {outcome.completion_tokens} tokens" if outcome.completion_tokens else ""
     headline = outcome.verdict.headline(outcome.request.count_unit)
-    err.write(f"{headline} · {outcome.seconds:.1f} s{tokens}{_saved(live)}\n")
+    calls = f" · {outcome.calls} of {live.gen.max_calls} calls" if isinstance(live.gen, RepairGeneration) else ""
+    err.write(f"{headline} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
+    if outcome.notice and isinstance(live.gen, RepairGeneration) and outcome.calls > 1:
+        err.write(f"note: {outcome.notice}\n")
     if outcome.failure:
         err.write(f"capel_ui: error: {outcome.failure}\n")
         return EXIT_MISS if outcome.failure_kind in STOPPED_BY_LIMIT else EXIT_BACKEND

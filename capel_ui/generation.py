@@ -21,7 +21,19 @@ from .parser import MarkerError, MarkerParser, check_fields
 from .prompts import build_messages, validate_target
 from .quality import fluency
 from .verdict import Verdict, judge
-from .vocab import DEFAULT_UNIT, GRAMMAR_MODES, LANGS, MARKER_MODES, MODES, Lang, Mode, Status, Unit, unit_label
+from .vocab import (
+    DEFAULT_UNIT,
+    GRAMMAR_MODES,
+    LANGS,
+    MARKER_MODES,
+    MAX_CALLS,
+    MODES,
+    Lang,
+    Mode,
+    Status,
+    Unit,
+    unit_label,
+)
 
 OVERRUN_CHARS_PER_UNIT = 50
 """Characters per unit beyond which a reply is worthless however it counts (one endless 'word' of 5 MB)."""
@@ -45,6 +57,7 @@ class Request:
     allow_fallback: bool = True
     time_limit: float | None = None  # seconds for the whole run; what arrived by then is kept
     word_list: bool = True  # guaranteed modes on llama.cpp draw words from a word list (grammar.lexicon_rules)
+    max_calls: int | None = None  # repair bound (see repair.py); None: 3 on models without a grammar, else 1
 
     @property
     def count_unit(self) -> Unit:
@@ -65,6 +78,8 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         raise ValueError(f"the output limit must be at least 1 token, got {request.max_tokens}")
     if request.time_limit is not None and request.time_limit <= 0:
         raise ValueError(f"the time limit must be more than 0 seconds, got {request.time_limit:g}")
+    if request.max_calls is not None and not 1 <= request.max_calls <= MAX_CALLS:
+        raise ValueError(f"max calls must be from 1 (no repair) to {MAX_CALLS}, got {request.max_calls}")
     if request.mode in GRAMMAR_MODES:
         if not supports(request.lang, request.count_unit):
             raise ValueError(
@@ -126,6 +141,12 @@ class Outcome:
     first_token_seconds: float | None = None
     finish_reason: str | None = None
     fluency: float | None = None  # geometric mean token probability (quality.fluency), when the server gave logprobs
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a repaired run (repair.py)
+
+    @property
+    def calls(self) -> int:
+        """Model calls this outcome took: 1 unless it was repaired."""
+        return max(len(self.attempts), 1)
 
     @property
     def target(self) -> int:
@@ -177,6 +198,8 @@ class Outcome:
             "failure": self.failure,
             "notice": self.notice,
             "fluency": self.fluency,
+            "calls": self.calls,
+            "attempts": self.attempts,
         }
 
 
@@ -327,6 +350,14 @@ class Generation:
         self._cancel.set()
         if self.status == "running":
             self._finish(cancelled=True)
+
+    def preload(self, raw: str) -> None:
+        """Start from output an earlier call wrote and a repair kept: this call's output continues it, and the
+        two are parsed, counted and verified as one answer."""
+        with self._lock:
+            self._parts = [raw] if raw else []
+            if self.parser is not None:
+                self.parser.feed(raw)
 
     # ----- running --------------------------------------------------------------------------------------
     def stream(self) -> Iterator[str]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .parser import check_output
 from .quality import QualityWarning, warnings
+from .repair import calls_line
 from .runs import display_status, verdict_of
 from .storage import RunRecord
 from .vocab import MARKER_MODES, mode_label, unit_label
@@ -87,6 +88,8 @@ def show_run(run: RunRecord) -> str:
     if score_line(run):
         lines.append(score_line(run))
     lines += [f"warning: {w.message}" for w in run_warnings(run)]
+    if run.attempts:
+        lines.append(calls_line(run.attempts))
     lines += ["", "Instruction:", run.instruction, "", "Text:", run.text, ""]
     return "\n".join(lines)
 

@@ -27,6 +27,7 @@ _DRAFT_OPEN = re.compile(r"^\s*" + re.escape(DRAFT_OPEN), re.IGNORECASE)
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
 _LATIN_END = re.compile(f"[^\\W_{HAN_RANGES}]$")
 _LATIN_START = re.compile(f"[^\\W_{HAN_RANGES}]")
+_SEGMENT_ERRORS = frozenset({"extra_units", "bare_marker"})  # the text after a marker is not one unit
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,35 @@ class ParseResult:
         return check_fields(self.verdict, self.countdown_end, self.errors, self.text)
 
 
+@dataclass(frozen=True)
+class Verified:
+    """The longest right countdown prefix so far: what a repair keeps, and the marker it continues from.
+
+    `start` is where `<N>` sits in the raw output (text before it is a preamble, dropped), `end` where the
+    verified part ends: right before the first marker whose unit is not yet confirmed. A unit counts as
+    verified once the next marker closes it correctly, so a word cut mid-way is never kept. `next_marker` is
+    the marker a continuation must start with (`<k-1>` after `<N>` … `<k>`), or -1 once `<0>` was reached
+    correctly (then `end` is just after `<0>`, and anything later is overshoot to cut). `error` is the first
+    error that ended the verified part (None while everything is right). `draft_end` is where the draft
+    stops (0 without one): a repair keeps the draft too.
+    """
+
+    start: int
+    end: int
+    next_marker: int
+    units: int
+    error: MarkerError | None
+    draft_end: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.next_marker < 0
+
+    def kept(self, raw: str) -> str:
+        """The part of `raw` a repair keeps: the draft, then the verified countdown (no preamble, no overshoot)."""
+        return raw[: self.draft_end] + raw[self.start : self.end]
+
+
 @dataclass
 class _Segment:
     """Text between two markers: the unit (stripped) and how many newlines sat on each side of it."""
@@ -165,6 +195,14 @@ class MarkerParser:
         self._spans: list[tuple[int, int]] = []  # where each well-formed marker sits in the raw output
         self._clean = ""  # clean text of the first `_clean_n` units, extended as units arrive
         self._clean_n = 0
+        self._unit_ends: list[int] = []  # where each unit ends in the clean text
+        # The verified countdown prefix (see `Verified`): start of <N>, end, next marker, units, first error.
+        self._v_start: int | None = None
+        self._v_end = 0
+        self._v_next = target
+        self._v_units = 0
+        self._v_error: MarkerError | None = None
+        self._reparsed: MarkerParser | None = None
 
     # ----- live state -------------------------------------------------------------------------------
     @property
@@ -210,6 +248,24 @@ class MarkerParser:
     def text_so_far(self) -> str:
         """The clean text of the units finished so far: always a prefix of the final text, so it can stream."""
         return self._clean_text() if self._last is not None else ""
+
+    def verified(self) -> Verified:
+        """The longest verified countdown prefix so far (after `close()`, of the output as a whole)."""
+        if self._reparsed is not None:
+            return self._reparsed.verified()
+        draft_end = self._draft_span[1] if self._draft_span else 0
+        start = draft_end if self._v_start is None else self._v_start
+        end = max(self._v_end, start)
+        return Verified(start, end, self._v_next, self._v_units, self._v_error, draft_end)
+
+    def verified_text(self) -> str:
+        """The clean text of the verified units only: a prefix of every text a repair can end with."""
+        if self._reparsed is not None:
+            return self._reparsed.verified_text()
+        if not self._v_units:
+            return ""
+        self._clean_text()
+        return self._clean[: self._unit_ends[self._v_units - 1]]
 
     # ----- feeding ----------------------------------------------------------------------------------
     def feed(self, chunk: str) -> list[MarkerError]:
@@ -315,6 +371,34 @@ class MarkerParser:
         self._errors.append(MarkerError(type_, start, end, message))
 
     def _marker(self, mk: Marker) -> None:
+        before, prev = len(self._errors), self._last
+        self._step(mk)
+        self._track(mk, prev, before)
+
+    def _track(self, mk: Marker | None, prev: Marker | None, before: int) -> None:
+        """Extend the verified prefix with what this marker (None: the end of output) confirmed.
+
+        A marker closes the previous marker's unit: that unit is verified when it is exactly one unit, even if
+        this marker itself is wrong (a skip keeps `<4>b` of `<4>b<2>`). The first error other than a preamble
+        ends the verified prefix for good.
+        """
+        if self._v_error is not None or self._v_next < 0:
+            return
+        new = [e for e in self._errors[before:] if e.type != "preamble"]
+        if mk is not None and prev is not None and not any(e.type in _SEGMENT_ERRORS for e in new):
+            self._v_units += 1
+            self._v_next, self._v_end = prev.value - 1, mk.start
+        if new:
+            self._v_error = min(new, key=lambda e: e.start)
+            return
+        if mk is None:
+            return
+        if prev is None:
+            self._v_start = self._v_end = mk.start  # the first marker, <N>: everything before it is preamble
+        if mk.value == 0:
+            self._v_next, self._v_end = -1, mk.end
+
+    def _step(self, mk: Marker) -> None:
         self._markers += 1
         if not mk.malformed:
             self._spans.append((mk.start, mk.end))
@@ -416,11 +500,13 @@ class MarkerParser:
             reparse = MarkerParser(self.target, self.lang, self.unit, code=self.code)
             reparse.feed(raw)
             self._closed = reparse.close()
+            self._reparsed = reparse
             return self._closed
         if self._pending:
             self._marker_from_pending(self._pos, closed=False)
         end = self._pos
         last = self._last
+        before = len(self._errors)
         if self._ended:
             self._flush_trailing()
         elif last is None:
@@ -436,6 +522,7 @@ class MarkerParser:
                 )
             else:
                 self._error("missing_end", end, end, "the unit of <1> is not followed by <0>")
+        self._track(None, last, before)
         text = self._clean_text()
         if self.code and self._last is not None:
             # Code-aware rule (§3.3): a whole code line is one token, so count what the markers paid for.
@@ -479,6 +566,7 @@ class MarkerParser:
                     # English units are words; in Chinese, two Latin units (`New` `York`) stay two words.
                     out.append(" ")
             out.append(unit)
+            self._unit_ends.append(len(self._clean) + sum(map(len, out)))
         if out:
             self._clean += "".join(out)
             self._clean_n = len(self._units)

@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 
 from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
+from .repair import RepairGeneration, with_repair
 from .storage import RunRecord, create_run, update_run
 from .verdict import Verdict, judge
 from .vocab import STALE_AFTER, DisplayStatus, Origin
@@ -38,6 +39,8 @@ class LiveRun:
     state is saved, so another thread can wait for it (`settle`).
     """
 
+    gen: Generation | RepairGeneration
+
     def __init__(
         self,
         gen: Generation,
@@ -49,7 +52,7 @@ class LiveRun:
         group_id: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.gen = gen
+        self.gen = with_repair(gen)  # a countdown run that may take more than one call (repair.py)
         self.engine = engine
         self.closed = threading.Event()
         self._clock = clock
@@ -153,6 +156,7 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "notice": outcome.notice,
         "mode": outcome.mode,
         **quality_fields(outcome),
+        "attempts": outcome.attempts,
     }
 
 

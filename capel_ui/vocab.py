@@ -16,6 +16,11 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MAX_TARGET = 10_000
 """The largest target length the app accepts, in any unit."""
 
+DEFAULT_MAX_CALLS = 3
+"""Model calls a CAPEL run may take on a model without a grammar: the first, then repairs (see repair.py)."""
+MAX_CALLS = 10
+"""The largest bound on calls the app accepts; 1 turns repair off."""
+
 # --- languages and counting units -------------------------------------------------------------------
 
 Lang = Literal["en", "zh"]

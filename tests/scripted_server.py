@@ -12,8 +12,10 @@ Behaviours: `ok` (a stream, or one JSON answer when the request has `"stream": f
 answer in OpenAI's shape), `context_error` (400 "maximum context length"), `cut_after` (some chunks, then the
 socket closes mid-body), `stall_after` (some chunks, then silence), `stream_error` (some chunks, then an SSE
 error event), `empty` (finish_reason but no text), `hang` (no answer at all for a while), `html_page` (a 200
-web page instead of an API answer), `bad_json_after` (some chunks, then a `data:` line that is not JSON) and
-`endless` (one chunk after another until the client hangs up).
+web page instead of an API answer), `bad_json_after` (some chunks, then a `data:` line that is not JSON),
+`endless` (one chunk after another until the client hangs up) and `answer` (a behaviour computed from the
+request: a simulated model that reads a repair's prefill or quoted prefix). `countdown` writes CAPEL output
+(right, or going wrong in a chosen way at a chosen marker) for scripts.
 When the script runs out the server answers with `then` (by default a 500 that says the script ran out).
 """
 
@@ -24,7 +26,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -120,6 +122,56 @@ def endless(chunk: str = "word ", delay: float = 0.01, limit: int = 100_000) -> 
     return Behaviour("endless", (chunk,), seconds=delay, code=limit)
 
 
+def answer(respond: Callable[[dict[str, Any]], Behaviour]) -> Behaviour:
+    """A behaviour chosen when the request arrives, from its JSON body (e.g. a continuation of its prefill)."""
+    return Behaviour("answer", body=respond)
+
+
+WORDS = ("sea", "wind", "salt", "light", "stone", "wave", "shore", "gull", "rope", "tide")
+
+
+def countdown(
+    start: int,
+    *,
+    wrong: str | None = None,
+    at: int = 0,
+    words: Sequence[str] = WORDS,
+    per_chunk: int = 1,
+) -> list[str]:
+    """CAPEL output from marker `<start>` down to `<0>`, as stream chunks (one marker and its word each).
+
+    `wrong` makes it go wrong at marker `<at>` the way the paper's taxonomy names: `skip` (jumps from `<at>` to
+    `<at-2>`), `repeat` (writes `<at>` twice), `extra_units` (two words after `<at>`), `bare_marker` (nothing
+    after `<at>`), `early_stop` (`<0>` right after `<at>`'s word), `missing_end` (no `<0>`), `preamble` (a
+    sentence before the first marker), `trailing_text` (a sentence after `<0>`), `wrong_start` (starts one
+    above `start`). After the error the countdown goes on as such a model would, down to `<0>`.
+    """
+    parts: list[str] = []
+    if wrong == "preamble":
+        parts.append("Sure, here it is: ")
+    k = start + 1 if wrong == "wrong_start" else start
+    i = 0
+    while k >= 1:
+        word = words[i % len(words)]
+        i += 1
+        if k == at and wrong == "bare_marker":
+            parts.append(f"<{k}>")
+        elif k == at and wrong == "extra_units":
+            parts.append(f"<{k}>{word} {words[i % len(words)]}")
+        elif k == at and wrong == "repeat":
+            parts.extend([f"<{k}>{word}", f"<{k}>{word}"])
+        else:
+            parts.append(f"<{k}>{word}")
+        if k == at and wrong == "early_stop":
+            break
+        k -= 2 if (k == at and wrong == "skip") else 1
+    if wrong != "missing_end":
+        parts.append("<0>")
+    if wrong == "trailing_text":
+        parts.append(" I hope this helps!")
+    return ["".join(parts[j : j + per_chunk]) for j in range(0, len(parts), per_chunk)]
+
+
 @dataclass
 class Received:
     method: str
@@ -137,6 +189,7 @@ class ScriptedServer:
     def __init__(self, *, models: Sequence[str] = (MODEL,)) -> None:
         self.models = list(models)
         self.requests: list[Received] = []
+        self.hung_up: list[Received] = []  # requests whose client closed the connection before the answer ended
         self._script: list[Behaviour] = []
         self._then: Behaviour | None = None
         self._lock = threading.Lock()
@@ -245,10 +298,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         behaviour = self.scripted._next()
         body = received.body if isinstance(received.body, dict) else {}
+        if behaviour.kind == "answer":
+            behaviour = behaviour.body(body)
         try:
             self._perform(behaviour, body)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test): fine
             self.close_connection = True
+            with self.scripted._lock:
+                self.scripted.hung_up.append(received)
 
     # ----- answers --------------------------------------------------------------------------------------
     def _json(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:

@@ -450,3 +450,32 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     expect(page.get_by_label("Instruction", exact=True)).to_have_value("Count to three, please.")
     expect(page.get_by_label("Target length", exact=True)).to_have_value("3")
     expect(page.locator(".capel-text")).to_have_count(0)  # no other run's result under the pre-filled form
+
+
+def test_a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, server: Server) -> None:
+    from tests.scripted_server import ScriptedServer, countdown, ok
+
+    with ScriptedServer() as vendor:
+        broken = countdown(6, wrong="skip", at=4)  # <6> <5> <4>, then <2>: the skip
+        vendor.script(ok(broken), ok(["<3>tide", "<2>foam", "<1>sand", "<0>"], delay=1.0))
+        open_app(page, server.url)
+        pick(page, "Provider", "OpenAI-compatible server")
+        for label, value in (("Base URL", vendor.url), ("Model id", "scripted-model")):
+            box = page.get_by_label(label, exact=True)
+            box.fill(value)
+            box.press("Enter")
+            page.wait_for_selector(IDLE)
+        page.get_by_label("Instruction", exact=True).fill("Write about the sea.")
+        set_number(page, "Target length", 6)
+        expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")  # no grammar here
+
+        page.get_by_role("button", name="Generate", exact=True).click()
+        page.get_by_text(re.compile(r"repairing from <3> \(call 2 of 3\)")).wait_for(timeout=PAGE_TIMEOUT)
+        screenshot(page, "write-repairing")
+        page.get_by_text("✓ exact · verified · 6/6 English words").wait_for(timeout=PAGE_TIMEOUT)
+        page.wait_for_selector(IDLE)
+        page.get_by_text(re.compile(r"2 call\(s\) · 1 first: Skipped marker · 2 from <3>: right")).wait_for()
+        assert page.locator(".capel-text").inner_text().strip() == "sea wind salt tide foam sand"
+        screenshot(page, "write-repaired")
+    second = vendor.chat_requests[1].body["messages"][0]["content"]
+    assert "<6>sea<5>wind<4>salt" in second and "start with the marker <3>" in second

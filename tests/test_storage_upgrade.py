@@ -41,7 +41,7 @@ V1_TABLES = ("runs", "bench_runs", "bench_results")
 NEW_RUN_COLUMNS = ("origin", "verified", "finish_reason", "failure_kind", "notice", "group_id", "attempts")
 # m004 (quality scores)
 NEW_RUN_COLUMNS += ("fluency", "score", "judge_score", "judge_model")
-NEW_BENCH_RESULT_COLUMNS = ("fluency", "score")
+NEW_BENCH_RESULT_COLUMNS = ("fluency", "score", "calls")  # m004, m005
 
 EXPECTED_BACKFILL = {  # run id: (origin, verified), what the fixture's rows must become
     1: ("write", True),  # complete, exact, valid

@@ -17,6 +17,11 @@ from ..prompts import Message
 from ..vocab import FailureKind
 
 GrammarField = Literal["grammar", "guided_grammar", "structured_outputs"]
+PrefillStyle = Literal["prefix", "continue_final_message", "assistant"]
+"""How a server continues a partial answer (an assistant prefill), used by repair calls:
+`prefix` DeepSeek's chat prefix completion (last assistant message with `"prefix": true`), `continue_final_message`
+vLLM's flag (with `add_generation_prompt: false`), `assistant` a server that continues a final assistant message
+as it is (llama.cpp)."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,8 @@ class Capabilities:
     max_completion_tokens: bool = False
     ignores_temperature: bool = False
     logprobs: bool = False  # returns token log-probabilities when asked (`logprobs=True`)
+    prefill: PrefillStyle | None = None
+    prefill_path: str | None = None  # where the server serves prefill, under the base URL (DeepSeek: /beta)
 
     @property
     def grammar(self) -> bool:
@@ -83,6 +90,7 @@ class Options:
     seed: int | None = None
     cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token
     logprobs: bool = False  # ask for each output token's log-probability (the fluency score), where served
+    prefill: str | None = None  # the start of the answer, for the model to continue (needs Capabilities.prefill)
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,22 @@ class OpenAICompatBackend(Backend):
                 params["extra_body"] = {caps.grammar_field: options.grammar}
         if options.timeout is not None:  # else the client keeps the timeout the backend was built with
             params["timeout"] = options.timeout
+        if options.prefill:
+            self._add_prefill(params, options.prefill)
         return params
+
+    def _add_prefill(self, params: dict[str, Any], prefill: str) -> None:
+        """End the messages with the answer so far, in the way this server continues it."""
+        style = self.capabilities.prefill
+        if style is None:
+            raise BackendError("bad_request", f"{self.label} cannot continue a partial answer (no prefill)")
+        message: dict[str, Any] = {"role": "assistant", "content": prefill}
+        if style == "prefix":
+            message["prefix"] = True
+        elif style == "continue_final_message":
+            extra = params.setdefault("extra_body", {})
+            extra.update(continue_final_message=True, add_generation_prompt=False)
+        params["messages"] = [*params["messages"], message]
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
@@ -253,10 +268,14 @@ class OpenAICompatBackend(Backend):
         """
         attempt = 0
         waited = 0.0
+        client = self._client
+        path = self.capabilities.prefill_path
+        if path and params["messages"] and params["messages"][-1].get("role") == "assistant" and self.base_url:
+            client = client.with_options(base_url=self.base_url.rstrip("/") + path)  # e.g. DeepSeek's beta
         while True:
             attempt += 1
             try:
-                return self._client.chat.completions.create(**params)
+                return client.chat.completions.create(**params)
             except RETRYABLE as exc:
                 stopped = cancel is not None and cancel.is_set()  # aborted on purpose: no retry
                 if stopped or attempt > self.max_retries or isinstance(exc, openai.APITimeoutError):

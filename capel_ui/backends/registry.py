@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Literal
 
 from ..vocab import PROJECT_ROOT
-from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, GrammarField
+from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, GrammarField, PrefillStyle
 from .embedded import start_server
 from .openai_compat import OpenAICompatBackend
 
 Provider = Literal["embedded", "gguf", "openai", "deepseek", "compatible"]
 
 EMBEDDED_MODEL = "embedded"
-LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True)
+LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True, prefill="assistant")
 REASONING_OPENAI = Capabilities(reasoning=True, max_completion_tokens=True, ignores_temperature=True)
 
 
@@ -81,7 +81,8 @@ PROVIDERS: dict[Provider, ProviderSpec] = {
         ("deepseek-chat", "deepseek-reasoner"),
         "deepseek-chat",
         {"deepseek-reasoner": Capabilities(reasoning=True, ignores_temperature=True)},
-        default_caps=Capabilities(logprobs=True),
+        # logprobs for the fluency score; chat prefix completion (beta) for repair
+        default_caps=Capabilities(logprobs=True, prefill="prefix", prefill_path="/beta"),
     ),
     "compatible": ProviderSpec(
         "compatible",
@@ -253,7 +254,17 @@ def capabilities_for(provider: Provider, model: str, grammar_field: str | None =
     caps = spec.model_caps.get(model, spec.default_caps)
     if grammar_field:
         caps = replace(caps, grammar_field=grammar_field)  # type: ignore[arg-type]
+        if provider == "compatible" and caps.prefill is None:
+            caps = replace(caps, prefill=PREFILL_BY_GRAMMAR_FIELD.get(grammar_field))
     return caps
+
+
+PREFILL_BY_GRAMMAR_FIELD: dict[str, PrefillStyle] = {
+    "grammar": "assistant",
+    "guided_grammar": "continue_final_message",
+    "structured_outputs": "continue_final_message",
+}
+"""A compatible server's grammar field names the server (llama.cpp, vLLM), and so how it continues an answer."""
 
 
 def get_backend(

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..cliargs import bounded
-from ..vocab import LANGS, MAX_TARGET, MODES
+from ..vocab import LANGS, MAX_CALLS, MAX_TARGET, MODES
 from .suites import SUITE_HELP, SUITES, parse_lengths
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--lang", choices=LANGS, help="only the prompts in this language")
     p.add_argument(
         "--concurrency", type=bounded("concurrency", 1), default=1, help="requests in flight (default 1, at most 32)"
+    )
+    p.add_argument(
+        "--max-calls",
+        type=bounded("max calls", 1, MAX_CALLS),
+        help="repair: calls a capel/draft-capel sample may take (default 1, no repair); a separate run",
     )
     p.add_argument("--file", help="the CSV or JSONL for --suite custom (instruction, lang, target[, id])")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -139,6 +144,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             file=args.file,
             concurrency=args.concurrency,
             grammar_field=args.grammar_field,
+            max_calls=args.max_calls,
         )
     except ValueError as exc:
         err.write(f"capel_ui: error: {exc}\n")
@@ -184,7 +190,8 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(
             "\nEM = exact match; MALD = mean |count−target|/target; LD, LS = LIFEBench's Length Deviation (mean |LD|) "
             "and Length Score (counts ≤ 1 dropped; `all` averages over targets); n = samples scored "
-            "(of those run); errors = samples showing each marker error, backend = failed requests.\n"
+            "(of those run); calls = model calls per sample (repair); tok/exact = completion tokens per exact text; "
+            "errors = samples showing each marker error, backend = failed requests.\n"
         )
     if interrupted:
         stored = f"{len(records)} of {outcome.total} samples are stored"

@@ -35,6 +35,8 @@ ROW_KEYS: tuple[str, ...] = (
     "seconds",
     "score",
     "fluency",
+    "calls",
+    "tokens_per_exact",
 )
 """Keys of every aggregated row. `target` is None in the overall row of a (model, mode, lang)."""
 
@@ -101,6 +103,20 @@ def _row(model: str, mode: str, lang: str, target: int | None, records: Sequence
         "seconds": _mean(secs),
         "score": _mean([float(s) for r in ok if (s := _get(r, "score")) is not None]),
         "fluency": _mean([float(f) for r in ok if (f := _get(r, "fluency")) is not None]),
+        **_repair_columns(ok, pairs),
+    }
+
+
+def _repair_columns(ok: Sequence[Any], pairs: Sequence[tuple[int, int]]) -> Row:
+    """Mean model calls per scored sample (1 for a sample stored before repair existed) and completion tokens
+    spent, over every scored sample, per text that hit its target exactly (what one exact text costs)."""
+    calls = [int(_get(r, "calls") or 1) for r in ok]
+    tokens = [_get(r, "completion_tokens") for r in ok]
+    exact = sum(1 for target, n in pairs if target == n)
+    known = all(t is not None for t in tokens)
+    return {
+        "calls": _mean(calls),
+        "tokens_per_exact": sum(tokens) / exact if exact and known and tokens else None,
     }
 
 
@@ -152,7 +168,7 @@ def format_table(rows: Sequence[Row]) -> str:
     """The CLI's table: one block per model and mode, a line per language and target, then `all`."""
     header = (
         f"{'mode':<16} {'lang':<4} {'target':>6} {'n':>4} {'EM':>6} {'MAE':>8} {'MALD':>6} {'LD':>6} {'LS':>6} "
-        f"{'tok/unit':>8} {'sec':>6} {'score':>5}  errors"
+        f"{'tok/unit':>8} {'sec':>6} {'calls':>5} {'tok/exact':>9} {'score':>5}  errors"
     )
     lines: list[str] = []
     model = None
@@ -169,8 +185,8 @@ def format_table(rows: Sequence[Row]) -> str:
         lines.append(
             f"{mode:<16} {r['lang']:<4} {target:>6} {n:>4} {em:>6} {_fmt(r['mae'], '.1f'):>8} "
             f"{_fmt(r['mald'], '.3f'):>6} {_fmt(r['ld'], '.3f'):>6} {_fmt(r['ls'], '.1f'):>6} "
-            f"{_fmt(r['tokens_per_unit'], '.2f'):>8} {_fmt(r['seconds'], '.1f'):>6} "
-            f"{_fmt(r['score'], '.1f'):>5}  {format_errors(r['errors'])}"
+            f"{_fmt(r['tokens_per_unit'], '.2f'):>8} {_fmt(r['seconds'], '.1f'):>6} {_fmt(r['calls'], '.2f'):>5} "
+            f"{_fmt(r['tokens_per_exact'], '.1f'):>9} {_fmt(r['score'], '.1f'):>5}  {format_errors(r['errors'])}"
         )
         if r["target"] is None:
             lines.append("")
@@ -182,7 +198,7 @@ def json_rows(rows: Iterable[Row]) -> list[Row]:
     out = []
     for r in rows:
         row = dict(r)
-        for key in ("em", "mae", "ls", "valid", "tokens_per_unit", "seconds"):
+        for key in ("em", "mae", "ls", "valid", "tokens_per_unit", "seconds", "calls", "tokens_per_exact"):
             if row[key] is not None:
                 row[key] = round(row[key], 4)
         for key in ("mald", "ld"):

@@ -24,6 +24,7 @@ from sqlalchemy import Engine
 from .. import storage
 from ..backends import Backend, get_backend
 from ..generation import Generation, Request, validate_request
+from ..repair import RepairGeneration, with_repair
 from ..runs import quality_fields
 from ..vocab import MODES, Lang, Mode
 from .report import Row, aggregate
@@ -51,6 +52,7 @@ class BenchConfig:
     file: str | None = None  # the custom suite's CSV/JSONL
     concurrency: int = 1
     grammar_field: str | None = None
+    max_calls: int | None = None  # repair: calls a capel/draft-capel sample may take (None or 1: one call)
 
 
 @dataclass
@@ -96,6 +98,8 @@ def bench_key(config: BenchConfig, suite: Suite) -> str:
     }
     if config.lang:
         payload["lang"] = config.lang
+    if config.max_calls and config.max_calls > 1:
+        payload["max_calls"] = config.max_calls
     if suite.fingerprint:
         payload["file_sha256"] = suite.fingerprint
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -106,8 +110,9 @@ def plan(suite: Suite, modes: Sequence[Mode]) -> list[tuple[Item, Mode]]:
     return [(item, mode) for item in suite.items for mode in modes]
 
 
-def request_for(item: Item, mode: Mode, suite: Suite, seed: int | None) -> Request:
-    """The request the app would send; no fallback, so the mode measured is the mode asked for."""
+def request_for(item: Item, mode: Mode, suite: Suite, seed: int | None, max_calls: int | None = None) -> Request:
+    """The request the app would send; no fallback, so the mode measured is the mode asked for, and one call
+    unless the benchmark asks for repair (`max_calls`)."""
     return Request(
         instruction=item.instruction,
         target=item.target,
@@ -117,6 +122,7 @@ def request_for(item: Item, mode: Mode, suite: Suite, seed: int | None) -> Reque
         temperature=item.temperature,
         seed=seed,
         allow_fallback=False,
+        max_calls=max_calls or 1,
     )
 
 
@@ -133,16 +139,16 @@ class _InFlight:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._gens: dict[int, Generation] = {}  # by id(): a Generation is a dataclass, so not hashable
+        self._gens: dict[int, Generation | RepairGeneration] = {}  # by id(): a Generation is not hashable
         self.stopping = threading.Event()
 
-    def add(self, gen: Generation) -> None:
+    def add(self, gen: Generation | RepairGeneration) -> None:
         with self._lock:
             self._gens[id(gen)] = gen
         if self.stopping.is_set():
             gen.cancel()
 
-    def remove(self, gen: Generation) -> None:
+    def remove(self, gen: Generation | RepairGeneration) -> None:
         with self._lock:
             self._gens.pop(id(gen), None)
 
@@ -162,7 +168,7 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
     started = time.monotonic()
     base = {"item_id": "", "lang": request.lang, "target": request.target, "mode": request.mode}
     try:
-        gen = Generation(backend, request)
+        gen = with_repair(Generation(backend, request))
         if inflight is not None:
             inflight.add(gen)
         try:
@@ -202,6 +208,7 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
         "raw": outcome.raw,
         "text": outcome.text,
         **quality_fields(outcome),
+        "calls": outcome.calls,
     }
 
 
@@ -272,7 +279,7 @@ def run_bench(
 
     def work(item: Item, mode: Mode) -> str | None:
         """Generate and store one sample; its status ('ok'/'error'), or None if cancelled (not stored)."""
-        fields = run_sample(backend, request_for(item, mode, suite, config.seed), inflight)
+        fields = run_sample(backend, request_for(item, mode, suite, config.seed, config.max_calls), inflight)
         if fields is None:
             return None
         fields.update(item_id=item.item_id, model=config.model)

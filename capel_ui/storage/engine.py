@@ -45,7 +45,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import case, column, false, insert, select, table, true, update
-from sqlalchemy.types import JSON, Boolean, Float, String, Text, TypeEngine
+from sqlalchemy.types import JSON, Boolean, Float, Integer, String, Text, TypeEngine
 
 from ..vocab import PROJECT_ROOT
 from .schema import Base, SchemaMigration, utcnow
@@ -150,7 +150,12 @@ def m004_quality_scores(conn: Connection) -> None:
         _add_column(conn, "bench_results", name, Float(), None)
 
 
-UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_quality_scores)
+def m005_bench_calls(conn: Connection) -> None:
+    """bench_results: calls, the model calls a sample took (repair; frozen, never edit). Old results have none."""
+    _add_column(conn, "bench_results", "calls", Integer(), None)
+
+
+UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_quality_scores, m005_bench_calls)
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 
 INITIAL = "m001_initial"

@@ -177,6 +177,7 @@ class BenchResult(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     fluency: Mapped[float | None]  # as on runs (issue 12)
     score: Mapped[float | None]
+    calls: Mapped[int | None]  # model calls the sample took (more than 1 when repaired)
 
 
 class SchemaMigration(Base):

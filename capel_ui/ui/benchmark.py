@@ -19,7 +19,7 @@ from ..bench import charts, report
 from ..bench.runner import BenchConfig, list_runs, parse_modes, run_bench, run_results
 from ..bench.suites import SUITES, parse_lengths
 from ..storage import PROJECT_ROOT
-from ..vocab import MODE_LABELS, MODES, mode_label
+from ..vocab import MAX_CALLS, MODE_LABELS, MODES, mode_label
 from . import resources
 
 DEFAULT_LENGTHS = {"rtg": "16,64", "lifebench": "16,32", "mtbench": "50", "custom": ""}
@@ -103,11 +103,20 @@ def _run_form() -> None:
         key=f"b_lengths_{suite}",
         help="Comma-separated, e.g. 16,64; empty for the suite's default.",
     )
-    d = st.columns(4)
+    d = st.columns(5)
     limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key="b_limit")
     seed = d[1].number_input("Seed", min_value=0, value=0, key="b_seed")
     lang = d[2].selectbox("Language", ["both", "en", "zh"], key="b_lang")
     concurrency = d[3].number_input("Concurrency", min_value=1, max_value=8, value=2, key="b_conc")
+    max_calls = d[4].number_input(
+        "Max calls (repair)",
+        min_value=1,
+        max_value=MAX_CALLS,
+        value=1,
+        key="b_max_calls",
+        help="CAPEL samples that go wrong are repaired from their verified prefix, up to this many calls; "
+        "1 measures one call, as the paper does. A different value is a separate run.",
+    )
     upload = None
     if suite == "custom":
         upload = st.file_uploader(
@@ -129,6 +138,7 @@ def _run_form() -> None:
             concurrency=int(concurrency),
             file=_upload_path(upload) if upload is not None else None,
             grammar_field=choice.grammar_field,
+            max_calls=int(max_calls),
         )
         if suite == "custom" and config.file is None:
             raise ValueError("upload a CSV or JSONL file for the custom suite")

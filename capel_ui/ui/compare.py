@@ -207,9 +207,10 @@ def _show(engine: Engine, cid: str) -> None:
                 "Count", r.count if r.count is not None else "–", delta=(r.count or 0) - r.target, delta_color="off"
             )
             m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
-            st.caption(f"{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
             score = run_score(r)
             st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)
+            calls = f"{max(len(r.attempts), 1)} call(s) · "
+            st.caption(f"{calls}{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
             if r.failure:
                 st.error(r.failure)
             if r.text.strip():

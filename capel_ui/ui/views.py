@@ -16,6 +16,7 @@ from ..counting import count_characters
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
+from ..repair import calls_line, repair_status
 from ..runs import LiveRun, settle, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, live_state
@@ -110,7 +111,9 @@ def stream_live(live: LiveRun) -> Outcome:
         done = gen.units_done
         count_ph.html(countdown_html(req.target - done, req.target, label, drafting=gen.in_draft))
         progress_ph.progress(min(done / req.target, 1.0), text=live_state(done, req.target, req.count_unit))
-        status_ph.caption(f"{gen.backend.label} · {mode_label(gen.mode)} · {time.monotonic() - gen.started:.1f} s")
+        status_ph.caption(
+            f"{gen.backend.label} · {mode_label(gen.mode)} · {time.monotonic() - gen.started:.1f} s{repair_status(gen)}"
+        )
         errors = gen.errors
         parser = gen.parser
         spans = parser.marker_spans if parser else ()
@@ -165,6 +168,8 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
             icon=":material/download:",
             width="stretch",
         )
+    if run.attempts:
+        st.caption(f"{calls_line(run.attempts)}")
     m = st.columns(4)
     m[0].metric("Time", f"{run.seconds:.1f} s" if run.seconds is not None else "–")
     m[1].metric("Completion tokens", run.completion_tokens if run.completion_tokens is not None else "–")

@@ -11,12 +11,15 @@ from ..counting import count
 from ..generation import Generation, Request, default_max_tokens, validate_request
 from ..history import run_score
 from ..judge import judge_run
+from ..repair import REPAIR_MODES
 from ..runs import LiveRun, run_together, verdict_of
 from ..storage import get_run, list_runs
 from ..variants import finish, rank_key, start_variants
 from ..vocab import (
+    DEFAULT_MAX_CALLS,
     DEFAULT_VARIANTS,
     GRAMMAR_UNITS,
+    MAX_CALLS,
     MAX_VARIANTS,
     MODE_LABELS,
     SHORT_TEXT,
@@ -212,6 +215,16 @@ def render() -> None:
         if uses_fallback(choice.model) and mode in ("capel", "draft-capel") and fallback:
             st.info(f"{choice.model} will get the baseline instruction instead of the countdown.")
         max_tokens, seed, time_limit = _limits(int(target), lang, mode, unit)
+        max_calls = st.number_input(
+            "Max calls (repair)",
+            min_value=1,
+            max_value=MAX_CALLS,
+            value=1 if choice.capabilities.grammar else DEFAULT_MAX_CALLS,
+            key=f"w_max_calls_{choice.capabilities.grammar}",
+            disabled=mode not in REPAIR_MODES,
+            help="A CAPEL countdown that goes wrong keeps its verified part and the model continues from the next "
+            "marker, up to this many calls in all; 1 turns repair off. On by default for models without a grammar.",
+        )
     if lang == "zh" and choice.provider == "embedded":
         st.info(
             "SmolLM2 does not write Chinese: Exact mode still gives the right number of characters, not good "
@@ -240,6 +253,7 @@ def render() -> None:
             seed=seed,
             time_limit=time_limit,
             allow_fallback=fallback,
+            max_calls=int(max_calls),
         )
         try:
             validate_request(request)
