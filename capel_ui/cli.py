@@ -11,19 +11,19 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from sqlalchemy import Engine
 
 from .backends import GRAMMAR_FIELDS
 from .cliargs import bounded
 from .counting import count
-from .generation import Generation, Request, validate_request
+from .generation import Generation, Outcome, Request, validate_request
 from .history import history_table, run_json, show_run
 from .parser import check_output
 from .prompts import build_prompt
 from .repair import RepairGeneration, repair_status
-from .runs import LiveRun
+from .runs import LiveRun, quality_fields, run_together
 from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
 from .verdict import live_state
 from .vocab import (
@@ -37,11 +37,16 @@ from .vocab import (
     LANGS,
     MAX_CALLS,
     MAX_TARGET,
+    MAX_VARIANTS,
     MODES,
     ORIGINS,
     UNITS,
     unit_label,
 )
+
+if TYPE_CHECKING:  # the backends (and the openai client) load only when a command needs a model
+    from .backends import Backend
+    from .variants import Candidate
 
 
 class UsageError(Exception):
@@ -135,6 +140,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ge.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
     ge.add_argument("--no-save", action="store_true", help="do not keep this run in History")
+    ge.add_argument(
+        "--variants",
+        type=bounded("variants", 1, MAX_VARIANTS),
+        default=1,
+        metavar="K",
+        help=f"write K candidates at once (1-{MAX_VARIANTS}), saved as one group and ranked by score",
+    )
+    ge.add_argument("--judge", metavar="MODEL", help="rate each text 1-10 with this model (FastChat single-v1)")
+    ge.add_argument("--judge-base-url", metavar="URL", help="the judge's OpenAI-compatible server, if not its own")
     ge.add_argument("instruction", help="what to write, or - to read it from standard input")
 
     hi = sub.add_parser("history", help="list saved runs, show one, or export them as CSV")
@@ -253,6 +267,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     try:
         backend = get_backend(args.model, base_url=args.base_url, grammar_field=args.grammar_field)
         gen = Generation(backend, request)
+        judge = _judge_backend(args)
     except BackendError as exc:
         err.write(f"capel_ui: error: {exc.message}\n")
         return EXIT_USAGE if exc.kind in ("bad_request", "not_found") else EXIT_BACKEND
@@ -260,6 +275,8 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         raise UsageError(str(exc)) from None
     if gen.notice:
         err.write(f"note: {gen.notice}\n")
+    if args.variants > 1:
+        return _generate_variants(backend, request, args, judge, out, err)
     live = LiveRun(gen, None if args.no_save else _engine(), origin="cli")
     printer = _Printer(live.gen, out, err, quiet=args.json)
     stream = live.stream()
@@ -270,7 +287,65 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         live.cancel()
         stream.close()  # saves the run as cancelled, with the text that arrived
         return _report(live, args, printer, err, interrupted=True)
+    if judge is not None and live.outcome.text.strip():
+        from .judge import judge_run
+
+        rating = judge_run(live.engine, live.run_id, judge, request.instruction, live.outcome.text)
+        err.write(f"judge {judge.label}: {rating if rating is not None else 'no rating'}\n")
     return _report(live, args, printer, err, interrupted=False)
+
+
+def _judge_backend(args: argparse.Namespace) -> Backend | None:
+    """The judge model named by --judge (built before any generation, so a bad name fails fast), or None."""
+    from .backends import get_backend
+
+    if not args.judge:
+        return None
+    return get_backend(args.judge, base_url=args.judge_base_url)
+
+
+def _generate_variants(
+    backend: Backend, request: Request, args: argparse.Namespace, judge: Backend | None, out: TextIO, err: TextIO
+) -> int:
+    """K candidates at once: all printed best first (or listed in --json), each saved as a run of one group."""
+    from .variants import finish, start_variants
+
+    engine = None if args.no_save else _engine()
+    group_id, lives = start_variants(backend, request, engine, args.variants)
+
+    def tick() -> None:
+        if err.isatty():
+            err.write("\r\x1b[K⏳ " + " · ".join(f"{lv.gen.units_done}/{request.target}" for lv in lives))
+            err.flush()
+
+    try:
+        run_together(lives, tick)
+    except KeyboardInterrupt:
+        for lv in lives:
+            lv.closed.wait(10)
+        err.write(f"\ninterrupted: the {len(lives)} variants keep what arrived (group {group_id})\n")
+        return EXIT_INTERRUPTED
+    if err.isatty():
+        err.write("\r\x1b[K")
+    ranked = finish(lives, engine, judge)
+    if args.json:
+        doc = {"group_id": group_id, "variants": [c.as_json(i + 1) for i, c in enumerate(ranked)]}
+        out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    else:
+        for i, c in enumerate(ranked, 1):
+            out.write(f"--- variant {i} of {len(ranked)}{_variant_line(c)}\n{c.outcome.text}\n")
+    best = ranked[0].outcome
+    saved = f" · saved as group {group_id}" if engine is not None else ""
+    err.write(f"best of {len(ranked)}:{_variant_line(ranked[0])[2:]}{saved}\n")
+    return EXIT_OK if best.verified else EXIT_MISS
+
+
+def _variant_line(c: Candidate) -> str:
+    parts = [f" · run {c.run_id}" if c.run_id is not None else ""]
+    parts.append(f" · score {c.score:.1f}" if c.score is not None else "")
+    parts.append(f" · judge {c.judge_score:g}" if c.judge_score is not None else "")
+    parts.append(f" · {c.outcome.verdict.headline(c.outcome.request.count_unit)}")
+    return "".join(parts)  # " · run 3 · score 6.2 · judge 7 · ✓ exact · verified · 12/12 English words"
 
 
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
@@ -278,7 +353,8 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
     if args.json:
-        printer.out.write(json.dumps({**outcome.as_json(), "run_id": live.run_id}, ensure_ascii=False) + "\n")
+        doc = {**outcome.as_json(), **_quality_json(outcome), "run_id": live.run_id}
+        printer.out.write(json.dumps(doc, ensure_ascii=False) + "\n")
     else:
         printer.finish(outcome.text)
     if interrupted:
@@ -294,6 +370,14 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
         err.write(f"capel_ui: error: {outcome.failure}\n")
         return EXIT_MISS if outcome.failure_kind in STOPPED_BY_LIMIT else EXIT_BACKEND
     return EXIT_OK if outcome.verified else EXIT_MISS
+
+
+def _quality_json(outcome: Outcome) -> dict[str, object]:
+    """`score` and `warnings` for `generate --json` (the same as a variant's)."""
+    from .quality import warnings
+
+    found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)
+    return {"score": quality_fields(outcome)["score"], "warnings": [w.message for w in found]}
 
 
 def _saved(live: LiveRun) -> str:

@@ -16,9 +16,10 @@ from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
 from .counting import count
-from .grammar import grammar_for, supports
+from .grammar import Grammar, grammar_for, lexicon_rules, supports, with_word_list
 from .parser import MarkerError, MarkerParser, check_fields
 from .prompts import build_messages, validate_target
+from .quality import fluency
 from .verdict import Verdict, judge
 from .vocab import (
     DEFAULT_UNIT,
@@ -55,6 +56,7 @@ class Request:
     seed: int | None = None
     allow_fallback: bool = True
     time_limit: float | None = None  # seconds for the whole run; what arrived by then is kept
+    word_list: bool = True  # guaranteed modes on llama.cpp draw words from a word list (grammar.lexicon_rules)
     max_calls: int | None = None  # repair bound (see repair.py); None: 3 on models without a grammar, else 1
 
     @property
@@ -139,6 +141,7 @@ class Outcome:
     seconds: float = 0.0
     first_token_seconds: float | None = None
     finish_reason: str | None = None
+    fluency: float | None = None  # geometric mean token probability (quality.fluency), when the server gave logprobs
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a repaired run (repair.py)
 
     @property
@@ -195,6 +198,7 @@ class Outcome:
             "lang": self.request.lang,
             "failure": self.failure,
             "notice": self.notice,
+            "fluency": self.fluency,
             "calls": self.calls,
             "attempts": self.attempts,
         }
@@ -226,7 +230,7 @@ class Generation:
         self._cancel = CancelToken()  # the user's Stop, or our own stop (`_stopped`); aborts the request
         self._stopped: BackendError | None = None  # why the run stopped itself: far past the target, time limit
         self._next_check = 0  # the raw length at which the overrun check counts again
-        grammar = grammar_for(self.mode, req.lang, req.target)  # each backend sends it in its server's syntax
+        grammar = self._grammar()  # each backend sends it in its server's syntax
         self.options = Options(
             temperature=req.temperature,
             top_p=req.top_p,
@@ -234,6 +238,7 @@ class Generation:
             grammar=grammar,
             seed=req.seed,
             cancel=self._cancel,
+            logprobs=True,
         )
         self.parser: MarkerParser | None = None
         if self.mode in MARKER_MODES:
@@ -250,6 +255,14 @@ class Generation:
         self.first_token: float | None = None
         self.ended: float | None = None
         self._outcome: Outcome | None = None
+
+    def _grammar(self) -> Grammar | str | None:
+        """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
+        req = self.request
+        grammar = grammar_for(self.mode, req.lang, req.target)
+        if grammar is not None and req.word_list and self.backend.capabilities.grammar_field == "grammar":
+            return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
+        return grammar
 
     @property
     def prompt(self) -> str:
@@ -457,6 +470,7 @@ class Generation:
             seconds=seconds,
             first_token_seconds=self.first_token,
             finish_reason=usage.finish_reason if usage else None,
+            fluency=fluency(usage.logprobs) if usage else None,
         )
         if self.status != "running":
             self._outcome = outcome

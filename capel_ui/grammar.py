@@ -227,14 +227,49 @@ def grammar_for(mode: Mode, lang: Lang, target: int) -> Grammar | None:
     return None
 
 
-def exact_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf") -> str:
-    """`exact_rules` as text in `syntax`."""
-    return exact_rules(lang, target).render(syntax)
+def exact_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None) -> str:
+    """`exact_rules` as text in `syntax`; `words` (GBNF only) replaces the unit rules (`lexicon_rules`)."""
+    return _text(exact_rules(lang, target), syntax, words)
 
 
-def countdown_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf") -> str:
-    """`countdown_rules` as text in `syntax`."""
-    return countdown_rules(lang, target).render(syntax)
+def countdown_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None) -> str:
+    """`countdown_rules` as text in `syntax`; `words` (GBNF only) replaces the unit rules (`lexicon_rules`)."""
+    return _text(countdown_rules(lang, target), syntax, words)
+
+
+def _text(grammar: Grammar, syntax: Syntax, words: str | None) -> str:
+    if words is None:
+        return grammar.render(syntax)
+    if syntax != "gbnf":
+        raise ValueError("a word list is GBNF text (llama.cpp only); it has no other syntax")
+    return with_word_list(grammar, words)
+
+
+# ----- the word list (llama.cpp only) --------------------------------------------------------------------------
+
+
+def lexicon_rules(lang: Lang, own_text: str = "") -> str:
+    """Word-list `word`/`wend` rules as GBNF text (llama.cpp only; about 350 kB, built once per process).
+
+    English: wordfreq's frequent words, numbers, and the words of `own_text` (the instruction or draft: names,
+    brands) the list lacks; the last word never a dangling "of"/"the". Chinese: a real character list.
+    """
+    from .lexicon import chinese_lexicon_rules, english_lexicon_rules, instruction_words
+
+    if lang == "en":
+        return english_lexicon_rules(instruction_words(own_text))
+    if lang == "zh":
+        return chinese_lexicon_rules()
+    raise ValueError(f"unknown language {lang!r}; use en or zh")
+
+
+def with_word_list(grammar: Grammar, words: str) -> str:
+    """`grammar` as GBNF text, its unit rules (`word`, `wend`) replaced by the word list's GBNF `words`.
+
+    The trie is written as GBNF text, not as a tree: it is only ever sent to llama.cpp, and at 20k words a
+    tree rendered per request would cost more than the request's own grammar work.
+    """
+    return Grammar(grammar.start).render("gbnf") + words.strip() + "\n"
 
 
 def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:

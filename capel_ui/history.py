@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from .parser import check_output
+from .quality import QualityWarning, warnings
 from .repair import calls_line
 from .runs import display_status, verdict_of
 from .storage import RunRecord
@@ -40,6 +41,7 @@ def history_rows(runs: Sequence[RunRecord], now: datetime | None = None) -> list
             "target": r.target,
             "count": r.count,
             "errors": len(r.errors),
+            "score": run_score(r),
             "text": preview(r.text or r.instruction),
         }
         for r in runs
@@ -51,7 +53,7 @@ def history_table(runs: Sequence[RunRecord]) -> str:
     if not runs:
         return "No runs match. Runs from Write, Compare and `generate` are saved here.\n"
     rows = history_rows(runs)
-    cols = ("id", "created", "status", "verified", "origin", "model", "mode", "count", "text")
+    cols = ("id", "created", "status", "verified", "origin", "model", "mode", "count", "score", "text")
     cells = [[_cell(row, c) for c in cols] for row in rows]
     widths = [max(len(c), *(len(line[i]) for line in cells)) for i, c in enumerate(cols)]
     widths[-1] = len(cols[-1])  # the text column is last and not padded
@@ -63,6 +65,8 @@ def history_table(runs: Sequence[RunRecord]) -> str:
 def _cell(row: dict[str, Any], col: str) -> str:
     if col == "count":
         return f"{row['count'] if row['count'] is not None else '–'}/{row['target']}"
+    if col == "score":
+        return "–" if row["score"] is None else f"{row['score']:g}"
     return str(row[col])
 
 
@@ -81,6 +85,9 @@ def show_run(run: RunRecord) -> str:
     if run.errors:
         kinds = sorted({str(e.get("type")) for e in run.errors})
         lines.append(f"marker errors: {len(run.errors)} ({', '.join(kinds)})")
+    if score_line(run):
+        lines.append(score_line(run))
+    lines += [f"warning: {w.message}" for w in run_warnings(run)]
     if run.attempts:
         lines.append(calls_line(run.attempts))
     lines += ["", "Instruction:", run.instruction, "", "Text:", run.text, ""]
@@ -103,3 +110,30 @@ def marker_spans(run: RunRecord) -> tuple[tuple[int, int], ...]:
         return ()
     draft = run.mode == "draft-capel"
     return check_output(run.raw, run.target, run.lang, run.unit, draft=draft, code=run.code).marker_spans  # type: ignore[arg-type]
+
+
+# ----- quality (issue 12) -------------------------------------------------------------------------------------
+
+
+def run_score(run: RunRecord) -> float | None:
+    """The score a run is ranked and listed by: the judge's 1-10 rating if it was judged, else the offline 0-10."""
+    return run.judge_score if run.judge_score is not None else run.score
+
+
+def score_line(run: RunRecord) -> str:
+    """ "score 6.2 · fluency 0.41 · judge 7 (gpt-4.1)", or "" for a run with no score yet."""
+    parts = []
+    if run.score is not None:
+        parts.append(f"score {run.score:g}")
+    if run.fluency is not None:
+        parts.append(f"fluency {run.fluency:.2f}")
+    if run.judge_score is not None:
+        parts.append(f"judge {run.judge_score:g} ({run.judge_model})")
+    return " · ".join(parts)
+
+
+def run_warnings(run: RunRecord) -> list[QualityWarning]:
+    """Non-words, glued words and a dangling ending in a run's text (the instruction's own words allowed)."""
+    if not run.text:
+        return []
+    return warnings(run.text, run.lang, run.instruction)  # type: ignore[arg-type]

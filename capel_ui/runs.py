@@ -12,12 +12,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine
 
 from .generation import Generation, Outcome
+from .quality import offline_score, warnings, words
 from .repair import RepairGeneration, with_repair
 from .storage import RunRecord, create_run, update_run
 from .verdict import Verdict, judge
@@ -153,8 +155,18 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "finish_reason": outcome.finish_reason,
         "notice": outcome.notice,
         "mode": outcome.mode,
+        **quality_fields(outcome),
         "attempts": outcome.attempts,
     }
+
+
+def quality_fields(outcome: Outcome) -> dict[str, Any]:
+    """Fluency and the offline 0-10 score of a finished run (quality.py); none for a run with no text."""
+    if not outcome.text.strip():
+        return {"fluency": outcome.fluency, "score": None}
+    lang = outcome.request.lang
+    found = warnings(outcome.text, lang, outcome.request.instruction)
+    return {"fluency": outcome.fluency, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)))}
 
 
 # ----- runs streaming in this process ---------------------------------------------------------------------
@@ -195,3 +207,27 @@ def display_status(run: RunRecord, now: datetime | None = None) -> DisplayStatus
 def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
     """The verdict of a saved row: the same `judge` that set its `verified` column when it closed."""
     return judge(display_status(run, now), run.count, run.target, run.errors)
+
+
+# ----- several runs at once (Compare columns, variants) ----------------------------------------------------
+
+
+def run_together(lives: list[LiveRun], tick: Callable[[], None] | None = None, interval: float = 0.2) -> list[Outcome]:
+    """Run `lives` concurrently in worker threads that only generate and save; call `tick` (the caller's
+    painting, on the calling thread) every `interval` seconds until all are done. If the caller is interrupted
+    (Stop, rerun, Ctrl-C) every run is cancelled and keeps what arrived."""
+    pool = ThreadPoolExecutor(max_workers=max(len(lives), 1), thread_name_prefix="runs")
+    futures = [pool.submit(live.run) for live in lives]
+    try:
+        while True:
+            if tick is not None:
+                tick()
+            if all(f.done() for f in futures):
+                break
+            time.sleep(interval)
+    finally:
+        if not all(f.done() for f in futures):
+            for live in lives:
+                live.cancel()
+        pool.shutdown(wait=False)
+    return [live.outcome for live in lives]

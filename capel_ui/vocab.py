@@ -98,6 +98,12 @@ STALE_AFTER = 180.0
 """Seconds without a save after which a running row cannot be alive: a live run saves at least every few
 seconds while text arrives, and no request waits longer than the backend timeout (120 s) for its first token."""
 
+MAX_VARIANTS = 8
+"""The most candidates one request may ask for (`--variants`, the Write page)."""
+DEFAULT_VARIANTS = 3
+"""Candidates the Write page offers by default for a short text (up to `SHORT_TEXT` units) on a local model."""
+SHORT_TEXT = 100
+
 Origin = Literal["write", "compare", "cli", "edit", "variant", "repair", "unknown"]
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
 

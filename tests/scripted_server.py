@@ -53,6 +53,7 @@ class Behaviour:
     seconds: float = 0.0
     reasoning_tokens: int = 0
     fields: tuple[str, ...] = ()
+    logprobs: tuple[float, ...] | None = None  # one per chunk, sent only when the request asks (`logprobs`)
 
 
 def ok(
@@ -62,12 +63,21 @@ def ok(
     finish_reason: str | None = "stop",
     delay: float = 0.0,
     reasoning_tokens: int = 0,
+    logprobs: Sequence[float] | None = None,
 ) -> Behaviour:
     """A normal answer. `usage` is (prompt_tokens, completion_tokens), sent when the client asks for it;
-    `finish_reason=None` ends the stream with [DONE] but never says why it finished."""
+    `finish_reason=None` ends the stream with [DONE] but never says why it finished. `logprobs` (one per
+    chunk, each chunk one token) go in `choices[].logprobs.content` when the request has `logprobs: true`."""
     chunks = (chunks,) if isinstance(chunks, str) else tuple(chunks)
+    lps = None if logprobs is None else tuple(logprobs)
     return Behaviour(
-        "ok", chunks, usage=usage, finish_reason=finish_reason, seconds=delay, reasoning_tokens=reasoning_tokens
+        "ok",
+        chunks,
+        usage=usage,
+        finish_reason=finish_reason,
+        seconds=delay,
+        reasoning_tokens=reasoning_tokens,
+        logprobs=lps,
     )
 
 
@@ -377,7 +387,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._start_stream()
         for i, text in enumerate(b.chunks):
-            self._event(_chunk(model, {"role": "assistant", "content": text} if i == 0 else {"content": text}))
+            event = _chunk(model, {"role": "assistant", "content": text} if i == 0 else {"content": text})
+            if b.logprobs is not None and request.get("logprobs"):
+                token = {"token": text, "bytes": list(text.encode()), "logprob": b.logprobs[i], "top_logprobs": []}
+                event["choices"][0]["logprobs"] = {"content": [token], "refusal": None}
+            self._event(event)
             if b.kind == "ok" and b.seconds:
                 time.sleep(b.seconds)
         if b.kind == "cut":

@@ -42,9 +42,10 @@ def captions(at: AppTest) -> list[str]:
     return [c.value for c in at.caption]
 
 
-def generate(at: AppTest, instruction: str, target: int, mode: str | None = None) -> AppTest:
+def generate(at: AppTest, instruction: str, target: int, mode: str | None = None, variants: int = 1) -> AppTest:
     at.text_area(key="w_instruction").input(instruction)
     at.number_input(key="w_target").set_value(target)
+    at.number_input(key="w_variants").set_value(variants)
     if mode is not None:
         at.selectbox(key="w_mode").set_value(mode)
     button(at, "Generate").click()
@@ -76,6 +77,30 @@ def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_h
     )
     assert any(c.startswith(f"Run {run.id} · write · embedded · Exact (guaranteed)") for c in captions(app))
     assert [d.label for d in app.get("download_button")] == ["Download .txt", "Download .md", "Download .json"]
+
+
+@pytest.mark.model
+def test_three_variants_are_shown_ranked_with_scores_and_the_pick_is_what_the_page_exports(app: AppTest) -> None:
+    assert app.number_input(key="w_variants").value == 3  # the default for a short text
+    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 12, variants=3)
+
+    runs = saved_runs()
+    assert len(runs) == 3 and len({r.group_id for r in runs}) == 1 and runs[0].group_id
+    assert {r.origin for r in runs} == {"variant"}
+    assert all(r.verified and r.score is not None and r.fluency is not None for r in runs)
+    assert all(r.judge_score is None for r in runs)  # no judge configured: nothing asked for one
+    assert not [s for s in app.selectbox if s.key == "w_judge"]
+    best = max(runs, key=lambda r: r.score)
+    assert [b.label for b in app.button if b.key and b.key.startswith("w_pick")].count("Picked") == 1
+    assert any(c.startswith(f"Run {best.id} · variant") for c in captions(app))
+
+    other = next(r for r in runs if r.id != best.id)
+    [pick] = [b for b in app.button if b.key == f"w_pick{other.id}"]
+    pick.click()
+    app.run()
+    assert not app.exception, app.exception
+    assert any(c.startswith(f"Run {other.id} · variant") for c in captions(app))
+    assert not any(c.startswith(f"Run {best.id} · variant") for c in captions(app))
 
 
 @pytest.mark.model
@@ -276,3 +301,44 @@ def test_each_page_renders_inside_app_py_with_the_sidebar_on_an_empty_database(a
         assert not app.error
         assert app.title[0].value == Path(page).stem.capitalize()
     assert saved_runs() == []
+
+
+# --- scores (issue 12) ---------------------------------------------------------------------------
+
+
+def _scored_run(text: str, score: float | None, **extra) -> int:
+    fields = {"model": "embedded", "backend": "embedded", "mode": "exact", "lang": "en", "unit": "en_words"}
+    fields |= {"target": 4, "count": 4, "exact": True, "valid": True, "verified": True, "status": "complete"}
+    return create_run(
+        get_engine(os.environ["DATABASE_URL"]), instruction="Describe a pub", text=text, score=score, **fields | extra
+    )
+
+
+def test_compare_shows_each_columns_score_and_its_quality_warnings(app: AppTest) -> None:
+    _scored_run("Lighthouses guide ships home.", 6.5, origin="compare", comparison_id="c1")
+    _scored_run("Lighthouses guide shipshome safely.", 2.0, origin="compare", comparison_id="c1", judge_score=8.0)
+    app.switch_page("app_pages/compare.py").run()
+    app.session_state["c_id"] = "c1"
+    app.run()
+    assert not app.exception, app.exception
+    assert [m.value for m in app.metric if m.label == "Score"] == ["6.5", "8"]  # a judge's rating wins
+    assert [w.value for w in app.warning] == ["“shipshome” looks like two words glued together"]
+
+
+def test_history_table_has_a_score_column(app: AppTest) -> None:
+    _scored_run("Lighthouses guide ships home.", 6.5, origin="cli")
+    _scored_run("Three words only.", None, origin="cli")
+    app.switch_page("app_pages/history.py").run()
+    assert not app.exception, app.exception
+    table = app.dataframe[0].value
+    assert list(table["score"].fillna(-1)) == [-1, 6.5]  # newest first; no score shows empty
+
+
+def test_variants_default_to_three_for_a_short_text_on_the_embedded_model_only(app: AppTest) -> None:
+    assert app.number_input(key="w_variants").value == 3
+    app.number_input(key="w_target").set_value(300).run()
+    assert app.number_input(key="w_variants").value == 1  # a long text: one at a time
+    app.number_input(key="w_target").set_value(25).run()
+    app.selectbox(key="provider").set_value("openai").run()
+    assert not app.exception, app.exception
+    assert app.number_input(key="w_variants").value == 1  # a paid API is not called three times unasked

@@ -184,6 +184,8 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
     )
     set_number(page, "Target length", 25)
     assert page.get_by_role("combobox", name="Mode", exact=True).input_value() == "Exact (guaranteed)"
+    assert page.get_by_label("Variants", exact=True).input_value() == "3"  # the default for a short text
+    set_number(page, "Variants", 1)
 
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text("✓ exact · verified · 25/25 English words").wait_for(timeout=MODEL_TIMEOUT)
@@ -219,6 +221,34 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
     assert page.locator(".capel-text").inner_text().strip() == text
     assert FAKE_KEY not in page.content()
     screenshot(page, "history-run")
+
+
+def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pick(page, server: Server) -> None:
+    open_app(page, server.url)
+    page.get_by_label("Instruction", exact=True).fill("Write a headline for a seaside pub called The Whaler's Rest.")
+    set_number(page, "Target length", 12)
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text("3 variants, best first").wait_for(timeout=MODEL_TIMEOUT)
+    page.wait_for_selector(IDLE)
+    screenshot(page, "write-variants")
+
+    engine = get_engine(server.database_url)
+    runs = [r for r in list_runs(engine) if r.origin == "variant"]  # the server's database is shared by the tests
+    assert len(runs) == 3 and len({r.group_id for r in runs}) == 1 and all(r.verified for r in runs)
+    expect(page.get_by_text(re.compile(r"^#\d · score \d"))).to_have_count(3)
+    expect(page.get_by_role("button", name="Pick this one")).to_have_count(2)
+
+    ranked = sorted(runs, key=lambda r: (r.verified, r.score or 0, r.fluency or 0), reverse=True)
+    page.get_by_text(re.compile(rf"^Run {ranked[0].id} · variant")).wait_for()  # the best is picked at first
+    page.get_by_role("button", name="Pick this one").first.click()  # the second-ranked variant
+    page.get_by_text(re.compile(rf"^Run {ranked[1].id} · variant")).wait_for()
+    page.wait_for_selector(IDLE)
+    expect(page.get_by_role("button", name="Pick this one")).to_have_count(2)
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Download .json").click()
+    exported = json.loads(Path(download_info.value.path()).read_text(encoding="utf-8"))
+    assert exported["run_id"] == ranked[1].id and exported["text"] == ranked[1].text
+    assert count(exported["text"], "en_words") == 12
 
 
 def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server: Server) -> None:

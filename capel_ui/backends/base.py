@@ -40,6 +40,7 @@ class Capabilities:
     reasoning: bool = False
     max_completion_tokens: bool = False
     ignores_temperature: bool = False
+    logprobs: bool = False  # returns token log-probabilities when asked (`logprobs=True`)
     prefill: PrefillStyle | None = None
     prefill_path: str | None = None  # where the server serves prefill, under the base URL (DeepSeek: /beta)
     reasoning_effort: ReasoningEffort | None = None  # the smallest effort the model takes (sent when reasoning)
@@ -97,6 +98,7 @@ class Options:
     timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
     cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token
+    logprobs: bool = False  # ask for each output token's log-probability (the fluency score), where served
     prefill: str | None = None  # the start of the answer, for the model to continue (needs Capabilities.prefill)
 
 
@@ -110,6 +112,7 @@ class Usage:
     first_token_seconds: float | None
     finish_reason: str | None = None
     reasoning_tokens: int | None = None  # output tokens a reasoning model spent thinking (part of the budget)
+    logprobs: tuple[float, ...] = ()  # per output token, when asked for and the service returned them
 
 
 class BackendError(Exception):

@@ -9,7 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -152,6 +152,8 @@ class OpenAICompatBackend(Backend):
                 params["top_p"] = options.top_p
         if options.seed is not None:
             params["seed"] = options.seed
+        if options.logprobs and caps.logprobs:
+            params["logprobs"] = True
         if options.grammar is not None:
             params.update(self.grammar_params(options.grammar))
         if options.timeout is not None:  # else the client keeps the timeout the backend was built with
@@ -388,6 +390,7 @@ class OpenAICompatBackend(Backend):
             for choice in chunk.choices or ():
                 state.finish = choice.finish_reason or state.finish
                 content = choice.delta.content if choice.delta else None
+                state.logprobs.extend(_token_logprobs(choice))
                 if content and reader is not None:
                     content = reader.feed(content)
                 if content:
@@ -412,6 +415,7 @@ class OpenAICompatBackend(Backend):
             seconds=time.monotonic() - state.started,
             first_token_seconds=state.first,
             finish_reason=state.finish,
+            logprobs=tuple(state.logprobs),
         )
 
 
@@ -424,6 +428,7 @@ class Read:
     received: int = 0  # characters of text handed on
     usage: Any = None
     finish: str | None = None
+    logprobs: list[float] = field(default_factory=list)  # per output token, when asked for (the fluency score)
 
 
 def _abort(response: Any) -> None:
@@ -435,3 +440,9 @@ def _abort(response: Any) -> None:
         response.close()
         return
     shutdown(network.get_extra_info("socket"))
+
+
+def _token_logprobs(choice: Any) -> list[float]:
+    """The log-probabilities of a streamed choice's tokens (`choice.logprobs.content[].logprob`), if any."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None) or ()
+    return [float(t.logprob) for t in content if getattr(t, "logprob", None) is not None]

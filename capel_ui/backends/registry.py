@@ -27,8 +27,9 @@ from .openai_responses import OpenAIResponsesBackend
 Provider = Literal["embedded", "gguf", "openai", "deepseek", "compatible"]
 
 EMBEDDED_MODEL = "embedded"
-LLAMA_CPP = Capabilities(grammar_field="grammar", prefill="assistant")
+LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True, prefill="assistant")
 REASONING_OPENAI = Capabilities(reasoning=True, max_completion_tokens=True, ignores_temperature=True)
+CHAT_OPENAI = Capabilities(logprobs=True)  # chat models return token log-probabilities (the fluency score)
 # GPT-5 family: reasoning models that take grammar-constrained custom tools (Responses API). gpt-5, -mini and
 # -nano reason at least "minimal"; from gpt-5.1 on the smallest effort is "none".
 GPT5 = replace(REASONING_OPENAI, grammar_field="custom_tool", reasoning_effort="minimal")
@@ -46,11 +47,11 @@ OPENAI_MODELS: dict[str, Capabilities] = {
     "gpt-5": GPT5,
     "gpt-5-mini": GPT5,
     "gpt-5-nano": GPT5,
-    "gpt-4.1": DEFAULT_CAPABILITIES,
-    "gpt-4.1-mini": DEFAULT_CAPABILITIES,
-    "gpt-4.1-nano": DEFAULT_CAPABILITIES,
-    "gpt-4o": DEFAULT_CAPABILITIES,
-    "gpt-4o-mini": DEFAULT_CAPABILITIES,
+    "gpt-4.1": CHAT_OPENAI,
+    "gpt-4.1-mini": CHAT_OPENAI,
+    "gpt-4.1-nano": CHAT_OPENAI,
+    "gpt-4o": CHAT_OPENAI,
+    "gpt-4o-mini": CHAT_OPENAI,
     "o4-mini": REASONING_OPENAI,
     "o3": REASONING_OPENAI,
     "o3-mini": REASONING_OPENAI,
@@ -100,6 +101,7 @@ PROVIDERS: dict[Provider, ProviderSpec] = {
         ("gpt-4.1", *(m for m in OPENAI_MODELS if m not in ("gpt-4.1", "o3-mini", "o1"))),
         "gpt-4.1",
         OPENAI_MODELS,
+        default_caps=Capabilities(logprobs=True),
         note="GPT-5-family models run the exact modes through a grammar-constrained custom tool (Responses API); "
         "OPENAI_BASE_URL is honoured as the openai client honours it (gateways, proxies, Azure's /openai/v1).",
     ),
@@ -111,7 +113,8 @@ PROVIDERS: dict[Provider, ProviderSpec] = {
         ("deepseek-chat", "deepseek-reasoner"),
         "deepseek-chat",
         {"deepseek-reasoner": Capabilities(reasoning=True, ignores_temperature=True)},
-        default_caps=Capabilities(prefill="prefix", prefill_path="/beta"),  # chat prefix completion (beta)
+        # logprobs for the fluency score; chat prefix completion (beta) for repair
+        default_caps=Capabilities(logprobs=True, prefill="prefix", prefill_path="/beta"),
         note="DeepSeek's API takes no grammar: CAPEL and baseline only.",
     ),
     "compatible": ProviderSpec(

@@ -1,7 +1,7 @@
 """Aggregation of benchmark results into the paper's tables: pure functions over result records.
 
 A record is anything with the fields of a stored result (a `BenchResultRecord` or a plain dict):
-model, mode, lang, target, status, count, errors, completion_tokens, seconds. Only status 'ok' samples
+model, mode, lang, target, status, count, errors, completion_tokens, seconds, score, fluency. Only status 'ok' samples
 are scored (`n`); failed samples are never dropped silently: they are counted under errors['backend'].
 """
 
@@ -33,6 +33,8 @@ ROW_KEYS: tuple[str, ...] = (
     "errors",
     "tokens_per_unit",
     "seconds",
+    "score",
+    "fluency",
     "calls",
     "tokens_per_exact",
 )
@@ -99,6 +101,8 @@ def _row(model: str, mode: str, lang: str, target: int | None, records: Sequence
         "errors": error_counts(records),
         "tokens_per_unit": tok_sum / unit_sum if unit_sum else None,
         "seconds": _mean(secs),
+        "score": _mean([float(s) for r in ok if (s := _get(r, "score")) is not None]),
+        "fluency": _mean([float(f) for r in ok if (f := _get(r, "fluency")) is not None]),
         **_repair_columns(ok, pairs),
     }
 
@@ -164,7 +168,7 @@ def format_table(rows: Sequence[Row]) -> str:
     """The CLI's table: one block per model and mode, a line per language and target, then `all`."""
     header = (
         f"{'mode':<16} {'lang':<4} {'target':>6} {'n':>4} {'EM':>6} {'MAE':>8} {'MALD':>6} {'LD':>6} {'LS':>6} "
-        f"{'tok/unit':>8} {'sec':>6} {'calls':>5} {'tok/exact':>9}  errors"
+        f"{'tok/unit':>8} {'sec':>6} {'calls':>5} {'tok/exact':>9} {'score':>5}  errors"
     )
     lines: list[str] = []
     model = None
@@ -182,7 +186,7 @@ def format_table(rows: Sequence[Row]) -> str:
             f"{mode:<16} {r['lang']:<4} {target:>6} {n:>4} {em:>6} {_fmt(r['mae'], '.1f'):>8} "
             f"{_fmt(r['mald'], '.3f'):>6} {_fmt(r['ld'], '.3f'):>6} {_fmt(r['ls'], '.1f'):>6} "
             f"{_fmt(r['tokens_per_unit'], '.2f'):>8} {_fmt(r['seconds'], '.1f'):>6} {_fmt(r['calls'], '.2f'):>5} "
-            f"{_fmt(r['tokens_per_exact'], '.1f'):>9}  {format_errors(r['errors'])}"
+            f"{_fmt(r['tokens_per_exact'], '.1f'):>9} {_fmt(r['score'], '.1f'):>5}  {format_errors(r['errors'])}"
         )
         if r["target"] is None:
             lines.append("")

@@ -25,6 +25,7 @@ from .. import storage
 from ..backends import Backend, get_backend
 from ..generation import Generation, Request, validate_request
 from ..repair import RepairGeneration, with_repair
+from ..runs import quality_fields
 from ..vocab import MODES, Lang, Mode
 from .report import Row, aggregate
 from .suites import Item, Suite, load_suite
@@ -206,6 +207,7 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
         "seconds": outcome.seconds,
         "raw": outcome.raw,
         "text": outcome.text,
+        **quality_fields(outcome),
         "calls": outcome.calls,
     }
 

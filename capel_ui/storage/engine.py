@@ -45,7 +45,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import case, column, false, insert, select, table, true, update
-from sqlalchemy.types import JSON, Boolean, Integer, String, Text, TypeEngine
+from sqlalchemy.types import JSON, Boolean, Float, Integer, String, Text, TypeEngine
 
 from ..vocab import PROJECT_ROOT
 from .schema import Base, SchemaMigration, utcnow
@@ -136,8 +136,18 @@ def m003_reserved(conn: Connection) -> None:
     """Placeholder for the step another branch adds as m003 (the numbers must run in order); replaced at merge."""
 
 
-def m004_reserved(conn: Connection) -> None:
-    """Placeholder for the step another branch adds as m004 (the numbers must run in order); replaced at merge."""
+def m004_quality_scores(conn: Connection) -> None:
+    """runs: fluency, score, judge_score, judge_model; bench_results: fluency, score (frozen; never edit).
+    Old rows have none."""
+    for name, type_ in (
+        ("fluency", Float()),
+        ("score", Float()),
+        ("judge_score", Float()),
+        ("judge_model", String(512)),
+    ):
+        _add_column(conn, "runs", name, type_, None)
+    for name in ("fluency", "score"):
+        _add_column(conn, "bench_results", name, Float(), None)
 
 
 def m005_bench_calls(conn: Connection) -> None:
@@ -145,7 +155,7 @@ def m005_bench_calls(conn: Connection) -> None:
     _add_column(conn, "bench_results", "calls", Integer(), None)
 
 
-UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_reserved, m005_bench_calls)
+UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_quality_scores, m005_bench_calls)
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 
 INITIAL = "m001_initial"

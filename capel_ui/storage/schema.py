@@ -120,6 +120,12 @@ class Run(Base):
     comparison_id: Mapped[str | None] = mapped_column(String(64), index=True)  # the runs of one Compare
     group_id: Mapped[str | None] = mapped_column(String(64), index=True)  # the variants of one request
     attempts: Mapped[ErrorList] = mapped_column(JSON, default=list, server_default="[]")  # repair calls
+    # Quality (issue 12): fluency from the model's token logprobs (0-1), the offline 0-10 score (quality.py),
+    # and an LLM judge's 1-10 rating (FastChat single-v1) with the judge's model label, when one was configured.
+    fluency: Mapped[float | None]
+    score: Mapped[float | None]
+    judge_score: Mapped[float | None]
+    judge_model: Mapped[str | None] = mapped_column(String(512))
 
 
 class BenchRun(Base):
@@ -169,6 +175,8 @@ class BenchResult(Base):
     raw: Mapped[str] = mapped_column(default="")
     text: Mapped[str] = mapped_column(default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    fluency: Mapped[float | None]  # as on runs (issue 12)
+    score: Mapped[float | None]
     calls: Mapped[int | None]  # model calls the sample took (more than 1 when repaired)
 
 

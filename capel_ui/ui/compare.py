@@ -6,9 +6,7 @@ thread paints their live state. All runs of one comparison share a comparison id
 
 from __future__ import annotations
 
-import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -17,13 +15,13 @@ from sqlalchemy.engine import Engine
 from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
 from ..export import export_name, export_txt
 from ..generation import Generation, Request, validate_request
-from ..history import marker_spans
-from ..runs import LiveRun, verdict_of
+from ..history import marker_spans, run_score
+from ..runs import LiveRun, run_together, verdict_of
 from ..storage import RunRecord, list_runs
 from ..vocab import DEFAULT_UNIT, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
 from . import resources
 from .render import clean_text_html, countdown_html, highlight_raw
-from .views import copy_button, lengths, target_box, wait_saved
+from .views import SCORE_HELP, copy_button, lengths, quality_notes, target_box, wait_saved
 from .write import SHARED_INSTRUCTION
 
 CARRIED = "c_carried"
@@ -173,23 +171,15 @@ def _run(
         with col:
             st.markdown(f"**{live.gen.backend.label}**  \n{mode_label(live.gen.mode)}")
             slots.append((st.empty(), st.empty()))
-    pool = ThreadPoolExecutor(max_workers=len(lives), thread_name_prefix="compare")
-    futures = [pool.submit(live.run) for live in lives]
-    try:
-        while True:
-            for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
-                gen = live.gen
-                left = target - gen.units_done
-                count_ph.html(countdown_html(left, target, unit_label(gen.request.count_unit), drafting=gen.in_draft))
-                raw_ph.html(highlight_raw(gen.raw[-1500:], []))
-            if all(f.done() for f in futures):
-                break
-            time.sleep(0.2)
-    finally:
-        if not all(f.done() for f in futures):  # Stop, a rerun or a closed tab: keep what arrived
-            for live in lives:
-                live.cancel()
-        pool.shutdown(wait=False)
+
+    def paint() -> None:
+        for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
+            gen = live.gen
+            left = target - gen.units_done
+            count_ph.html(countdown_html(left, target, unit_label(gen.request.count_unit), drafting=gen.in_draft))
+            raw_ph.html(highlight_raw(gen.raw[-1500:], []))
+
+    run_together(lives, paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
     area.empty()
     stop_slot.empty()
 
@@ -217,6 +207,8 @@ def _show(engine: Engine, cid: str) -> None:
                 "Count", r.count if r.count is not None else "–", delta=(r.count or 0) - r.target, delta_color="off"
             )
             m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
+            score = run_score(r)
+            st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)
             calls = f"{max(len(r.attempts), 1)} call(s) · "
             st.caption(f"{calls}{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
             if r.failure:
@@ -224,6 +216,7 @@ def _show(engine: Engine, cid: str) -> None:
             if r.text.strip():
                 st.caption(lengths(r))
                 st.html(clean_text_html(r.text))
+                quality_notes(r)
                 _column_actions(r)
             with st.expander("Raw output"):
                 st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))

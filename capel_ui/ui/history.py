@@ -10,7 +10,7 @@ from ..history import history_rows
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
 from ..vocab import ORIGINS, mode_label
 from . import resources
-from .views import render_run
+from .views import SCORE_HELP, render_run
 from .write import prefill_for
 
 ALL = "All"
@@ -65,7 +65,10 @@ def render() -> None:
         on_select="rerun",
         selection_mode="single-row",
         key="h_table",
-        column_config={"id": st.column_config.NumberColumn("Run", width="small")},
+        column_config={
+            "id": st.column_config.NumberColumn("Run", width="small"),
+            "score": st.column_config.NumberColumn("Score", help=SCORE_HELP, format="%.1f"),
+        },
     )
     selected = picked.selection.rows if picked and picked.selection else []
     if not selected:

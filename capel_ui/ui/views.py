@@ -15,7 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 from ..counting import count_characters
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
-from ..history import marker_spans
+from ..history import marker_spans, run_warnings, score_line
 from ..repair import calls_line, repair_status
 from ..runs import LiveRun, settle, verdict_of
 from ..storage import RunRecord
@@ -24,6 +24,10 @@ from ..vocab import MAX_TARGET, mode_label, unit_label
 from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
+SCORE_HELP = (
+    "0-10. Offline: 10·√fluency (the model's own token probabilities), minus non-words and a dangling ending. "
+    "With a judge model configured: the judge's 1-10 rating (FastChat single-v1)."
+)
 
 
 def wait_saved(run_id: int, timeout: float = 120.0) -> None:
@@ -150,6 +154,7 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
         _footer(run, show_prompt)
         return
     st.html(clean_text_html(run.text))
+    quality_notes(run)
     exports = (
         ("txt", export_txt, "text/plain"),
         ("md", export_md, "text/markdown"),
@@ -192,3 +197,13 @@ def _footer(run: RunRecord, show_prompt: bool) -> None:
         f"Run {run.id} · {run.origin} · {run.model} · {mode_label(run.mode)} · "
         f"{run.lang} · {run.created_at:%Y-%m-%d %H:%M:%S} UTC"
     )
+
+
+def quality_notes(run: RunRecord) -> None:
+    """The run's score line and its quality warnings (non-words, glued words, a dangling ending)."""
+    line = score_line(run)
+    if line:
+        st.caption(line)
+    found = run_warnings(run)
+    if found:
+        st.warning("  \n".join(w.message for w in found), icon=":material/spellcheck:")

@@ -6,17 +6,23 @@ from typing import Any
 
 import streamlit as st
 
-from ..backends import BackendError, uses_fallback
+from ..backends import PROVIDERS, Backend, BackendError, ModelChoice, uses_fallback
 from ..counting import count
 from ..generation import Generation, Request, default_max_tokens, validate_request
+from ..history import run_score
+from ..judge import judge_run
 from ..repair import REPAIR_MODES
-from ..runs import LiveRun
-from ..storage import get_run
+from ..runs import LiveRun, run_together, verdict_of
+from ..storage import get_run, list_runs
+from ..variants import finish, rank_key, start_variants
 from ..vocab import (
     DEFAULT_MAX_CALLS,
+    DEFAULT_VARIANTS,
     GRAMMAR_UNITS,
     MAX_CALLS,
+    MAX_VARIANTS,
     MODE_LABELS,
+    SHORT_TEXT,
     UNIT_LABELS,
     UNITS_FOR,
     Lang,
@@ -27,8 +33,8 @@ from ..vocab import (
     unit_label,
 )
 from . import resources
-from .render import scroll_into_view_html
-from .views import render_run, stream_live, target_box, wait_saved
+from .render import clean_text_html, countdown_html, scroll_into_view_html
+from .views import badge, quality_notes, render_run, stream_live, target_box, wait_saved
 
 DEFAULT_TARGET = 25
 WANTED_MODE = "w_mode_wanted"
@@ -234,6 +240,7 @@ def render() -> None:
             "prose. Use a Chinese-capable model (e.g. a Qwen GGUF or an API) for real text."
         )
 
+    k, judge = _variant_settings(int(target), choice)
     b = st.columns([1, 1, 4])
     go = b[0].button("Generate", type="primary", icon=":material/edit:", width="stretch")
     live = st.container(key="w_live")
@@ -264,6 +271,11 @@ def render() -> None:
         except (ValueError, BackendError) as exc:
             st.error(str(exc))
             return
+        if k > 1:
+            _run_variants(backend, request, k, judge, b[1], live)
+            _show_result(result)
+            return
+        st.session_state.pop("w_group", None)
         live_run = LiveRun(gen, resources.engine(), origin="write", instruction=text)
         run_id = live_run.run_id
         st.session_state["w_run_id"] = run_id
@@ -275,17 +287,25 @@ def render() -> None:
                 st.info(gen.notice)
             stream_live(live_run)
         stop_slot.empty()
+        _judge_single(judge, live_run)
+    _show_result(result)
+
+
+def _show_result(result: st.delta_generator.DeltaGenerator) -> None:
+    """The variants of the last request (if several), then the picked (or only) run in full."""
     run_id = st.session_state.get("w_run_id")
-    if run_id is not None:
-        wait_saved(run_id)
-        run = get_run(resources.engine(), run_id)
-        if run is None:
-            st.session_state.pop("w_run_id", None)
-            return
-        with result.container():
-            if run.status == "cancelled":
-                st.info("Stopped. What arrived is kept in History.")
-            render_run(run, key=f"w{run.id}")
+    if run_id is None:
+        return
+    wait_saved(run_id)
+    run = get_run(resources.engine(), run_id)
+    if run is None:
+        st.session_state.pop("w_run_id", None)
+        return
+    with result.container():
+        _show_variants()
+        if run.status == "cancelled":
+            st.info("Stopped. What arrived is kept in History.")
+        render_run(run, key=f"w{run.id}")
 
 
 def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None, int | None, float | None]:
@@ -323,3 +343,133 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
         int(seed) if seed is not None else None,
         float(time_limit) if time_limit is not None else None,
     )
+
+
+# ----- variants and the judge (issue 12) ------------------------------------------------------------------------
+
+
+def _judge_options(current: ModelChoice) -> list[ModelChoice]:
+    """Models that can judge: the API models a key is at hand for, and the sidebar's own server if it has a URL."""
+    options = [
+        ModelChoice(provider, model)  # type: ignore[arg-type]
+        for provider in ("openai", "deepseek")
+        if resources.api_key(provider)  # type: ignore[arg-type]
+        for model in PROVIDERS[provider].models  # type: ignore[index]
+    ]
+    if current.provider == "compatible" and current.base_url and current not in options:
+        options.append(current)
+    return options
+
+
+def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoice | None]:
+    """How many candidates to write (default 3 for a short text) and the judge, if the writer has one."""
+    if not st.session_state.get("w_variants_set"):  # follows the target and model until the writer sets it
+        local = choice.provider in ("embedded", "gguf")  # free to run K times; a paid API is not tripled unasked
+        st.session_state["w_variants"] = DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1
+    c = st.columns([1, 3])
+    k = c[0].number_input(
+        "Variants",
+        min_value=1,
+        max_value=MAX_VARIANTS,
+        step=1,
+        key="w_variants",
+        on_change=_variants_set,
+        help=f"Write several candidates at once, ranked by score; pick the one you want (default "
+        f"{DEFAULT_VARIANTS} for texts up to {SHORT_TEXT} units on a local model, else 1).",
+    )
+    judges = _judge_options(choice)
+    judge = None
+    if judges:  # with no judge at hand nothing asks for one
+        judge = c[1].selectbox(
+            "Judge model (optional)",
+            [None, *judges],
+            format_func=lambda m: "No judge (offline score)" if m is None else m.label,
+            key="w_judge",
+            help="Rates each text 1-10 with FastChat's single-v1 prompt; the rating ranks the variants.",
+        )
+    return int(k), judge
+
+
+def _variants_set() -> None:
+    st.session_state["w_variants_set"] = True
+
+
+def _build_judge(judge: ModelChoice | None) -> Backend | None:
+    if judge is None:
+        return None
+    try:
+        return resources.build_backend(judge)
+    except BackendError as exc:
+        st.warning(f"The judge is not available: {exc}")
+        return None
+
+
+def _judge_single(judge: ModelChoice | None, live_run: LiveRun) -> None:
+    backend = _build_judge(judge)
+    outcome = live_run.outcome
+    if backend is not None and outcome.text.strip():
+        with st.spinner(f"{backend.label} is rating the text…"):
+            judge_run(live_run.engine, live_run.run_id, backend, outcome.request.instruction, outcome.text)
+
+
+def _run_variants(
+    backend: Backend,
+    request: Request,
+    k: int,
+    judge: ModelChoice | None,
+    stop_col: st.delta_generator.DeltaGenerator,
+    area: st.delta_generator.DeltaGenerator,
+) -> None:
+    """Write K candidates at once, painting each one's countdown; then judge them if a judge is configured."""
+    group_id, lives = start_variants(backend, request, resources.engine(), k)
+    st.session_state["w_group"] = group_id
+    st.session_state["w_run_id"] = lives[0].run_id
+    stop_slot = stop_col.empty()
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
+    with area:
+        slots = [col.empty() for col in st.columns(len(lives))]
+    label = unit_label(request.count_unit)
+
+    def paint() -> None:
+        for live, slot in zip(lives, slots, strict=True):
+            slot.html(countdown_html(request.target - live.gen.units_done, request.target, label))
+
+    run_together(lives, paint)
+    for slot in slots:
+        slot.empty()
+    stop_slot.empty()
+    judge_backend = _build_judge(judge)
+    with st.spinner("Scoring the variants…"):
+        ranked = finish(lives, resources.engine(), judge_backend)
+    st.session_state["w_run_id"] = ranked[0].run_id  # the best one is picked until the writer picks another
+
+
+def _show_variants() -> None:
+    """The group's candidates side by side, best first, with scores; the picked one is shown in full below."""
+    group_id = st.session_state.get("w_group")
+    if not group_id:
+        return
+    engine = resources.engine()
+    runs = list_runs(engine, group_id=group_id)
+    for r in runs:
+        wait_saved(r.id)
+    runs = list_runs(engine, group_id=group_id)
+    if not runs:
+        return
+    runs.sort(key=lambda r: rank_key(verdict_of(r).verified, r.judge_score, r.score, r.fluency), reverse=True)
+    picked = st.session_state.get("w_run_id")
+    st.subheader(f"{len(runs)} variants, best first")
+    for i, (col, r) in enumerate(zip(st.columns(len(runs)), runs, strict=True), 1):
+        with col:
+            score = run_score(r)
+            st.markdown(f"**#{i}** · score **{score:g}**" if score is not None else f"**#{i}** · no score")
+            badge(verdict_of(r), r.unit)
+            st.html(clean_text_html(r.text))
+            quality_notes(r)
+            if r.id == picked:
+                st.button("Picked", key=f"w_pick{r.id}", disabled=True, icon=":material/check:", width="stretch")
+            elif st.button("Pick this one", key=f"w_pick{r.id}", width="stretch"):
+                st.session_state["w_run_id"] = r.id
+                st.rerun()
+    st.divider()
+    st.caption("The picked variant (its badge, copy and exports):")

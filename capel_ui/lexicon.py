@@ -1,0 +1,182 @@
+"""Real words for the guaranteed modes: a GBNF word rule drawn from a word list, for llama.cpp servers.
+
+Under a plain length grammar a model that does not know where the count ends squeezes its next words into the
+last one ("traditionaldough", "positiveMindset", "The Whaler'sRestOurM."). Drawing every word from the most
+frequent English words of `wordfreq` (plus numbers and the words of the writer's own instruction) makes a
+glued or invented word impossible; the last word also may not be a dangling function word ("of", "the").
+Chinese draws its characters from the characters of wordfreq's Chinese list.
+
+The word trie is about a megabyte of grammar text: it is built once per process (`functools.cache`) and used
+for llama.cpp only (embedded model, GGUF files, llama.cpp servers); remote APIs keep the plain rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+
+EN_WORDS = 20_000
+"""How many of wordfreq's most frequent English words the grammar admits (measured: benchmarks/quality.py)."""
+ZH_WORDS = 30_000
+"""How many of wordfreq's most frequent Chinese words give the character list (about 3,500 characters)."""
+MAX_EXTRA = 200
+"""At most this many of the instruction's own words are added to a request's grammar."""
+
+_DANGLING_WORDS = """
+a an the and or but nor of to in on at by for from with into onto upon as than if because though although
+unless until whose whom which such every each either neither very also my your our their its his her via
+per including like between among through under during without within against toward towards i s
+"""
+DANGLING = frozenset(_DANGLING_WORDS.split())
+"""Words a sentence does not end on (articles, conjunctions, prepositions, determiners): the last word of a
+guaranteed text is never one of these, and a text ending on one is flagged."""
+
+ZH_DANGLING = frozenset("的和与或在是把被对从向为了及并")
+"""Chinese characters a sentence does not end on (particles, conjunctions, prepositions)."""
+
+# A word the en_words and lifebench counters both count as exactly one, whatever its case.
+_PLAIN = re.compile(r"^[a-z0-9]([a-z0-9'-]{0,14}[a-z0-9])?$")
+_INSTRUCTION_WORD = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9'-]{0,14}[A-Za-z0-9])?")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@cache
+def english_words() -> tuple[str, ...]:
+    """wordfreq's most frequent English words that the counters count as one word (no dots, no symbols).
+
+    Single letters other than "a" and "i" are dropped: they are what a cut-off word looks like ("OurM").
+    """
+    from wordfreq import top_n_list
+
+    words = (w for w in top_n_list("en", EN_WORDS) if _PLAIN.match(w) and not looks_glued(w))
+    return tuple(w for w in words if len(w) > 1 or w in ("a", "i") or w.isdigit())
+
+
+@cache
+def zipf(word: str, lang: str = "en") -> float:
+    """wordfreq's Zipf frequency (0 for a word it has never seen), cached."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, lang)
+
+
+def looks_glued(word: str) -> bool:
+    """camelCase ("positiveMindset"), or two common words run together that are far rarer joined ("ofthe",
+    "traditionaldough"): web text puts a few such typos even in wordfreq's frequent words."""
+    if re.search(r"[a-z][A-Z]", word):
+        return True
+    low = word.lower()
+    if not low.isalpha():
+        return False
+    own = zipf(low)
+    for i in range(2, len(low) - 1):
+        left, right = zipf(low[:i]), zipf(low[i:])
+        if left >= 3.0 and right >= 3.0 and own < min(left, right) - 2.0:
+            return True
+    return False
+
+
+@cache
+def chinese_chars() -> str:
+    """The Han characters (base block) of wordfreq's most frequent Chinese words, in frequency order."""
+    from wordfreq import top_n_list
+
+    seen: dict[str, None] = {}
+    for word in top_n_list("zh", ZH_WORDS):
+        for ch in _HAN.findall(word):
+            seen.setdefault(ch, None)
+    return "".join(seen)
+
+
+# ----- the trie as GBNF --------------------------------------------------------------------------------------
+
+
+def _trie(words: Iterable[str]) -> dict[str, dict]:
+    """A character trie; the key "" marks the end of a word."""
+    root: dict[str, dict] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return root
+
+
+def _lit(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _emit(node: dict[str, dict]) -> str:
+    """GBNF for everything below `node` (single-child chains merged into one literal); optional if it may end."""
+    ends = "" in node
+    alts = []
+    for ch in sorted(k for k in node if k):
+        edge, child = ch, node[ch]
+        while len(child) == 1 and "" not in child:  # a chain: one literal
+            (nxt,) = child
+            edge, child = edge + nxt, child[nxt]
+        alts.append(_lit(edge) + (" " + _emit(child) if any(child) else ""))
+    if not alts:
+        return ""
+    body = alts[0] if len(alts) == 1 and not ends else "(" + " | ".join(alts) + ")"
+    return body + ("?" if ends else "")
+
+
+def _rooted(words: Iterable[str]) -> str:
+    """The trie, its first letter in either case (so "london" admits "London", never "lonDon")."""
+    root = _trie(words)
+    alts = []
+    for ch in sorted(root):
+        head = f"[{ch}{ch.upper()}]" if ch.isalpha() else _lit(ch)
+        rest = _emit(root[ch])
+        alts.append(f"{head} {rest}".strip())
+    return " | ".join(alts)
+
+
+@cache
+def english_tries() -> tuple[str, str]:
+    """(any word, a word that can end a sentence): built once per process, about a second."""
+    words = english_words()
+    return _rooted(words), _rooted(w for w in words if w not in DANGLING)
+
+
+def instruction_words(text: str, known: Iterable[str] = ()) -> list[str]:
+    """The writer's own words the list lacks (names, brands, "CAPEL"), as written, first seen first."""
+    have = set(known) or set(english_words())
+    out: dict[str, None] = {}
+    for m in _INSTRUCTION_WORD.finditer(text):
+        word = re.sub(r"'s$", "", m.group())  # "Whaler's" gives "Whaler"; the grammar adds 's itself
+        if word.lower() not in have and not word.isdigit():
+            out.setdefault(word, None)
+    return list(out)[:MAX_EXTRA]
+
+
+def english_lexicon_rules(extra_words: Iterable[str] = ()) -> str:
+    """The English `word`/`wend` rules of the guaranteed grammars, drawn from the word list (llama.cpp only).
+
+    `word` is a listed word (optionally 's, or two joined by a hyphen), a number or one of `extra_words`,
+    then optional punctuation; `wend` is a listed word that can end a sentence, then . ! or ?.
+    """
+    lex, end = english_tries()
+    extras = [w for w in dict.fromkeys(extra_words) if _INSTRUCTION_WORD.fullmatch(w)]
+    extra_alt = " | extra" if extras else ""
+    rules = [
+        "word ::= wcore [,;:.!?]?",
+        "wend ::= ecore [.!?]",
+        f'wcore ::= (lex{extra_alt}) ("\'s")? ("-" lex)? | num',
+        f"ecore ::= elex | num{extra_alt}",
+        "num ::= [0-9]{1,6}",
+        f"lex ::= {lex}",
+        f"elex ::= {end}",
+    ]
+    if extras:
+        rules.append("extra ::= " + " | ".join(_lit(w) for w in extras))
+    return "\n".join(rules) + "\n"
+
+
+def chinese_lexicon_rules() -> str:
+    """The Chinese `word`/`wend` rules drawn from a real character list (llama.cpp only)."""
+    chars = chinese_chars()
+    enders = "".join(ch for ch in chars if ch not in ZH_DANGLING)
+    return f"word ::= han [，、；：。！？]?\nwend ::= hanend [。！？]\nhan ::= [{chars}]\nhanend ::= [{enders}]\n"

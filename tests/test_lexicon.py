@@ -1,0 +1,125 @@
+"""The word-list grammar (llama.cpp only): real words, the writer's own words, no glued word, no dangling end.
+
+Strings are checked and drawn with the small GBNF interpreter (tests/gbnf.py) and counted with the app's own
+counters, so the word list never breaks the count guarantee.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capel_ui.counting import count
+from capel_ui.grammar import countdown_grammar, exact_grammar, lexicon_rules
+from capel_ui.lexicon import DANGLING, chinese_chars, english_words, instruction_words, looks_glued
+from capel_ui.parser import check_output
+from tests.gbnf import matches, sample
+
+PUB = "Write a headline for a seaside pub called The Whaler's Rest."
+
+
+def en(target: int, own: str = PUB) -> str:
+    return exact_grammar("en", target, words=lexicon_rules("en", own))
+
+
+@pytest.mark.parametrize(
+    ("target", "text", "ok"),
+    [
+        pytest.param(4, "The dough is traditional.", True, id="common_words"),
+        pytest.param(4, "London chefs love pizza.", True, id="capitalised_first_letter"),
+        pytest.param(4, "Welcome to the Whaler's.", False, id="possessive_cannot_end_a_sentence"),
+        pytest.param(4, "Welcome, Whaler's guests today!", True, id="instruction_name_with_possessive"),
+        pytest.param(4, "It opened in 1999.", True, id="numbers"),
+        pytest.param(4, "A well-known pub here.", True, id="hyphenated_pair_of_words"),
+        pytest.param(4, "It's a warm day.", True, id="contraction"),
+        pytest.param(4, "The dough is traditionaldough.", False, id="glued_words"),
+        pytest.param(4, "We promote a positiveMindset.", False, id="camel_case"),
+        pytest.param(4, "Reducing the signs ofthe.", False, id="glued_typo_dropped_from_the_list"),
+        pytest.param(4, "The Whaler'sRestOurM pub.", False, id="headline_glue"),
+        pytest.param(4, "Flavours rich in the.", False, id="dangling_the"),
+        pytest.param(4, "Stories of pride and.", False, id="dangling_and"),
+        pytest.param(4, "The PIZZA is hot.", False, id="shouted_word_not_admitted"),
+        pytest.param(4, "Café pizza is hot.", False, id="accented_word_outside_the_counted_set"),
+    ],
+)
+def test_english_word_list_grammar_admits_real_words_only(target: int, text: str, ok: bool) -> None:
+    assert matches(en(target), text) is ok
+
+
+def test_the_countdown_grammar_takes_the_same_word_rules() -> None:
+    g = countdown_grammar("en", 3, words=lexicon_rules("en", PUB))
+    assert matches(g, "<3>The<2>Whaler's<1>welcome.<0>")
+    assert not matches(g, "<3>The<2>Whaler'sRest<1>welcome.<0>")
+    assert not matches(g, "<3>Lots<2>of<1>the.<0>")
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [("灯塔很美。", True), ("你好，世界！", True), ("灯塔很\u9fd0。", False), ("灯塔很好", False), ("海边的。", False)],
+    ids=["common", "punctuation", "rare_code_point_outside_the_list", "must_end_a_sentence", "dangling_particle"],
+)
+def test_chinese_grammar_draws_characters_from_a_real_character_list(text: str, ok: bool) -> None:
+    target = count(text, "zh_chars")
+    assert matches(exact_grammar("zh", target, words=lexicon_rules("zh")), text) is ok
+
+
+# A few targets only: parsing the megabyte grammar is what costs (the interpreter caches it per text).
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([4, 80]), st.sampled_from(["en", "zh"]), st.integers(0, 2**32 - 1))
+def test_every_word_list_string_counts_to_the_target(target: int, lang: str, seed: int) -> None:
+    s = sample(exact_grammar(lang, target, words=lexicon_rules(lang, PUB)), random.Random(seed))  # type: ignore[arg-type]
+    units = ["en_words", "lifebench"] if lang == "en" else ["zh_chars", "lifebench"]
+    for unit in units:
+        assert count(s, unit) == target, (unit, s)  # type: ignore[arg-type]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from([1, 12]), st.integers(0, 2**32 - 1))
+def test_every_word_list_countdown_is_a_valid_exact_countdown(target: int, seed: int) -> None:
+    s = sample(countdown_grammar("en", target, words=lexicon_rules("en", PUB)), random.Random(seed))
+    result = check_output(s, target, "en", "en_words")
+    assert result.verified and result.errors == (), s
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [
+        ("Write a headline for The Whaler's Rest.", ["Whaler"]),
+        ("Describe the CAPEL app by Zyxco in 2024.", ["CAPEL", "Zyxco"]),  # the numbers need no entry
+        ("Describe a pizza.", []),
+        ("为 Nantucket 写一段文字", ["Nantucket"]),
+    ],
+)
+def test_the_instructions_own_words_join_the_grammar(instruction: str, expected: list[str]) -> None:
+    assert [w for w in instruction_words(instruction) if w.lower() not in {"capel"} or w == "CAPEL"] == expected
+
+
+def test_the_word_list_is_built_once_and_holds_common_words_not_typos() -> None:
+    words = english_words()
+    assert english_words() is words  # cached per process
+    assert {"the", "pizza", "don't", "london"} <= set(words)
+    assert not {"ofthe", "q", "u.s"} & set(words)
+    assert len(words) > 19_000
+    assert "的" in chinese_chars() and len(chinese_chars()) > 2_500
+    assert lexicon_rules("en", "x") is not None and {"the", "of", "and"} <= DANGLING
+
+
+@pytest.mark.parametrize(
+    ("word", "glued"),
+    [
+        ("traditionaldough", True),
+        ("positiveMindset", True),
+        ("thesigns", True),
+        ("ofthe", True),
+        ("into", False),
+        ("another", False),
+        ("theater", False),
+        ("Nantucket", False),
+        ("1999", False),
+    ],
+)
+def test_looks_glued(word: str, glued: bool) -> None:
+    assert looks_glued(word) is glued

@@ -1,0 +1,215 @@
+"""Variants, scores and the judge, end to end against a real HTTP server speaking OpenAI's wire format."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+
+import pytest
+
+from capel_ui.backends import get_backend
+from capel_ui.cli import main
+from capel_ui.generation import Generation, Request, generate
+from capel_ui.judge import judge_messages, judge_run, parse_rating
+from capel_ui.runs import LiveRun
+from capel_ui.storage import get_engine, get_run, list_runs
+from capel_ui.variants import rank_key, run_variants, variant_requests
+from tests.scripted_server import MODEL, ok, status
+
+GOOD = "Lighthouses guide ships home."
+GLUED = "Lighthouses guide shipshome safely."  # four words, one glued
+SHORT = "Lighthouses guide ships."
+
+
+def engine():
+    return get_engine(os.environ["DATABASE_URL"])
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), stdin=io.StringIO(), stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+
+# ----- fluency from the server's logprobs --------------------------------------------------------------------
+
+
+def test_token_logprobs_are_asked_for_and_become_the_runs_fluency(scripted) -> None:
+    scripted.script(ok(["Lighthouses ", "guide ", "ships ", "home."], logprobs=[math.log(0.5)] * 4))
+    backend = get_backend(MODEL, provider="openai", base_url=scripted.url, api_key="sk-test")
+    live = LiveRun(Generation(backend, Request("Describe a lighthouse", 4, mode="baseline")), engine(), origin="cli")
+    outcome = live.run()
+    assert scripted.last_body["logprobs"] is True
+    assert outcome.fluency == pytest.approx(0.5)
+    run = get_run(engine(), live.run_id)
+    assert run.fluency == pytest.approx(0.5) and run.score == pytest.approx(10 * math.sqrt(0.5), abs=0.01)
+
+
+def test_a_server_without_logprobs_is_not_asked_and_the_score_still_saves(scripted) -> None:
+    scripted.script(ok(GOOD))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
+    outcome = generate(backend, Request("Describe a lighthouse", 4, mode="baseline"))
+    assert "logprobs" not in scripted.last_body
+    assert outcome.fluency is None
+
+
+# ----- variants --------------------------------------------------------------------------------------------
+
+
+def test_variants_are_k_runs_of_one_group_ranked_verified_first_then_by_score(scripted) -> None:
+    scripted.script(ok(GLUED), ok(SHORT), ok(GOOD))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
+    group_id, ranked = run_variants(backend, Request("Describe a lighthouse", 4, mode="baseline"), engine(), 3)
+
+    assert len(scripted.chat_requests) == 3
+    runs = list_runs(engine(), group_id=group_id)
+    assert len(runs) == 3 and {r.origin for r in runs} == {"variant"}
+    assert [c.outcome.text for c in ranked] == [GOOD, GLUED, SHORT]  # clean > glued > off target
+    assert [c.outcome.verified for c in ranked] == [True, True, False]
+    assert ranked[0].score > ranked[1].score
+
+
+def test_variant_seeds_differ_so_the_candidates_differ() -> None:
+    reqs = variant_requests(Request("x", 3, seed=7), 3)
+    assert [r.seed for r in reqs] == [7, 8, 9]
+    assert [r.seed for r in variant_requests(Request("x", 3), 2)] == [None, None]
+    with pytest.raises(ValueError, match="variants must be 1 to 8"):
+        variant_requests(Request("x", 3), 9)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ((True, None, 1.0, 0.1), (False, None, 9.0, 0.9)),  # verified beats any score
+        ((True, 8.0, 1.0, 0.1), (True, 7.0, 9.0, 0.9)),  # the judge's rating beats the offline score
+        ((True, None, 6.0, 0.1), (True, None, 5.0, 0.9)),
+        ((True, None, 5.0, 0.5), (True, None, 5.0, 0.4)),  # fluency breaks a tie
+    ],
+)
+def test_rank_key_orders_candidates(a, b) -> None:
+    assert rank_key(*a) > rank_key(*b)
+
+
+def test_cli_variants_json_lists_each_variant_with_text_count_verdict_and_score(scripted) -> None:
+    scripted.script(ok(GOOD), ok(GLUED))
+    code, out, err = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "--variants", "2", "--json", "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    first, second = doc["variants"]
+    assert (first["rank"], first["text"], first["count"], first["verified"]) == (1, GOOD, 4, True)
+    assert first["verdict"] == "✓ exact · verified · 4/4 English words"
+    assert second["text"] == GLUED and second["warnings"] == ["“shipshome” looks like two words glued together"]
+    assert first["score"] > second["score"]
+    assert {r.group_id for r in list_runs(engine())} == {doc["group_id"]}
+    assert "best of 2: run" in err
+
+
+def test_cli_variants_prints_every_candidate_best_first(scripted) -> None:
+    scripted.script(ok(SHORT), ok(GOOD))
+    code, out, _ = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "--variants", "2", "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0
+    assert out.index(GOOD) < out.index(SHORT)
+    assert out.startswith("--- variant 1 of 2 · run")
+
+
+@pytest.mark.parametrize("k", ["0", "9", "two"])
+def test_cli_variants_out_of_range_is_bad_input(scripted, k: str) -> None:
+    code, _, err = cli("generate", "--model", MODEL, "--base-url", scripted.url, "--variants", k, "--target", "3", "x")
+    assert code == 2 and "variants" in err and scripted.requests == []
+
+
+# ----- the judge -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "rating"),
+    [
+        ("Helpful and vivid. Rating: [[8]]", 8.0),
+        ("Rating: [[7.5]]", 7.5),
+        ("I'd say [6]", 6.0),
+        ("[[3]] at first, then [[9]]", 9.0),
+        ("Rating: [[11]]", None),
+        ("no rating here", None),
+    ],
+)
+def test_parse_rating_reads_fastchats_format(reply: str, rating: float | None) -> None:
+    assert parse_rating(reply) == rating
+
+
+def test_the_judge_gets_fastchats_single_v1_prompt() -> None:
+    system, user = judge_messages("Describe a lighthouse", GOOD)
+    assert system == {"role": "system", "content": "You are a helpful assistant."}
+    assert "rate the response on a scale of 1 to 10" in user["content"]
+    assert "[Question]\nDescribe a lighthouse" in user["content"]
+    assert f"[The Start of Assistant's Answer]\n{GOOD}\n[The End of Assistant's Answer]" in user["content"]
+
+
+def test_a_configured_judge_rates_each_variant_and_the_rating_is_stored(scripted) -> None:
+    scripted.script(ok(GOOD), ok(GOOD), ok("Fine. Rating: [[4]]"), ok("Good. Rating: [[9]]"))
+    code, out, err = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "--variants", "2", "--judge", "judge-model", "--judge-base-url", scripted.url, "--json",
+        "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0, err
+    judged = [r for r in scripted.chat_requests if r.body["model"] == "judge-model"]
+    assert len(judged) == 2 and judged[0].body["temperature"] == 0.0
+    doc = json.loads(out)
+    assert [v["judge_score"] for v in doc["variants"]] == [9.0, 4.0]  # ranked by the judge
+    runs = {r.id: r for r in list_runs(engine())}
+    assert runs[doc["variants"][0]["run_id"]].judge_score == 9.0
+    assert runs[doc["variants"][0]["run_id"]].judge_model == "judge-model (OpenAI-compatible server)"
+
+
+def test_a_failing_judge_stores_nothing_and_the_run_stands(scripted) -> None:
+    scripted.script(ok(GOOD), status(500, "judge down"), then=status(500, "judge down"))
+    code, _, err = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "--judge", "judge-model", "--judge-base-url", scripted.url, "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0
+    assert "judge judge-model (OpenAI-compatible server): no rating" in err
+    [run] = list_runs(engine())
+    assert run.verified and run.judge_score is None
+
+
+def test_without_a_judge_nothing_is_asked(scripted) -> None:
+    scripted.script(ok(GOOD))
+    code, _, _ = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4", "Describe"
+    )
+    assert code == 0 and len(scripted.chat_requests) == 1
+
+
+def test_judge_run_without_a_saved_run_returns_the_rating(scripted) -> None:
+    scripted.script(ok("Rating: [[6]]"))
+    backend = get_backend("judge-model", provider="compatible", base_url=scripted.url)
+    assert judge_run(None, None, backend, "Describe a lighthouse", GOOD) == 6.0
+
+
+def test_cli_variants_with_no_save_keep_nothing(scripted) -> None:
+    scripted.script(ok(GOOD), ok(GOOD))
+    code, out, _ = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "--variants", "2", "--no-save", "--json", "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0
+    assert [v["run_id"] for v in json.loads(out)["variants"]] == [None, None]
+    assert list_runs(engine()) == []
+
+
+def test_generate_json_carries_fluency_score_and_warnings(scripted) -> None:
+    scripted.script(ok(GLUED))
+    code, out, _ = cli(
+        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4", "--json", "x"
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["fluency"] is None  # this server was not asked for logprobs
+    assert doc["score"] == 0.0 and doc["warnings"] == ["“shipshome” looks like two words glued together"]
