@@ -6,10 +6,16 @@ generator, the metrics and the UI all call `count(text, unit)`; nothing else cou
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
+
+import gsm0338  # noqa: F401  (registers the "gsm03.38" codec)
+import regex
+from twitter_text import parse_tweet
 
 from .vocab import DEFAULT_UNIT, UNITS, Lang, Unit
 
@@ -72,11 +78,74 @@ def count_lifebench(text: str) -> int:
     return len(_LIFEBENCH_HAN.findall(text)) + len(_LIFEBENCH_WORD.findall(text))
 
 
+_GRAPHEME = regex.compile(r"\X")
+
+
+def count_chars(text: str) -> int:
+    """Characters as a person sees them: grapheme clusters (an emoji with a skin tone, a flag, e + a combining
+    accent are 1 each), spaces and punctuation included. A CRLF is one cluster, as Unicode says."""
+    return sum(1 for _ in _GRAPHEME.finditer(text))
+
+
+def count_zh_all(text: str) -> int:
+    """Every character of a Chinese text, punctuation included (how Chinese forms and platforms count 字);
+    whitespace is layout, not a character, and counts 0."""
+    return sum(1 for m in _GRAPHEME.finditer(text) if not m.group().isspace())
+
+
+def count_x_weighted(text: str) -> int:
+    """X's weighted length by X's own rules (twitter-text): a URL is 23, CJK and emoji are 2, Latin is 1."""
+    return parse_tweet(text).weightedLength
+
+
+GSM7_SEGMENT, GSM7_PART = 160, 153
+UCS2_SEGMENT, UCS2_PART = 70, 67
+
+
+@dataclass(frozen=True)
+class SmsLength:
+    """How a carrier bills a text: its encoding, its length in that encoding's characters, its segments."""
+
+    encoding: str  # "GSM-7" or "UCS-2"
+    length: int  # septets (an extension-table character such as € or [ is 2) or UTF-16 code units
+    segments: int
+
+    @property
+    def per_segment(self) -> int:
+        """Characters in one segment of this encoding (fewer per part once the text is split)."""
+        return GSM7_SEGMENT if self.encoding == "GSM-7" else UCS2_SEGMENT
+
+    def describe(self) -> str:
+        s = "" if self.segments == 1 else "s"
+        return f"{self.length} {self.encoding} characters · {self.segments} segment{s} ({self.per_segment} per segment)"
+
+
+def sms_length(text: str) -> SmsLength:
+    """GSM-7 (with its extension table) when every character has a GSM-7 code, else UCS-2, as phones send it."""
+    try:
+        encoded = text.encode("gsm03.38")
+    except UnicodeEncodeError:
+        n, single, part, encoding = len(text.encode("utf-16-le")) // 2, UCS2_SEGMENT, UCS2_PART, "UCS-2"
+    else:
+        n, single, part, encoding = len(encoded), GSM7_SEGMENT, GSM7_PART, "GSM-7"
+    segments = 0 if n == 0 else 1 if n <= single else math.ceil(n / part)
+    return SmsLength(encoding, n, segments)
+
+
+def count_sms(text: str) -> int:
+    """The SMS length of `text` in its encoding's characters (see `sms_length` for the segments)."""
+    return sms_length(text).length
+
+
 COUNTERS: dict[Unit, Callable[[str], int]] = {
     "en_words": count_en_words,
     "zh_chars": count_zh_chars,
     "zh_words": count_zh_words,
     "lifebench": count_lifebench,
+    "chars": count_chars,
+    "x_weighted": count_x_weighted,
+    "sms": count_sms,
+    "zh_all": count_zh_all,
 }
 
 
@@ -93,6 +162,11 @@ def count_characters(text: str) -> int:
     """Characters as an editor's character count shows them (not a counting unit): code points after NFC, so
     an accented letter typed as two code points counts once. Shown beside every result's unit count."""
     return len(unicodedata.normalize("NFC", text))
+
+
+def count_detail(text: str, unit: Unit) -> str | None:
+    """What a bare number does not say, for units that have more to tell (SMS: encoding and segments)."""
+    return sms_length(text).describe() if unit == "sms" else None
 
 
 def marker_unit(lang: Lang) -> Unit:

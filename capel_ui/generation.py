@@ -16,22 +16,27 @@ from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
 from .counting import count
-from .grammar import Grammar, grammar_for, lexicon_rules, supports, with_word_list
+from .grammar import Grammar, grammar_for, lexicon_rules, supports, target_grammar, with_word_list
 from .parser import MarkerError, MarkerParser, check_fields
 from .prompts import build_messages, validate_target
 from .quality import fluency
-from .verdict import Verdict, judge
+from .verdict import Target, Verdict, judge
 from .vocab import (
+    CHAR_GRAMMAR_UNITS,
     DEFAULT_UNIT,
     GRAMMAR_MODES,
     LANGS,
+    MARKER_LIMITS,
     MARKER_MODES,
     MAX_CALLS,
     MODES,
+    WORD_GRAMMAR_UNITS,
     Lang,
     Mode,
     Status,
+    TargetKind,
     Unit,
+    markers_can_count,
     unit_label,
 )
 
@@ -42,7 +47,11 @@ _MARKER_TEXT = re.compile(r"<\s*\d[\d\s]*>")
 
 @dataclass(frozen=True)
 class Request:
-    """What the writer asked for. `unit` defaults to the language's own unit."""
+    """What the writer asked for. `unit` defaults to the language's own unit.
+
+    `target` is the number the countdown and the grammar are built for (N of exactly N or at most N, B of a
+    range A-B); `target_kind` and `target_low` complete the target (see `target_spec`).
+    """
 
     instruction: str
     target: int
@@ -58,15 +67,28 @@ class Request:
     time_limit: float | None = None  # seconds for the whole run; what arrived by then is kept
     word_list: bool = True  # guaranteed modes on llama.cpp draw words from a word list (grammar.lexicon_rules)
     max_calls: int | None = None  # repair bound (see repair.py); None: 3 on models without a grammar, else 1
+    target_kind: TargetKind = "exactly"
+    target_low: int | None = None
 
     @property
     def count_unit(self) -> Unit:
         return self.unit or DEFAULT_UNIT[self.lang]
 
+    @property
+    def target_spec(self) -> Target:
+        """The whole target, exactly / at most / between (ValueError for an impossible one)."""
+        return Target.of(self.target_kind, self.target, self.target_low)
+
+    @property
+    def plain(self) -> bool:
+        """Exactly N in the language's word or Chinese-character unit: what the original prompts state."""
+        return self.target_kind == "exactly" and self.count_unit in WORD_GRAMMAR_UNITS.get(self.lang, ())
+
 
 def validate_request(request: Request, backend: Backend | None = None) -> None:
     """Raise ValueError with what is accepted, before any model is called."""
     validate_target(request.target)
+    request.target_spec  # noqa: B018 (raises ValueError for an impossible kind or range)
     if request.lang not in LANGS:
         raise ValueError(f"unknown language {request.lang!r}; use one of {', '.join(LANGS)}")
     if request.mode not in MODES:
@@ -80,12 +102,16 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         raise ValueError(f"the time limit must be more than 0 seconds, got {request.time_limit:g}")
     if request.max_calls is not None and not 1 <= request.max_calls <= MAX_CALLS:
         raise ValueError(f"max calls must be from 1 (no repair) to {MAX_CALLS}, got {request.max_calls}")
+    if request.mode in MARKER_MODES and not markers_can_count(request.lang, request.count_unit, request.target_kind):
+        raise ValueError(MARKER_LIMITS)
     if request.mode in GRAMMAR_MODES:
         if not supports(request.lang, request.count_unit):
             raise ValueError(
-                f"{request.mode} mode guarantees en_words or lifebench (English) and zh_chars or lifebench (Chinese), "
-                f"not {request.count_unit}"
+                f"{request.mode} mode guarantees en_words, lifebench, chars, x_weighted or sms (English) and "
+                f"zh_chars, lifebench, zh_all or chars (Chinese), not {request.count_unit}"
             )
+        if request.count_unit in CHAR_GRAMMAR_UNITS.get(request.lang, ()) and request.target < 2:
+            raise ValueError("a character target in exact mode must allow at least 2 characters (a word and its stop)")
         if backend is not None and not backend.capabilities.grammar:
             raise ValueError(
                 f"{backend.label} does not take a grammar, so {request.mode} mode is not available; "
@@ -97,6 +123,9 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
 def default_max_tokens(request: Request) -> int:
     """A generous output budget: small tokenizers split `<123>` into single digits, so markers are costly."""
     n = request.target
+    if request.count_unit in CHAR_GRAMMAR_UNITS.get(request.lang, ()):
+        # A character limit: at worst one token per character (English), three per Han character or mark.
+        return n * (1 if request.lang == "en" else 3) + 64
     # Byte-level tokenizers (SmolLM2's) can spend 3 tokens on a Han character and 3 more on the punctuation after
     # it; a budget that runs out cuts a guaranteed-length answer short.
     per_unit = 3 if request.lang == "en" else 6
@@ -155,7 +184,7 @@ class Outcome:
 
     @property
     def verdict(self) -> Verdict:
-        return judge(self.status, self.count, self.request.target, self.errors)
+        return judge(self.status, self.count, self.request.target_spec, self.errors)
 
     @property
     def exact(self) -> bool:
@@ -171,7 +200,7 @@ class Outcome:
 
     @property
     def deviation(self) -> int:
-        return self.count - self.request.target
+        return self.verdict.deviation
 
     @property
     def tokens_per_unit(self) -> float | None:
@@ -226,10 +255,11 @@ class Generation:
                 f"{self.backend.model} is known to misread the countdown (paper §4.3), so the baseline instruction "
                 "was used; turn off the fallback to force CAPEL."
             )
-        self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code)
         self._cancel = CancelToken()  # the user's Stop, or our own stop (`_stopped`); aborts the request
         self._stopped: BackendError | None = None  # why the run stopped itself: far past the target, time limit
         self._next_check = 0  # the raw length at which the overrun check counts again
+        limit = None if req.plain else (req.count_unit, req.target_kind, req.target_spec.low)
+        self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code, limit=limit)
         grammar = self._grammar()  # each backend sends it in its server's syntax
         self.options = Options(
             temperature=req.temperature,
@@ -259,8 +289,11 @@ class Generation:
     def _grammar(self) -> Grammar | str | None:
         """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
         req = self.request
-        grammar = grammar_for(self.mode, req.lang, req.target)
-        if grammar is not None and req.word_list and self.backend.capabilities.grammar_field == "grammar":
+        grammar: Grammar | str | None = grammar_for(self.mode, req.lang, req.target)
+        if self.mode == "exact":  # any target kind and unit; a character limit is GBNF text only
+            spec = req.target_spec
+            grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
+        if isinstance(grammar, Grammar) and req.word_list and self.backend.capabilities.grammar_field == "grammar":
             return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
         return grammar
 

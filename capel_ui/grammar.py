@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .prompts import validate_target
-from .vocab import GRAMMAR_UNITS, Lang, Mode, Unit
+from .vocab import CHAR_GRAMMAR_UNITS, GRAMMAR_UNITS, WORD_GRAMMAR_UNITS, Lang, Mode, Unit
 
 Syntax = Literal["gbnf", "lark", "regex"]
 SYNTAXES: tuple[Syntax, ...] = get_args(Syntax)
@@ -277,3 +277,100 @@ def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:
     if isinstance(grammar, Grammar):
         return grammar.render(syntax)
     return grammar if syntax == "gbnf" else None
+
+
+# --- bounded targets: at most N, between A and B (issue 13) -----------------------------------------------
+
+
+def bounded_word_rules(lang: Lang, low: int, high: int) -> Grammar:
+    """From `low` to `high` words (or Han characters) of plain prose, the last one closing a sentence."""
+    _check_bounds(low, high)
+    rules = _rules(lang)
+    if high == 1:
+        return Grammar(Ref("wend"), rules)
+    sep = _SEPARATOR[lang]
+    unit = Seq((Ref("word"), Lit(sep))) if sep else Ref("word")
+    return Grammar(Seq((Rep(unit, low - 1, high - 1), Ref("wend"))), rules)
+
+
+def bounded_word_grammar(lang: Lang, low: int, high: int, syntax: Syntax = "gbnf") -> str:
+    """`bounded_word_rules` as text in `syntax`."""
+    return bounded_word_rules(lang, low, high).render(syntax)
+
+
+# The character grammars are a chain of states, one per character still allowed, so the grammar itself keeps
+# the count: `s<k>` starts a word, `w<k>` follows a letter (English), `h<k>`/`g<k>` likewise for Han characters.
+# Every character they admit is one grapheme, one X weighted character and one GSM-7 septet (English: letters,
+# digits, space, ' , ; : . ! ?; no URL can form because a full stop is always followed by a space or the end).
+_EN_LETTER = "[A-Za-z0-9]"
+_EN_PAUSE = "[,;:]"
+_EN_STOP = "[.!?]"
+_ZH_HAN = "[一-鿿]"
+_ZH_PAUSE = "[，、；：]"
+_ZH_STOP = "[。！？]"
+
+
+def _en_char_states(k: int, used_at_end: int, low: int) -> list[str]:
+    """The rules `s<k>` and `w<k>`: k characters still allowed; ending here makes the text `used_at_end` long."""
+    rules = [f"s{k} ::= {_EN_LETTER} w{k - 1}"] if k >= 2 else []
+    alts = []
+    if k >= 2:
+        alts.append(f"{_EN_LETTER} w{k - 1}")
+    if k >= 3:
+        alts += [f'"\'" {_EN_LETTER} w{k - 2}', f'" " s{k - 1}']
+    if k >= 4:
+        alts += [f'{_EN_PAUSE} " " s{k - 2}', f'{_EN_STOP} " " s{k - 2}']
+    if used_at_end >= low:
+        alts.append(_EN_STOP)
+    if alts:
+        rules.append(f"w{k} ::= " + " | ".join(alts))
+    return rules
+
+
+def _zh_char_states(k: int, used_at_end: int, low: int) -> list[str]:
+    """The rules `h<k>` and `g<k>` for Chinese: Han characters, a punctuation mark after any of them."""
+    rules = [f"h{k} ::= {_ZH_HAN} g{k - 1}"] if k >= 2 else []
+    alts = []
+    if k >= 2:
+        alts.append(f"{_ZH_HAN} g{k - 1}")
+    if k >= 3:
+        alts += [f"{_ZH_PAUSE} h{k - 1}", f"{_ZH_STOP} h{k - 1}"]
+    if used_at_end >= low:
+        alts.append(_ZH_STOP)
+    if alts:
+        rules.append(f"g{k} ::= " + " | ".join(alts))
+    return rules
+
+
+def char_grammar(lang: Lang, low: int, high: int) -> str:
+    """From `low` to `high` characters (every one counted, punctuation and spaces included), ending at a word
+    boundary with a sentence end (. ! ? or 。！？). `low == high` is exactly N characters.
+
+    GBNF text only: one rule per character still allowed would blow up if inlined into a single regex."""
+    _check_bounds(low, high)
+    if high < 2:
+        raise ValueError("a character target must allow at least 2 characters (a word and its full stop)")
+    states = _en_char_states if lang == "en" else _zh_char_states if lang == "zh" else None
+    if states is None:
+        raise ValueError(f"unknown language {lang!r}; use en or zh")
+    start = "s" if lang == "en" else "h"
+    rules = [f"root ::= {start}{high}"]
+    for k in range(high, 0, -1):
+        rules += states(k, high - k + 1, low)
+    return "\n".join(rules) + "\n"
+
+
+def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> Grammar | str:
+    """The `exact` mode grammar for a target from `low` to `high` in `unit` (exactly N: low == high == N); a
+    character limit is GBNF text (see `char_grammar`), a word target a `Grammar` every syntax can render."""
+    if unit in CHAR_GRAMMAR_UNITS.get(lang, ()):
+        return char_grammar(lang, low, high)
+    if unit not in WORD_GRAMMAR_UNITS.get(lang, ()):
+        raise ValueError(f"no grammar can guarantee {unit} in {lang}")
+    return exact_rules(lang, high) if low == high else bounded_word_rules(lang, low, high)
+
+
+def _check_bounds(low: int, high: int) -> None:
+    validate_target(high)
+    if not 1 <= low <= high:
+        raise ValueError(f"a range must run from 1 up to its upper bound, got {low}-{high}")

@@ -57,7 +57,9 @@ def check_fields(
 ) -> dict[str, object]:
     """The fields of `capel_ui check` (and the first fields of `generate --json`): one shape everywhere."""
     return {
-        "target": verdict.target,
+        "target": verdict.target.high,
+        "target_kind": verdict.target.kind,
+        "target_low": verdict.target.low,
         "count": verdict.count,
         "exact": verdict.exact_count,
         "valid": not errors,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from .vocab import MAX_TARGET, MODES, Lang, Mode
+from .vocab import MAX_TARGET, MODES, Lang, Mode, TargetKind, Unit
 
 DRAFT_OPEN = "<draft>"
 DRAFT_CLOSE = "</draft>"
@@ -109,6 +109,37 @@ DRAFT_ZH = """\
 """
 
 
+# How the baseline and exact modes state a limit in a unit other than plain words, or a bound other than
+# "exactly" (the plain case keeps BASELINE's wording above).
+LIMIT_NOUN: dict[Lang, dict[str, str]] = {
+    "en": {
+        "chars": "characters (spaces and punctuation count)",
+        "x_weighted": "characters (it is an X post)",
+        "sms": "characters (it is one text message)",
+    },
+    "zh": {"zh_all": "个字（标点符号也算）", "chars": "个字（标点符号也算）"},
+}
+LIMIT_PHRASE: dict[Lang, dict[TargetKind, str]] = {
+    "en": {
+        "exactly": "Please answer the instruction in exactly {high} {noun}.",
+        "at_most": "Please answer the instruction in at most {high} {noun}.",
+        "range": "Please answer the instruction in {low} to {high} {noun}.",
+    },
+    "zh": {
+        "exactly": "请用正好{high}{noun}回答上述指令。",
+        "at_most": "请用不超过{high}{noun}回答上述指令。",
+        "range": "请用{low}到{high}{noun}回答上述指令。",
+    },
+}
+
+
+def limit_suffix(lang: Lang, unit: Unit, kind: TargetKind, low: int, high: int) -> str:
+    """The baseline/exact instruction for any target kind and unit, e.g. "in at most 280 characters"."""
+    default_noun = "words" if lang == "en" else "个字"
+    noun = LIMIT_NOUN.get(lang, {}).get(unit, default_noun)
+    return LIMIT_PHRASE[lang][kind].format(low=low, high=high, noun=noun)
+
+
 def validate_target(target: int) -> int:
     """Reject targets the app cannot honour, with a message that says what is accepted."""
     if isinstance(target, bool) or not isinstance(target, int):
@@ -153,7 +184,18 @@ def build_prompt(instruction: str, lang: Lang, target: int, mode: Mode = "capel"
 
 
 def build_messages(
-    instruction: str, lang: Lang, target: int, mode: Mode = "capel", *, code: bool = False
+    instruction: str,
+    lang: Lang,
+    target: int,
+    mode: Mode = "capel",
+    *,
+    code: bool = False,
+    limit: tuple[Unit, TargetKind, int] | None = None,
 ) -> list[Message]:
-    """The prompt as chat messages, ready for an OpenAI-style API."""
+    """The prompt as chat messages, ready for an OpenAI-style API. `limit` (unit, kind, low) states a target
+    other than exactly N words / Chinese characters, for the modes without markers."""
+    if limit is not None and mode in ("baseline", "exact"):
+        unit, kind, low = limit
+        content = f"{instruction.strip()}\n\n{limit_suffix(lang, unit, kind, low, target)}"
+        return [{"role": "user", "content": content}]
     return [{"role": "user", "content": build_prompt(instruction, lang, target, mode, code=code)}]

@@ -22,7 +22,7 @@ from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
 from .repair import RepairGeneration, with_repair
 from .storage import RunRecord, create_run, update_run
-from .verdict import Verdict, judge
+from .verdict import Target, Verdict, judge
 from .vocab import STALE_AFTER, DisplayStatus, Origin
 
 SAVE_INTERVAL = 1.0
@@ -78,6 +78,8 @@ class LiveRun:
             "lang": req.lang,
             "unit": req.count_unit,
             "target": req.target,
+            "target_kind": req.target_kind,
+            "target_low": req.target_spec.low,
             "temperature": req.temperature,
             "code": req.code,
             "notice": gen.notice,
@@ -206,7 +208,12 @@ def display_status(run: RunRecord, now: datetime | None = None) -> DisplayStatus
 
 def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
     """The verdict of a saved row: the same `judge` that set its `verified` column when it closed."""
-    return judge(display_status(run, now), run.count, run.target, run.errors)
+    return judge(display_status(run, now), run.count, target_of(run), run.errors)
+
+
+def target_of(run: RunRecord) -> Target:
+    """The target a saved run was asked for (rows from before targets had kinds are exactly N)."""
+    return Target.of(run.target_kind, run.target, run.target_low)
 
 
 # ----- several runs at once (Compare columns, variants) ----------------------------------------------------

@@ -27,18 +27,49 @@ Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = get_args(Lang)
 LANG_LABELS: dict[Lang, str] = {"en": "English", "zh": "Chinese"}
 
-Unit = Literal["en_words", "zh_chars", "zh_words", "lifebench"]
+Unit = Literal["en_words", "zh_chars", "zh_words", "lifebench", "chars", "x_weighted", "sms", "zh_all"]
 UNITS: tuple[Unit, ...] = get_args(Unit)
 UNIT_LABELS: dict[Unit, str] = {
     "en_words": "English words",
     "zh_chars": "Chinese characters",
     "zh_words": "Chinese words (jieba)",
     "lifebench": "LIFEBench counter",
+    "chars": "characters",
+    "x_weighted": "X weighted characters",
+    "sms": "SMS characters",
+    "zh_all": "字 (all characters)",
 }
 DEFAULT_UNIT: dict[Lang, Unit] = {"en": "en_words", "zh": "zh_chars"}
-UNITS_FOR: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "zh_words", "lifebench")}
-GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "lifebench")}
-"""Units in which the guaranteed modes' grammars make every unit count exactly one."""
+UNITS_FOR: dict[Lang, tuple[Unit, ...]] = {
+    "en": ("en_words", "chars", "x_weighted", "sms", "lifebench"),
+    "zh": ("zh_chars", "zh_all", "zh_words", "chars", "lifebench"),
+}
+WORD_GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "lifebench")}
+"""Units in which the word (or Han character) grammars make every grammar unit count exactly one."""
+CHAR_GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("chars", "x_weighted", "sms"), "zh": ("zh_all", "chars")}
+"""Units in which the character grammars make every character they admit count exactly one (plain ASCII prose
+in English: no URL, no emoji, GSM-7 only; Han characters and Chinese punctuation in Chinese)."""
+GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {
+    lang: WORD_GRAMMAR_UNITS[lang] + CHAR_GRAMMAR_UNITS[lang] for lang in ("en", "zh")
+}
+"""Units in which the guaranteed modes can promise the count."""
+MARKER_UNITS: dict[Lang, tuple[Unit, ...]] = {
+    "en": ("en_words", "lifebench"),
+    "zh": ("zh_chars", "zh_words", "lifebench"),
+}
+"""Units a CAPEL countdown (one word, or one Chinese character, per marker) can be judged in."""
+
+# --- targets ----------------------------------------------------------------------------------------
+
+TargetKind = Literal["exactly", "at_most", "range"]
+TARGET_KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
+TARGET_KIND_LABELS: dict[TargetKind, str] = {"exactly": "Exactly", "at_most": "At most", "range": "Between"}
+MARKER_LIMITS = (
+    "CAPEL (markers) counts down one word or one Chinese character per marker, so it takes an exact target in "
+    "English words or Chinese characters; for character limits, “at most” and ranges use Exact (guaranteed) "
+    "or Baseline"
+)
+"""Said wherever a writer asks a marker mode for something it cannot count."""
 
 
 def unit_label(unit: str) -> str:
@@ -79,10 +110,18 @@ def mode_label(mode: str) -> str:
     return MODE_LABELS.get(mode, mode)  # type: ignore[call-overload]
 
 
-def available_modes(grammar: bool, lang: Lang, unit: Unit) -> list[Mode]:
-    """The modes a model can run for this language and unit: guaranteed ones only where a grammar can promise it."""
+def markers_can_count(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> bool:
+    """Whether a CAPEL countdown can aim at this target: exactly N, in a word or Chinese-character unit."""
+    return kind == "exactly" and unit in MARKER_UNITS.get(lang, ())
+
+
+def available_modes(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> list[Mode]:
+    """The modes a model can run for this language, unit and target kind: guaranteed ones only where a grammar
+    can promise it, marker ones only where a countdown can count it."""
     grammar_ok = grammar and unit in GRAMMAR_UNITS.get(lang, ())
-    return [m for m in MODES if not MODE_SPECS[m].needs_grammar or grammar_ok]
+    markers_ok = markers_can_count(lang, unit, kind)
+    spec = MODE_SPECS
+    return [m for m in MODES if (not spec[m].needs_grammar or grammar_ok) and (not spec[m].uses_markers or markers_ok)]
 
 
 # --- runs -------------------------------------------------------------------------------------------

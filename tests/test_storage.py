@@ -251,11 +251,11 @@ def test_opening_again_on_the_same_or_a_fresh_engine_changes_nothing(db_url: str
 
 
 def test_upgrade_steps_must_be_numbered_from_two_in_order(engine: Engine) -> None:
-    def m004_gap(conn: Connection) -> None:  # pragma: no cover - never runs
+    def m099_gap(conn: Connection) -> None:  # pragma: no cover - never runs
         raise AssertionError
 
     with pytest.raises(ValueError, match="numbered in order"):
-        migrate(engine, [*UPGRADES, m004_gap])
+        migrate(engine, [*UPGRADES, m099_gap])
 
 
 def _m_next(sql: str) -> Any:

@@ -132,8 +132,15 @@ def m002_run_lifecycle(conn: Connection) -> None:
     conn.execute(update(runs).where(*old_rule).values(verified=true()))
 
 
-def m003_reserved(conn: Connection) -> None:
-    """Placeholder for the step another branch adds as m003 (the numbers must run in order); replaced at merge."""
+def m003_target_kinds(conn: Connection) -> None:
+    """runs: target_kind ('exactly', 'at_most', 'range') and target_low (frozen; never edit).
+
+    Backfill: every run before this step asked for exactly `target`, so target_low is target.
+    """
+    _add_column(conn, "runs", "target_kind", String(16), "'exactly'")
+    _add_column(conn, "runs", "target_low", Integer(), None)
+    runs = table("runs", column("target"), column("target_low"))
+    conn.execute(update(runs).values(target_low=runs.c.target))
 
 
 def m004_quality_scores(conn: Connection) -> None:
@@ -155,7 +162,7 @@ def m005_bench_calls(conn: Connection) -> None:
     _add_column(conn, "bench_results", "calls", Integer(), None)
 
 
-UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_reserved, m004_quality_scores, m005_bench_calls)
+UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_target_kinds, m004_quality_scores, m005_bench_calls)
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 
 INITIAL = "m001_initial"

@@ -27,7 +27,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from ..vocab import BENCH_RESULT_STATUSES, BENCH_RUN_STATUSES, ORIGINS, STATUSES
+from ..vocab import BENCH_RESULT_STATUSES, BENCH_RUN_STATUSES, ORIGINS, STATUSES, TARGET_KINDS
 
 
 def utcnow() -> datetime:
@@ -102,9 +102,9 @@ class Run(Base):
     mode: Mapped[str] = mapped_column(String(64), index=True)
     lang: Mapped[str] = mapped_column(String(16))
     unit: Mapped[str] = mapped_column(String(32))
-    target: Mapped[int]
+    target: Mapped[int]  # N of exactly N and at most N; the upper bound of a range
     count: Mapped[int | None]
-    exact: Mapped[bool | None]
+    exact: Mapped[bool | None]  # the count meets the target (equals N, is at most N, lies in the range)
     valid: Mapped[bool | None]
     errors: Mapped[ErrorList] = mapped_column(JSON, default=list)  # [{type, start, end, message}, ...]
     prompt_tokens: Mapped[int | None]
@@ -126,6 +126,11 @@ class Run(Base):
     score: Mapped[float | None]
     judge_score: Mapped[float | None]
     judge_model: Mapped[str | None] = mapped_column(String(512))
+    # What `target` is: exactly N, at most N, or the upper bound of a range whose lower bound is target_low.
+    target_kind: Mapped[str] = mapped_column(
+        String(16), default="exactly", server_default="exactly", info={"choices": TARGET_KINDS}
+    )
+    target_low: Mapped[int | None]
 
 
 class BenchRun(Base):
