@@ -17,15 +17,16 @@ from sqlalchemy import Engine
 
 from .backends import GRAMMAR_FIELDS
 from .cliargs import bounded
-from .counting import count
+from .counting import count, count_detail
 from .generation import Generation, Outcome, Request, validate_request
 from .history import history_table, run_json, show_run
 from .parser import check_output
+from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
 from .repair import RepairGeneration, repair_status
 from .runs import LiveRun, quality_fields, run_together
 from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
-from .verdict import live_state
+from .verdict import Target, live_state
 from .vocab import (
     DEFAULT_MAX_CALLS,
     DEFAULT_UNIT,
@@ -120,8 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the server takes a grammar (exact modes on a compatible server): llama.cpp grammar, vLLM "
         "structured_outputs or guided_grammar, SGLang ebnf, Ollama/LM Studio json_schema, Responses API custom_tool",
     )
-    ge.add_argument("--lang", choices=LANGS, default="en")
-    ge.add_argument("--target", type=_target, required=True)
+    ge.add_argument("--lang", choices=LANGS, help="default en, or the preset's")
+    kinds = ge.add_mutually_exclusive_group()
+    kinds.add_argument("--target", type=_target, help="exactly N units")
+    kinds.add_argument("--at-most", type=_target, metavar="N", help="at most N units (a platform limit)")
+    kinds.add_argument("--range", metavar="A-B", help="between A and B units, e.g. 10-12")
+    ge.add_argument("--preset", choices=list(PRESET_BY_KEY), help="a platform's unit and limit (e.g. x-post, sms)")
     ge.add_argument("--unit", choices=UNITS)
     ge.add_argument("--mode", choices=MODES, default="capel")
     ge.add_argument("--code", action="store_true")
@@ -149,7 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ge.add_argument("--judge", metavar="MODEL", help="rate each text 1-10 with this model (FastChat single-v1)")
     ge.add_argument("--judge-base-url", metavar="URL", help="the judge's OpenAI-compatible server, if not its own")
-    ge.add_argument("instruction", help="what to write, or - to read it from standard input")
+    ge.add_argument(
+        "instruction", nargs="?", default="", help="what to write, or - to read it from standard input"
+    )
 
     hi = sub.add_parser("history", help="list saved runs, show one, or export them as CSV")
     hi.add_argument("--model")
@@ -177,8 +184,13 @@ def cmd_prompt(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def cmd_count(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
-    out.write(f"{count(read_input(args.file, stdin), args.unit)}\n")
+def cmd_count(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) -> int:
+    """The count on stdout; what a number does not say (an SMS's encoding and segments) on stderr."""
+    text = read_input(args.file, stdin)
+    out.write(f"{count(text, args.unit)}\n")
+    detail = count_detail(text, args.unit)
+    if detail:
+        err.write(detail + "\n")
     return EXIT_OK
 
 
@@ -190,14 +202,35 @@ def cmd_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     return EXIT_OK if result.verified else EXIT_MISS
 
 
+def _target_of(args: argparse.Namespace) -> Target | None:
+    """The one target flag given (--target, --at-most or --range), or None."""
+    if args.target is not None:
+        return Target.exactly(args.target)
+    if args.at_most is not None:
+        return Target.at_most(args.at_most)
+    if args.range is not None:
+        return Target.parse_range(args.range)
+    return None
+
+
 def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
+    chosen = preset(args.preset) if args.preset else None
+    target = _target_of(args) or (chosen.target if chosen else None)
+    if target is None:
+        raise UsageError("give one of --target N (exactly), --at-most N or --range A-B, or a --preset")
+    lang = args.lang or (chosen.lang if chosen else "en")
+    unit = args.unit or (chosen.unit if chosen and lang == chosen.lang else None)
+    if chosen and not instruction.strip():
+        instruction = chosen.example
     request = Request(
         instruction=instruction,
-        target=args.target,
-        lang=args.lang,
+        target=target.high,
+        target_kind=target.kind,
+        target_low=target.low,
+        lang=lang,
         mode=args.mode,
-        unit=args.unit,
+        unit=unit,
         code=args.code,
         temperature=args.temperature,
         max_tokens=args.max_tokens,
@@ -234,7 +267,7 @@ class _Printer:
             self.out.flush()
         if self.live:
             req = gen.request
-            state = "drafting…" if gen.in_draft else live_state(gen.units_done, req.target, req.count_unit)
+            state = "drafting…" if gen.in_draft else live_state(gen.units_done, req.target_spec, req.count_unit)
             errs = f" · {len(gen.errors)} marker error(s)" if gen.errors else ""
             errs += repair_status(gen)
             self.err.write(f"\r\x1b[K⏳ {state}{errs}")
@@ -437,7 +470,7 @@ def main(
         if args.command == "prompt":
             return cmd_prompt(args, stdout)
         if args.command == "count":
-            return cmd_count(args, stdout, stdin)
+            return cmd_count(args, stdout, stdin, stderr)
         if args.command == "check":
             return cmd_check(args, stdout, stdin)
         if args.command == "generate":
