@@ -154,9 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ge.add_argument("--judge", metavar="MODEL", help="rate each text 1-10 with this model (FastChat single-v1)")
     ge.add_argument("--judge-base-url", metavar="URL", help="the judge's OpenAI-compatible server, if not its own")
-    ge.add_argument(
-        "instruction", nargs="?", default="", help="what to write, or - to read it from standard input"
-    )
+    ge.add_argument("instruction", nargs="?", default="", help="what to write, or - to read it from standard input")
 
     hi = sub.add_parser("history", help="list saved runs, show one, or export them as CSV")
     hi.add_argument("--model")

@@ -13,9 +13,9 @@ from typing import Any
 from .parser import check_output
 from .quality import QualityWarning, warnings
 from .repair import calls_line
-from .runs import display_status, verdict_of
+from .runs import display_status, target_of, verdict_of
 from .storage import RunRecord
-from .vocab import MARKER_MODES, mode_label, unit_label
+from .vocab import MARKER_MODES, mode_label
 
 PREVIEW_CHARS = 90
 
@@ -38,7 +38,7 @@ def history_rows(runs: Sequence[RunRecord], now: datetime | None = None) -> list
             "model": r.model,
             "mode": mode_label(r.mode),
             "lang": r.lang,
-            "target": r.target,
+            "target": target_of(r).label,
             "count": r.count,
             "errors": len(r.errors),
             "score": run_score(r),
@@ -76,7 +76,7 @@ def show_run(run: RunRecord) -> str:
     lines = [
         f"Run {run.id} · {run.created_at:%Y-%m-%d %H:%M:%S} UTC · {run.origin}",
         f"{verdict.headline(run.unit)}",
-        f"model {run.model} · mode {mode_label(run.mode)} · {run.lang} · {unit_label(run.unit)}",
+        f"model {run.model} · mode {mode_label(run.mode)} · {run.lang} · {target_of(run).describe(run.unit)}",
     ]
     if run.failure:
         lines.append(f"failure: {run.failure}")

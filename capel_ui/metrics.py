@@ -54,6 +54,16 @@ def length_score(target: int, count: int) -> float:
     return 100 * math.exp(5 * ld) if ld < 0 else 100 * math.exp(-2 * ld)
 
 
+def at_most_score(target: int, count: int) -> float:
+    """LIFEBench At-Most LS: 100 when the count is within the limit, else the Equal-To penalty for running long."""
+    return 100.0 if count <= target else length_score(target, count)
+
+
+def at_least_score(target: int, count: int) -> float:
+    """LIFEBench At-Least LS: 100 when the count reaches the target, else the Equal-To penalty for running short."""
+    return 100.0 if count >= target else length_score(target, count)
+
+
 @dataclass(frozen=True)
 class LifebenchScore:
     """LIFEBench's headline figures: mean |LD| (fraction) and mean LS, each averaged over target lengths."""

@@ -60,7 +60,9 @@ PRESETS: tuple[Preset, ...] = (
         50,
         "Write an abstract for a study showing that countdown prompts help language models hit exact lengths.",
     ),
-    Preset("zh-blurb", "Chinese blurb · 100 字", "zh", "zh_chars", "exactly", 100, "为一家开在海边的小书店写一段宣传文字。"),
+    Preset(
+        "zh-blurb", "Chinese blurb · 100 字", "zh", "zh_chars", "exactly", 100, "为一家开在海边的小书店写一段宣传文字。"
+    ),
     Preset(
         "x-post",
         "X post · ≤ 280",

@@ -18,12 +18,13 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from .counting import count
 from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
 from .repair import RepairGeneration, with_repair
 from .storage import RunRecord, create_run, update_run
 from .verdict import Target, Verdict, judge
-from .vocab import STALE_AFTER, DisplayStatus, Origin
+from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
 
 SAVE_INTERVAL = 1.0
 """Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
@@ -169,6 +170,39 @@ def quality_fields(outcome: Outcome) -> dict[str, Any]:
     lang = outcome.request.lang
     found = warnings(outcome.text, lang, outcome.request.instruction)
     return {"fluency": outcome.fluency, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)))}
+
+
+def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:
+    """Save a writer's edit of `parent` as a new complete run of origin `edit`, counted and judged like any run
+    against the parent's unit and target. No model wrote it: model, backend and mode say so and raw is empty."""
+    target = target_of(parent)
+    n = count(text, parent.unit)  # type: ignore[arg-type]
+    verdict = judge("complete", n, target, 0)
+    return create_run(
+        engine,
+        origin="edit",
+        status="complete",
+        instruction=parent.instruction,
+        prompt="",
+        model=HAND_EDIT_MODEL,
+        backend=HAND_EDIT,
+        mode=HAND_EDIT,
+        lang=parent.lang,
+        unit=parent.unit,
+        target=target.high,
+        target_kind=target.kind,
+        target_low=target.low,
+        raw="",
+        text=text,
+        count=n,
+        exact=verdict.within,
+        valid=True,
+        verified=verdict.verified,
+        errors=[],
+        seconds=None,
+        notice=f"Edited by hand from run {parent.id}; no model wrote this text.",
+        group_id=parent.group_id,
+    )
 
 
 # ----- runs streaming in this process ---------------------------------------------------------------------

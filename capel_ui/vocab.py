@@ -105,8 +105,16 @@ GRAMMAR_MODES: frozenset[Mode] = frozenset(m for m, s in MODE_SPECS.items() if s
 MARKER_MODES: frozenset[Mode] = frozenset(m for m, s in MODE_SPECS.items() if s.uses_markers)
 
 
+HAND_EDIT = "edit"
+"""The `mode` (and `backend`) of a run a writer edited by hand: no model wrote it, whatever the row it came from."""
+HAND_EDIT_MODEL = "(edited by hand)"
+"""The `model` of such a run, so History, exports and filters never present it as model output."""
+
+
 def mode_label(mode: str) -> str:
     """A mode's label for people; an unknown (old) mode name is shown as it is."""
+    if mode == HAND_EDIT:
+        return "Edited by hand"
     return MODE_LABELS.get(mode, mode)  # type: ignore[call-overload]
 
 

@@ -20,7 +20,18 @@ from tests.scripted_server import MODEL, cut_after, ok, status
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
-CHECK_KEYS = {"target", "target_kind", "target_low", "count", "exact", "valid", "verified", "countdown_end", "errors", "text"}
+CHECK_KEYS = {
+    "target",
+    "target_kind",
+    "target_low",
+    "count",
+    "exact",
+    "valid",
+    "verified",
+    "countdown_end",
+    "errors",
+    "text",
+}
 
 
 def run(*argv: str, stdin: str = "") -> tuple[int, str, str]:

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import streamlit as st
+from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from ..counting import count_characters
+from ..counting import count, count_characters, count_detail
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
 from ..repair import calls_line, repair_status
-from ..runs import LiveRun, settle, verdict_of
+from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
-from ..verdict import Verdict, live_state
+from ..verdict import Verdict, judge, live_state
 from ..vocab import MAX_TARGET, mode_label, unit_label
 from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw
 
@@ -110,7 +112,7 @@ def stream_live(live: LiveRun) -> Outcome:
     def paint() -> None:
         done = gen.units_done
         count_ph.html(countdown_html(req.target - done, req.target, label, drafting=gen.in_draft))
-        progress_ph.progress(min(done / req.target, 1.0), text=live_state(done, req.target, req.count_unit))
+        progress_ph.progress(min(done / req.target, 1.0), text=live_state(done, req.target_spec, req.count_unit))
         status_ph.caption(
             f"{gen.backend.label} · {mode_label(gen.mode)} · {time.monotonic() - gen.started:.1f} s{repair_status(gen)}"
         )
@@ -207,3 +209,37 @@ def quality_notes(run: RunRecord) -> None:
     found = run_warnings(run)
     if found:
         st.warning("  \n".join(w.message for w in found), icon=":material/spellcheck:")
+
+
+def edit_box(
+    run: RunRecord, engine: Engine, *, key: str, on_saved: Callable[[int], None], on_send: Callable[[str], None]
+) -> None:
+    """Edit a run's text in place, its count and verdict redrawn in the run's unit whenever the box commits
+    (Ctrl+Enter or a click outside). Saving makes a new run of origin `edit` (`runs.save_edit`), never model
+    output; "Rewrite to length" hands the edited text back to the Write page as the text to rewrite."""
+    if run.status != "complete" or not run.text:
+        return
+    with st.expander("Edit this text", icon=":material/edit_note:"):
+        _edit_fragment(run, engine, key, on_saved, on_send)
+
+
+@st.fragment
+def _edit_fragment(
+    run: RunRecord, engine: Engine, key: str, on_saved: Callable[[int], None], on_send: Callable[[str], None]
+) -> None:
+    """The edit box alone reruns as the writer edits, not the whole page."""
+    text = st.text_area("Your edit", value=run.text, key=f"{key}-edit", height=140)
+    verdict = judge("complete", count(text, run.unit), target_of(run), 0)  # type: ignore[arg-type]
+    st.markdown(f":{verdict.tone}[**{verdict.headline(run.unit)}**]")  # our words only: no model text in it
+    detail = count_detail(text, run.unit)  # type: ignore[arg-type]
+    st.caption((f"{detail} · " if detail else "") + "The count updates on Ctrl+Enter or when you click outside.")
+    c = st.columns(2)
+    if c[0].button("Save as a new run", key=f"{key}-save-edit", icon=":material/save:", width="stretch"):
+        if not text.strip():
+            st.error("The edit is empty; write something to save, or leave the text as it is.")
+            return
+        on_saved(save_edit(engine, run, text))
+        st.rerun(scope="app")
+    if c[1].button("Rewrite this text to length", key=f"{key}-send-edit", icon=":material/replay:", width="stretch"):
+        on_send(text)
+        st.rerun(scope="app")

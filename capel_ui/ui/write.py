@@ -7,34 +7,43 @@ from typing import Any
 import streamlit as st
 
 from ..backends import PROVIDERS, Backend, BackendError, ModelChoice, uses_fallback
-from ..counting import count
+from ..counting import count, count_detail
 from ..generation import Generation, Request, default_max_tokens, validate_request
 from ..history import run_score
 from ..judge import judge_run
+from ..presets import EXAMPLES, PRESET_BY_NAME, PRESETS
 from ..repair import REPAIR_MODES
 from ..runs import LiveRun, run_together, verdict_of
 from ..storage import get_run, list_runs
 from ..variants import finish, rank_key, start_variants
+from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
     DEFAULT_VARIANTS,
     GRAMMAR_UNITS,
+    MARKER_LIMITS,
+    MARKER_MODES,
     MAX_CALLS,
+    MAX_TARGET,
     MAX_VARIANTS,
     MODE_LABELS,
     SHORT_TEXT,
+    TARGET_KIND_LABELS,
+    TARGET_KINDS,
     UNIT_LABELS,
     UNITS_FOR,
     Lang,
     Mode,
+    TargetKind,
     Unit,
     available_modes,
+    markers_can_count,
     mode_label,
     unit_label,
 )
 from . import resources
 from .render import clean_text_html, countdown_html, scroll_into_view_html
-from .views import badge, quality_notes, render_run, stream_live, target_box, wait_saved
+from .views import badge, edit_box, quality_notes, render_run, stream_live, target_box, wait_saved
 
 DEFAULT_TARGET = 25
 WANTED_MODE = "w_mode_wanted"
@@ -42,33 +51,6 @@ WANTED_MODE = "w_mode_wanted"
 SHARED_INSTRUCTION = "instruction_shared"
 """The last instruction typed on Write, kept outside widget state (which a page switch clears) for Compare."""
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "Headline · 10 words": {
-        "lang": "en",
-        "target": 10,
-        "unit": "en_words",
-        "example": "Write a headline for an article about a seaside town that rebuilt its old lighthouse.",
-    },
-    "Tweet-length post · 40 words": {
-        "lang": "en",
-        "target": 40,
-        "unit": "en_words",
-        "example": "Write a social media post announcing that our bakery now sells sourdough on Saturdays.",
-    },
-    "Abstract · 50 words": {
-        "lang": "en",
-        "target": 50,
-        "unit": "en_words",
-        "example": "Write an abstract for a study showing that countdown prompts help language models "
-        "hit exact lengths.",
-    },
-    "Chinese blurb · 100 字": {
-        "lang": "zh",
-        "target": 100,
-        "unit": "zh_chars",
-        "example": "为一家开在海边的小书店写一段宣传文字。",
-    },
-}
 LANG_LABELS: dict[Lang, str] = {"en": "English words", "zh": "Chinese characters"}
 REWRITE = {
     "en": "Rewrite the following text, keeping its meaning and tone:\n\n{text}",
@@ -77,17 +59,53 @@ REWRITE = {
 
 
 def _apply_preset() -> None:
-    name = st.session_state.get("w_preset")
-    preset = PRESETS.get(name or "")
+    """A preset (capel_ui.presets) sets language, unit, target kind and number, and its template when the
+    instruction is empty (or still another preset's template)."""
+    preset = PRESET_BY_NAME.get(st.session_state.get("w_preset") or "")
     if not preset:
         return
-    st.session_state["w_lang"] = preset["lang"]
-    st.session_state["w_unit"] = preset["unit"]
-    st.session_state["w_target"] = preset["target"]
+    target = preset.target
+    st.session_state["w_lang"] = preset.lang
+    st.session_state["w_unit"] = preset.unit
+    st.session_state["w_kind"] = target.kind
+    st.session_state["w_target"] = target.high
+    st.session_state["w_low"] = target.low
     current = st.session_state.get("w_instruction", "").strip()
-    examples = {p["example"] for p in PRESETS.values()}
-    if not current or current in examples:
-        st.session_state["w_instruction"] = preset["example"]
+    if not current or current in EXAMPLES:
+        st.session_state["w_instruction"] = preset.example
+
+
+def _apply_send_back() -> None:
+    """An edited text sent back from the edit box becomes the text to rewrite."""
+    text = st.session_state.pop("w_send_back", None)
+    if text is not None:
+        st.session_state["w_rewrite"] = True
+        st.session_state["w_source"] = text
+
+
+def _target_inputs(where: Any) -> Target | None:
+    """Exactly N, at most N, or between A and B; None (with the reason shown) for an impossible range."""
+    c = where.columns([1.6, 1, 1, 2.4], vertical_alignment="bottom")
+    kind: TargetKind = c[0].segmented_control(
+        "Target", TARGET_KINDS, format_func=TARGET_KIND_LABELS.get, key="w_kind", required=True
+    )
+    if kind == "range":
+        low = c[1].number_input("From", min_value=1, max_value=MAX_TARGET, step=1, key="w_low")
+        high = c[2].number_input("To", min_value=1, max_value=MAX_TARGET, step=1, key="w_target")
+        if low > high:
+            st.error("The range goes from the smaller number to the larger: make “From” at most “To”.")
+            return None
+        return Target.between(int(low), int(high))
+    return Target.of(kind, target_box(c[1], "w_target", DEFAULT_TARGET))
+
+
+def _live_count(where: Any, text: str, unit: Unit, target: Target | None) -> None:
+    """How long the instruction or pasted text is in the chosen unit, beside what it should become: 60 words → 30."""
+    if not text.strip():
+        return
+    arrow = f" → {target.label}" if target else ""
+    detail = count_detail(text, unit)
+    where.caption(f"{count(text, unit)} {unit_label(unit)}{arrow}" + (f" · {detail}" if detail else ""))
 
 
 def rewrite_source(instruction: str) -> str | None:
@@ -102,6 +120,7 @@ def rewrite_source(instruction: str) -> str | None:
 def prefill_for(run: Any) -> dict[str, Any]:
     """The Write inputs that re-run `run` as it was asked: a rewrite run comes back as a rewrite of its text."""
     fields = {"lang": run.lang, "unit": run.unit, "target": run.target, "mode": run.mode, "code": bool(run.code)}
+    fields |= {"kind": run.target_kind, "low": run.target_low or run.target}
     source = rewrite_source(run.instruction or "")
     if source is None:
         return {**fields, "instruction": run.instruction, "rewrite": False}
@@ -123,13 +142,14 @@ def _apply_prefill() -> None:
 
 def _lang_changed() -> None:
     """A preset belongs to its language: switching away drops its pill, its target and its example text."""
-    preset = PRESETS.get(st.session_state.get("w_preset") or "")
-    if not preset or preset["lang"] == st.session_state.get("w_lang"):
+    preset = PRESET_BY_NAME.get(st.session_state.get("w_preset") or "")
+    if not preset or preset.lang == st.session_state.get("w_lang"):
         return
     st.session_state["w_preset"] = None
-    if st.session_state.get("w_target") == preset["target"]:
+    if st.session_state.get("w_target") == preset.number:
         st.session_state["w_target"] = DEFAULT_TARGET
-    if st.session_state.get("w_instruction", "").strip() == preset["example"]:
+        st.session_state["w_kind"] = "exactly"
+    if st.session_state.get("w_instruction", "").strip() == preset.example:
         st.session_state["w_instruction"] = ""
 
 
@@ -137,7 +157,9 @@ def _mode_picked() -> None:
     st.session_state[WANTED_MODE] = st.session_state.get("w_mode")
 
 
-def _settle_mode(modes: list[Mode], default: Mode, choice: Any, lang: Lang, unit: Unit) -> str | None:
+def _settle_mode(
+    modes: list[Mode], default: Mode, choice: Any, lang: Lang, unit: Unit, kind: TargetKind = "exactly"
+) -> str | None:
     """Show the writer's own mode when it can run here; otherwise use CAPEL for now and say why (the writer's
     pick comes back once the model or the unit allows it). Returns that notice, if any."""
     wanted = st.session_state.get(WANTED_MODE) or default
@@ -148,6 +170,8 @@ def _settle_mode(modes: list[Mode], default: Mode, choice: Any, lang: Lang, unit
     if st.session_state.get("w_mode") not in modes:
         st.session_state["w_mode"] = "capel" if "capel" in modes else modes[0]
     used = mode_label(st.session_state["w_mode"])
+    if wanted in MARKER_MODES and not markers_can_count(lang, unit, kind):
+        return f"{MARKER_LIMITS}: {used} is used for now."
     if not choice.capabilities.grammar:
         return (
             f"{mode_label(wanted)} needs a model that takes a grammar, and {choice.label} does not: {used} is used "
@@ -165,12 +189,14 @@ def render() -> None:
     st.title("Write")
     st.caption("Text of an exact length: the model counts down as it writes, and every count is checked.")
     _apply_prefill()
+    _apply_send_back()
     defaults = (("w_target", DEFAULT_TARGET), ("w_lang", "en"), ("w_fallback", True), ("w_instruction", ""))
+    defaults += (("w_kind", "exactly"), ("w_low", 20))
     for key, value in defaults:
         st.session_state.setdefault(key, value)
     choice = resources.model_choice()
 
-    st.pills("Quick presets", list(PRESETS), key="w_preset", on_change=_apply_preset)
+    st.pills("Quick presets", [p.name for p in PRESETS], key="w_preset", on_change=_apply_preset)
     rewrite = st.toggle("Rewrite my own text to length", key="w_rewrite")
     source = instruction = ""
     source_count = None
@@ -185,7 +211,8 @@ def render() -> None:
             placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
         )
         st.session_state[SHARED_INSTRUCTION] = instruction
-    c = st.columns([1.2, 1.2, 0.9, 1.7])
+    live_count = st.empty()
+    c = st.columns([1.2, 1.5, 2])
     lang: Lang = c[0].radio(
         "Language", ["en", "zh"], format_func=LANG_LABELS.get, key="w_lang", on_change=_lang_changed
     )
@@ -193,26 +220,31 @@ def render() -> None:
     if st.session_state.get("w_unit") not in units:
         st.session_state["w_unit"] = units[0]
     unit: Unit = c[1].selectbox("Counting unit", units, format_func=UNIT_LABELS.get, key="w_unit")
-    target = target_box(c[2], "w_target", DEFAULT_TARGET)
-    if source_count is not None and source.strip():
-        source_count.caption(f"{count(source, unit)} {unit_label(unit)} → {int(target)}")
+    kind: TargetKind = st.session_state.get("w_kind") or "exactly"
+    target_row = st.container()
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
-    modes = available_modes(choice.capabilities.grammar and (probed is None or probed.honoured), lang, unit)
+    grammar_ok = bool(choice.capabilities.grammar and (probed is None or probed.honoured))
+    modes = available_modes(grammar_ok, lang, unit, kind)
     default_mode: Mode = "exact" if "exact" in modes and choice.provider in ("embedded", "gguf") else "capel"
-    switched = _settle_mode(modes, default_mode, choice, lang, unit)
+    switched = _settle_mode(modes, default_mode, choice, lang, unit, kind)
     if switched and probed is not None and not probed.honoured:
         used = mode_label(st.session_state["w_mode"])
         switched = f"The guaranteed modes are off on this server (see below the mode), so {used} is used for now."
-    mode: Mode = c[3].selectbox("Mode", modes, format_func=MODE_LABELS.get, key="w_mode", on_change=_mode_picked)
+    mode: Mode = c[2].selectbox("Mode", modes, format_func=MODE_LABELS.get, key="w_mode", on_change=_mode_picked)
     if switched:
         st.info(switched, icon=":material/swap_horiz:")
     if probed is not None:
-        c[3].caption(probed.label)
+        c[2].caption(probed.label)
     elif not switched and choice.capabilities.grammar is False:
-        c[3].caption(
+        c[2].caption(
             "Exact modes need a model that takes a grammar (embedded, GGUF, GPT-5 family, llama.cpp, vLLM, "
             "SGLang, Ollama, LM Studio)."
         )
+    if not switched and not markers_can_count(lang, unit, kind):
+        c[2].caption(MARKER_LIMITS + ".")
+    target_spec = _target_inputs(target_row)
+    _live_count(source_count if source_count is not None else live_count, source or instruction, unit, target_spec)
+    target = target_spec.high if target_spec else int(st.session_state["w_target"])
 
     with st.expander("Options"):
         code = st.checkbox("Code-aware (a whole code line counts as one unit)", key="w_code")
@@ -249,10 +281,14 @@ def render() -> None:
         if rewrite and not source.strip():
             st.error("Paste the text to rewrite, or turn off “Rewrite my own text”.")
             return
+        if target_spec is None:
+            return
         text = REWRITE[lang].format(text=source.strip()) if rewrite else instruction
         request = Request(
             instruction=text,
-            target=int(target),
+            target=target_spec.high,
+            target_kind=target_spec.kind,
+            target_low=target_spec.low,
             lang=lang,
             mode=mode,
             unit=unit,
@@ -306,6 +342,15 @@ def _show_result(result: st.delta_generator.DeltaGenerator) -> None:
         if run.status == "cancelled":
             st.info("Stopped. What arrived is kept in History.")
         render_run(run, key=f"w{run.id}")
+        edit_box(run, resources.engine(), key=f"w{run.id}", on_saved=_show_run, on_send=_send_back)
+
+
+def _show_run(run_id: int) -> None:
+    st.session_state["w_run_id"] = run_id
+
+
+def _send_back(text: str) -> None:
+    st.session_state["w_send_back"] = text
 
 
 def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None, int | None, float | None]:
