@@ -1,0 +1,117 @@
+"""Every preset end to end in a real browser (Debian's chromium, `streamlit run`, the embedded model in its
+guaranteed mode), and the edit box: edit a result with its count and verdict, save it as an edit, send it back.
+
+Uses the server, browser and page fixtures of test_browser.py (one server per module, its own database).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from capel_ui.counting import count
+from capel_ui.presets import PRESETS, Preset
+from capel_ui.runs import target_of, verdict_of
+from capel_ui.storage import get_engine, list_runs
+from capel_ui.vocab import HAND_EDIT_MODEL, unit_label
+from tests.test_browser import (  # noqa: F401 (fixtures)
+    IDLE,
+    MODEL_TIMEOUT,
+    Server,
+    browser,
+    open_app,
+    page,
+    screenshot,
+    server,
+)
+
+pytestmark = pytest.mark.browser
+
+
+def verified_badge(p: Preset) -> re.Pattern[str]:
+    """The words of the green badge a verified run of this preset shows."""
+    label = re.escape(unit_label(p.unit))
+    if p.kind == "exactly":
+        return re.compile(rf"^✓ exact · verified · {p.number}/{p.number} {label}$")
+    return re.compile(rf"^✓ \d+/{p.number} {label}$")
+
+
+def run_preset(page, server: Server, p: Preset) -> None:  # noqa: F811
+    open_app(page, server.url)
+    page.get_by_text(p.name, exact=True).click()
+    page.wait_for_selector(IDLE)
+    expect(page.get_by_label("Instruction", exact=True)).to_have_value(p.example)
+    expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("Exact (guaranteed)")
+    page.wait_for_selector(IDLE)
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.wait_for_selector(IDLE, timeout=MODEL_TIMEOUT)
+    screenshot(page, f"preset-{p.key}")
+    page.get_by_text(verified_badge(p)).first.wait_for()
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.key for p in PRESETS])
+def test_every_preset_gives_a_verified_text_within_its_limit(page, server: Server, preset: Preset) -> None:  # noqa: F811
+    run_preset(page, server, preset)
+
+    engine = get_engine(server.database_url)
+    run = max(list_runs(engine), key=lambda r: r.id)
+    assert (run.unit, run.target_kind, run.target, run.mode, run.origin) == (
+        preset.unit,
+        preset.kind,
+        preset.number,
+        "exact",
+        "write",
+    )
+    assert verdict_of(run).verified
+    n = count(run.text, preset.unit)
+    assert target_of(run).within(n) and n == run.count
+    assert run.text.rstrip()[-1] in ".!?。！？"  # ends at a sentence end
+    assert page.locator(".capel-text").inner_text().strip() == run.text
+
+
+def test_a_writer_edits_the_result_with_a_live_count_saves_it_as_an_edit_and_sends_it_back(
+    page,  # noqa: F811
+    server: Server,  # noqa: F811
+) -> None:
+    preset = next(p for p in PRESETS if p.key == "ads-headline")
+    run_preset(page, server, preset)
+    engine = get_engine(server.database_url)
+    model_run = max(list_runs(engine), key=lambda r: r.id)
+
+    page.get_by_text("Edit this text", exact=True).click()
+    box = page.get_by_label("Your edit", exact=True)
+    too_long = "This edited headline is far too long for an ad."
+    box.fill(too_long)
+    box.press("Control+Enter")
+    page.get_by_text(f"over by {len(too_long) - 30} · {len(too_long)}/30 characters", exact=True).wait_for()
+    box.fill("Books by the sea, shipped.")
+    box.press("Control+Enter")
+    page.get_by_text("✓ 26/30 characters", exact=True).wait_for()
+    screenshot(page, "edit-live-count")
+
+    page.get_by_role("button", name="Save as a new run", exact=True).click()
+    page.get_by_text(re.compile(rf"^Run \d+ · edit · {re.escape(HAND_EDIT_MODEL)}")).wait_for()
+    page.wait_for_selector(IDLE)
+    screenshot(page, "edit-saved")
+    edit = max(list_runs(engine), key=lambda r: r.id)
+    assert edit.id != model_run.id
+    assert (edit.origin, edit.model, edit.mode, edit.raw) == ("edit", HAND_EDIT_MODEL, "edit", "")
+    assert (edit.text, edit.count, edit.unit, edit.target_kind, edit.target) == (
+        "Books by the sea, shipped.",
+        26,
+        "chars",
+        "at_most",
+        30,
+    )
+    assert edit.verified
+    page.get_by_text("✓ 26/30 characters", exact=True).first.wait_for()
+
+    send = page.get_by_role("button", name="Rewrite this text to length", exact=True)
+    if not send.is_visible():
+        page.get_by_text("Edit this text", exact=True).click()
+    send.click()
+    page.wait_for_selector(IDLE)
+    expect(page.get_by_label("Your text", exact=True)).to_have_value("Books by the sea, shipped.")
+    screenshot(page, "edit-sent-back")
