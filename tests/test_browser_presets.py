@@ -46,9 +46,9 @@ def run_preset(page, server: Server, p: Preset) -> None:  # noqa: F811
     expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("Exact (guaranteed)")
     page.wait_for_selector(IDLE)
     page.get_by_role("button", name="Generate", exact=True).click()
-    page.wait_for_selector(IDLE, timeout=MODEL_TIMEOUT)
+    page.get_by_text(verified_badge(p)).first.wait_for(timeout=MODEL_TIMEOUT)
+    page.wait_for_selector(IDLE)
     screenshot(page, f"preset-{p.key}")
-    page.get_by_text(verified_badge(p)).first.wait_for()
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=[p.key for p in PRESETS])
