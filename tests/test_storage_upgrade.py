@@ -39,7 +39,8 @@ from capel_ui.storage.schema import Run
 FIXTURE = Path(__file__).parent / "fixtures" / "storage" / "capel-v1.sql"
 V1_TABLES = ("runs", "bench_runs", "bench_results")
 NEW_RUN_COLUMNS = ("origin", "verified", "finish_reason", "failure_kind", "notice", "group_id", "attempts")
-# m004 (quality scores)
+# m003 (target kinds), m004 (quality scores)
+NEW_RUN_COLUMNS += ("target_kind", "target_low")
 NEW_RUN_COLUMNS += ("fluency", "score", "judge_score", "judge_model")
 NEW_BENCH_RESULT_COLUMNS = ("fluency", "score", "calls")  # m004, m005
 
