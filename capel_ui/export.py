@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from .runs import verdict_of
+from .runs import target_of, verdict_of
 from .storage import RunRecord
 from .vocab import mode_label
 
@@ -27,6 +27,8 @@ def export_json(run: RunRecord) -> str:
         "unit": run.unit,
         "count": run.count,
         "target": run.target,
+        "target_kind": run.target_kind,
+        "target_low": target_of(run).low,
         "verified": verdict_of(run).verified,
         "exact": bool(run.exact),
         "origin": run.origin,

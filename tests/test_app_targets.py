@@ -1,0 +1,82 @@
+"""The Write page's presets, target kinds and live count, driven headless by AppTest (no model call)."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capel_ui.presets import PRESET_BY_KEY
+
+
+@pytest.fixture
+def app(app_test: AppTest) -> AppTest:
+    return app_test
+
+
+def captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def pick_preset(at: AppTest, key: str) -> AppTest:
+    at.button_group(key="w_preset").set_value(PRESET_BY_KEY[key].name).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize(
+    ("key", "unit", "kind", "number"),
+    [
+        ("x-post", "x_weighted", "at_most", 280),
+        ("weibo", "zh_all", "at_most", 140),
+        ("headline", "en_words", "exactly", 10),
+    ],
+)
+def test_a_preset_sets_unit_target_kind_number_and_template(app: AppTest, key, unit, kind, number) -> None:
+    pick_preset(app, key)
+    p = PRESET_BY_KEY[key]
+    assert app.selectbox(key="w_unit").value == unit
+    assert app.button_group(key="w_kind").value == kind
+    assert app.number_input(key="w_target").value == number
+    assert app.text_area(key="w_instruction").value == p.example
+    assert app.radio(key="w_lang").value == p.lang
+    assert app.selectbox(key="w_mode").value == "exact"
+
+
+def test_a_preset_keeps_an_instruction_the_writer_typed(app: AppTest) -> None:
+    app.text_area(key="w_instruction").input("Announce our new opening hours.").run()
+    pick_preset(app, "ads-headline")
+    assert app.text_area(key="w_instruction").value == "Announce our new opening hours."
+    pick_preset(app, "sms")
+    assert app.selectbox(key="w_unit").value == "sms"
+
+
+def test_the_live_count_shows_the_text_in_the_chosen_unit_against_the_target(app: AppTest) -> None:
+    app.text_area(key="w_instruction").input("Write a headline about a lighthouse.").run()
+    assert "6 English words → 25" in captions(app)
+    pick_preset(app, "ads-headline")
+    app.text_area(key="w_instruction").input("Write a headline about a lighthouse.").run()
+    assert "36 characters → ≤ 30" in captions(app)
+
+
+def test_the_live_count_of_a_pasted_text_tells_sms_segments(app: AppTest) -> None:
+    pick_preset(app, "sms")
+    app.toggle(key="w_rewrite").set_value(True).run()
+    app.text_area(key="w_source").input("Your table is booked € 7pm").run()
+    assert "27 SMS characters → ≤ 160 · 27 GSM-7 characters · 1 segment (160 per segment)" in captions(app)
+
+
+def test_character_units_and_limits_hide_capel_and_say_why(app: AppTest) -> None:
+    assert "CAPEL" in app.selectbox(key="w_mode").options
+    pick_preset(app, "meta-description")
+    modes = app.selectbox(key="w_mode").options
+    assert "CAPEL" not in modes and "Exact (guaranteed)" in modes
+    assert any(c.startswith("CAPEL (markers) counts down one word") for c in captions(app))
+
+
+def test_an_upside_down_range_is_refused_before_generating(app: AppTest) -> None:
+    app.button_group(key="w_kind").set_value("range").run()
+    app.number_input(key="w_low").set_value(20).run()
+    app.number_input(key="w_target").set_value(12).run()
+    assert [e.value for e in app.error] == [
+        "The range goes from the smaller number to the larger: make “From” at most “To”."
+    ]
