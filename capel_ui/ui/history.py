@@ -26,7 +26,11 @@ def render() -> None:
     lang = f[3].selectbox("Language", [ALL, "en", "zh"], key="h_lang")
     dates = f[4].date_input("Dates", value=(), key="h_dates", help="Pick a start and an end day.")
     search = f[5].text_input("Search text", key="h_search", placeholder="words in the instruction or text")
-    verified_only = st.checkbox("Verified only", key="h_verified", help="Complete, within its target (exactly N, at most N or the range), no marker error.")
+    verified_only = st.checkbox(
+        "Verified only",
+        key="h_verified",
+        help="Complete, within its target (exactly, at most, range), no marker error.",
+    )
 
     since = until = None
     if isinstance(dates, tuple | list) and dates:

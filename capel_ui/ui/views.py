@@ -23,6 +23,7 @@ from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, judge, live_state
 from ..vocab import MAX_TARGET, mode_label, unit_label
+from .live_text import live_text_area
 from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
@@ -214,9 +215,10 @@ def quality_notes(run: RunRecord) -> None:
 def edit_box(
     run: RunRecord, engine: Engine, *, key: str, on_saved: Callable[[int], None], on_send: Callable[[str], None]
 ) -> None:
-    """Edit a run's text in place, its count and verdict redrawn in the run's unit whenever the box commits
-    (Ctrl+Enter or a click outside). Saving makes a new run of origin `edit` (`runs.save_edit`), never model
-    output; "Rewrite to length" hands the edited text back to the Write page as the text to rewrite."""
+    """Edit a run's text in place, its count and verdict redrawn in the run's unit as the writer types.
+
+    Saving makes a new run of origin `edit` (`runs.save_edit`), never model output; "Rewrite this text to
+    length" hands the edited text back to the Write page as the text to rewrite."""
     if run.status != "complete" or not run.text:
         return
     with st.expander("Edit this text", icon=":material/edit_note:"):
@@ -228,11 +230,12 @@ def _edit_fragment(
     run: RunRecord, engine: Engine, key: str, on_saved: Callable[[int], None], on_send: Callable[[str], None]
 ) -> None:
     """The edit box alone reruns as the writer edits, not the whole page."""
-    text = st.text_area("Your edit", value=run.text, key=f"{key}-edit", height=140)
+    text = live_text_area("Your edit", run.text, key=f"{key}-edit")
     verdict = judge("complete", count(text, run.unit), target_of(run), 0)  # type: ignore[arg-type]
     st.markdown(f":{verdict.tone}[**{verdict.headline(run.unit)}**]")  # our words only: no model text in it
     detail = count_detail(text, run.unit)  # type: ignore[arg-type]
-    st.caption((f"{detail} · " if detail else "") + "The count updates on Ctrl+Enter or when you click outside.")
+    if detail:
+        st.caption(detail)
     c = st.columns(2)
     if c[0].button("Save as a new run", key=f"{key}-save-edit", icon=":material/save:", width="stretch"):
         if not text.strip():
