@@ -85,10 +85,10 @@ def test_a_writer_edits_the_result_with_a_live_count_saves_it_as_an_edit_and_sen
     too_long = "This edited headline is far too long for an ad."
     box.fill("")
     box.press_sequentially(too_long, delay=10)  # typed, no Enter, no click outside: the count follows
-    page.get_by_text(f"over by {len(too_long) - 30} · {len(too_long)}/30 characters", exact=True).wait_for()
+    page.get_by_text(f"Your edit: over by {len(too_long) - 30} · {len(too_long)}/30 characters", exact=True).wait_for()
     box.fill("")
     box.press_sequentially("Books by the sea, shipped.", delay=10)
-    page.get_by_text("✓ 26/30 characters", exact=True).wait_for()
+    page.get_by_text("Your edit: ✓ 26/30 characters", exact=True).wait_for()
     screenshot(page, "edit-live-count")
 
     page.get_by_role("button", name="Save as a new run", exact=True).click()

@@ -232,7 +232,8 @@ def _edit_fragment(
     """The edit box alone reruns as the writer edits, not the whole page."""
     text = live_text_area("Your edit", run.text, key=f"{key}-edit")
     verdict = judge("complete", count(text, run.unit), target_of(run), 0)  # type: ignore[arg-type]
-    st.markdown(f":{verdict.tone}[**{verdict.headline(run.unit)}**]")  # our words only: no model text in it
+    # The verdict's own words (no model text in them), named as the edit's so they never read as the run's badge.
+    st.markdown(f":{verdict.tone}[**Your edit: {verdict.headline(run.unit)}**]")
     detail = count_detail(text, run.unit)  # type: ignore[arg-type]
     if detail:
         st.caption(detail)
