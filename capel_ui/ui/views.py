@@ -221,8 +221,10 @@ def edit_box(
     length" hands the edited text back to the Write page as the text to rewrite."""
     if run.status != "complete" or not run.text:
         return
-    with st.expander("Edit this text", icon=":material/edit_note:"):
-        _edit_fragment(run, engine, key, on_saved, on_send)
+    # Drawn only while the writer edits: a collapsed box would still put a second verdict line on the page.
+    if st.toggle("Edit this text", key=f"{key}-editing"):
+        with st.container(border=True):
+            _edit_fragment(run, engine, key, on_saved, on_send)
 
 
 @st.fragment
