@@ -57,18 +57,13 @@ def test_every_preset_gives_a_verified_text_within_its_limit(page, server: Serve
 
     engine = get_engine(server.database_url)
     run = max(list_runs(engine), key=lambda r: r.id)
-    assert (run.unit, run.target_kind, run.target, run.mode, run.origin) == (
-        preset.unit,
-        preset.kind,
-        preset.number,
-        "exact",
-        "write",
-    )
+    assert (run.unit, run.target_kind, run.target, run.mode) == (preset.unit, preset.kind, preset.number, "exact")
+    assert run.origin in ("write", "variant")  # the Write page may write several candidates (issue 12)
     assert verdict_of(run).verified
     n = count(run.text, preset.unit)
     assert target_of(run).within(n) and n == run.count
     assert run.text.rstrip()[-1] in ".!?。！？"  # ends at a sentence end
-    assert page.locator(".capel-text").inner_text().strip() == run.text
+    assert run.text in [t.strip() for t in page.locator(".capel-text").all_inner_texts()]  # (variants: several)
 
 
 def test_a_writer_edits_the_result_with_a_live_count_saves_it_as_an_edit_and_sends_it_back(
