@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -156,12 +155,6 @@ def count(text: str, unit: Unit) -> int:
     except KeyError:
         raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}") from None
     return counter(text)
-
-
-def count_characters(text: str) -> int:
-    """Characters as an editor's character count shows them (not a counting unit): code points after NFC, so
-    an accented letter typed as two code points counts once. Shown beside every result's unit count."""
-    return len(unicodedata.normalize("NFC", text))
 
 
 def count_detail(text: str, unit: Unit) -> str | None:

@@ -186,6 +186,8 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
     assert page.get_by_role("combobox", name="Mode", exact=True).input_value() == "Exact (guaranteed)"
     assert page.get_by_label("Variants", exact=True).input_value() == "3"  # the default for a short text
     set_number(page, "Variants", 1)
+    expect(page.get_by_label("Variants", exact=True)).to_have_value("1")
+    page.wait_for_selector(IDLE)
 
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text("✓ exact · verified · 25/25 English words").wait_for(timeout=MODEL_TIMEOUT)

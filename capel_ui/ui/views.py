@@ -14,7 +14,7 @@ import streamlit as st
 from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from ..counting import count, count_characters, count_detail
+from ..counting import count, count_detail
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
@@ -80,7 +80,9 @@ def copy_button(text: str, key: str) -> None:
 
 def lengths(run: RunRecord) -> str:
     """The unit count and the character count, side by side, as a writer checks a limit."""
-    return f"{run.count or 0} {unit_label(run.unit)} · {count_characters(run.text)} characters"
+    if run.unit == "chars":
+        return f"{run.count or 0} characters"
+    return f"{run.count or 0} {unit_label(run.unit)} · {count(run.text, 'chars')} characters"
 
 
 def verdict_line(run: RunRecord, key: str) -> Verdict:
