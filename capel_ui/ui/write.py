@@ -85,7 +85,7 @@ def _apply_send_back() -> None:
 
 def _target_inputs(where: Any) -> Target | None:
     """Exactly N, at most N, or between A and B; None (with the reason shown) for an impossible range."""
-    c = where.columns([1.6, 1, 1, 2.4], vertical_alignment="bottom")
+    c = where.columns([2.2, 1, 1, 1.8], vertical_alignment="bottom")  # room for all three kinds
     kind: TargetKind = c[0].segmented_control(
         "Target", TARGET_KINDS, format_func=TARGET_KIND_LABELS.get, key="w_kind", required=True
     )
