@@ -5,10 +5,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.prompts import build_prompt
+from tests.cli_process import interrupt_generate
 from tests.scripted_server import MODEL, cut_after, ok, status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -282,22 +281,10 @@ def test_acceptance_generate_exact_37_words_from_the_command_line():
 
 def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted):
     scripted.script(ok(["word "] * 60, delay=0.1))
-    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "60", "--json"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "capel_ui", *argv, "Describe a lighthouse"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 60
-    while not scripted.chat_requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)  # some words arrive, not all 60
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
+    code, out, err = interrupt_generate(scripted, "--mode", "baseline", "--target", "60", "--json", after=1.0)
+    assert code == 130, err  # some words arrived, not all 60
     result = json.loads(out)
     assert result["status"] == "cancelled"
     assert 1 <= result["count"] < 60 and result["text"] == " ".join(["word"] * result["count"])
-    assert f"interrupted: kept {result['count']} English words" in err.decode()
+    assert f"interrupted: kept {result['count']} English words" in err
     assert result["run_id"] is not None

@@ -6,14 +6,11 @@ import csv
 import io
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 
 from capel_ui.storage import get_engine, get_run, list_runs
-from tests.scripted_server import MODEL, ok
-from tests.test_cli import ROOT, generate_on, run
+from tests.cli_process import interrupt_generate
+from tests.scripted_server import ok
+from tests.test_cli import generate_on, run
 
 
 def test_generate_saves_the_run_with_origin_cli(scripted):
@@ -45,24 +42,11 @@ def test_generate_no_save_keeps_nothing(scripted):
 
 def test_ctrl_c_leaves_a_cancelled_run_with_the_text_that_arrived(scripted):
     scripted.script(ok(["word "] * 60, delay=0.1))
-    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "60"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "capel_ui", *argv, "Describe a lighthouse"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
-    deadline = time.monotonic() + 60
-    while not scripted.chat_requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    code, out, err = interrupt_generate(scripted, "--mode", "baseline", "--target", "60", after=1.0)
     (row,) = list_runs(get_engine())
-    assert proc.returncode == 130, err.decode()
+    assert code == 130, err
     assert (row.status, row.verified) == ("cancelled", False) and 1 <= row.count < 60
-    assert out.decode().split() == row.text.split()  # text mode prints what was kept
+    assert out.split() == row.text.split()  # text mode prints what was kept
 
 
 def _three_runs(scripted):

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -23,6 +20,7 @@ from capel_ui.backends.openai_compat import check_base_url
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, overrun_limit
 from capel_ui.vocab import EXIT_BACKEND, EXIT_MISS, EXIT_USAGE, FAILURE_KINDS
+from tests.cli_process import interrupt_generate
 from tests.scripted_server import (
     MODEL,
     bad_json_after,
@@ -313,20 +311,8 @@ def test_cli_a_corrupt_database_is_a_failure_exit_3_never_1_and_the_file_is_kept
 
 def test_cli_ctrl_c_prints_words_that_came_before_the_first_marker(scripted):
     scripted.script(stall_after(["Sure, here it is: ", "one two three four"], seconds=300))
-    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "capel", "--target", "20"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "capel_ui", *argv, "Describe a lighthouse"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
-    deadline = time.monotonic() + 60
-    while not scripted.chat_requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(2.0)  # both chunks have arrived (and were held back: no marker yet), the stream now stalls
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
-    assert "one two three four" in out.decode()
-    assert "interrupted: kept" in err.decode()
+    # after 2 s both chunks have arrived (held back: no marker yet) and the stream stalls
+    code, out, err = interrupt_generate(scripted, "--mode", "capel", "--target", "20", after=2.0)
+    assert code == 130, err
+    assert "one two three four" in out
+    assert "interrupted: kept" in err

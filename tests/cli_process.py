@@ -1,0 +1,34 @@
+"""`python -m capel_ui generate` as a real process, interrupted with Ctrl-C (SIGINT) while it streams."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.scripted_server import MODEL, ScriptedServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def interrupt_generate(scripted: ScriptedServer, *args: str, after: float) -> tuple[int, str, str]:
+    """Run `generate` against `scripted` with `args`, press Ctrl-C `after` seconds into its request; return
+    (exit code, stdout, stderr)."""
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, *args, "Describe a lighthouse"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "capel_ui", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+    deadline = time.monotonic() + 60
+    while not scripted.chat_requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(after)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out.decode(), err.decode()
