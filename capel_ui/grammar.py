@@ -273,9 +273,14 @@ def with_word_list(grammar: Grammar, words: str) -> str:
 
 
 def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:
-    """The text of `grammar` in `syntax`; a plain string is GBNF text and has no other form (None)."""
+    """The text of `grammar` in `syntax`. A plain string is GBNF text (the character limits, the word list): it
+    has a Lark form, written by LLGuidance's own converter (the engine that reads it at OpenAI), and no regex."""
     if isinstance(grammar, Grammar):
         return grammar.render(syntax)
+    if syntax == "lark":
+        from llguidance.gbnf_to_lark import gbnf_to_lark
+
+        return gbnf_to_lark(grammar)
     return grammar if syntax == "gbnf" else None
 
 

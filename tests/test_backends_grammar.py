@@ -24,8 +24,9 @@ from capel_ui.backends.openai_responses import REASONING_ROOM, TOOL_NAME
 from capel_ui.backends.probe import PROBE_ANSWER, clear_cache
 from capel_ui.counting import count
 from capel_ui.generation import Generation, Request, default_max_tokens, generate
-from capel_ui.grammar import countdown_grammar, exact_grammar
+from capel_ui.grammar import char_grammar, countdown_grammar, exact_grammar, grammar_text
 from tests.gbnf import sample
+from tests.llg import accepts
 from tests.scripted_server import MODEL, hang, honour_grammar, ok, stall_after, status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,6 +139,21 @@ def test_exact_modes_on_gpt5_send_a_forced_lark_tool_and_verify_the_streamed_inp
     assert body["input"][-1]["role"] == "user" and str(target) in body["input"][-1]["content"]
     assert (outcome.prompt_tokens, outcome.completion_tokens) == (40, 102)
     assert "12 output tokens on reasoning" in outcome.notice
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [("en", "A lighthouse keeps its watch at dawn."), ("zh", "灯塔在黎明时闪着光。")],
+)
+def test_a_character_limit_on_gpt5_goes_as_the_lark_form_of_its_grammar_and_is_verified(scripted, lang, text):
+    scripted.script(ok(chunks_of(text)))
+    request = Request("Describe a lighthouse", 60, lang=lang, mode="exact", unit="chars", target_kind="at_most")
+    outcome = generate(gpt5(scripted), request)
+    assert outcome.verified and outcome.count == count(text, "chars") <= 60
+    (tool,) = scripted.responses_requests[-1].body["tools"]
+    lark = tool["format"]["definition"]
+    assert tool["format"]["syntax"] == "lark" and lark == grammar_text(char_grammar(lang, 1, 60), "lark")
+    assert accepts("lark", lark, text) and not accepts("lark", lark, text + " " + text)
 
 
 def test_a_temperature_set_by_the_user_is_not_sent_to_a_reasoning_model(scripted):
