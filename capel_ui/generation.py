@@ -290,7 +290,7 @@ class Generation:
         """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
         req = self.request
         grammar: Grammar | str | None = grammar_for(self.mode, req.lang, req.target)
-        if self.mode == "exact":  # any target kind and unit; a character limit is GBNF text only
+        if self.mode == "exact":  # any target kind and unit; a character limit is GBNF text (Lark by conversion)
             spec = req.target_spec
             grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
         if isinstance(grammar, Grammar) and req.word_list and self.backend.capabilities.grammar_field == "grammar":
