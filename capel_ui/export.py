@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from .history import score_line
 from .runs import target_of, verdict_of
 from .storage import RunRecord
 from .vocab import mode_label
@@ -42,6 +43,10 @@ def export_json(run: RunRecord) -> str:
         "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens,
         "errors": run.errors,
+        "score": run.score,
+        "fluency": run.fluency,
+        "judge_score": run.judge_score,
+        "judge_model": run.judge_model,
         "sha256": sha256(run.text),
         "run_id": run.id,
     }
@@ -54,12 +59,13 @@ def export_txt(run: RunRecord) -> str:
 
 
 def export_md(run: RunRecord) -> str:
-    """The text with a short provenance footer: verdict, model, mode, date, checksum."""
+    """The text with a short provenance footer: verdict, score, model, mode, date, checksum."""
     mode = mode_label(run.mode)
+    score = score_line(run)
     return (
         f"{run.text}\n\n---\n\n"
-        f"*{verdict_of(run).headline(run.unit)}.* Model: `{run.model}` · mode: {mode} · "
-        f"{run.created_at:%Y-%m-%d %H:%M} UTC · sha256 `{sha256(run.text)[:16]}…`\n"
+        f"*{verdict_of(run).headline(run.unit)}.* {score + ' · ' if score else ''}Model: `{run.model}` · "
+        f"mode: {mode} · {run.created_at:%Y-%m-%d %H:%M} UTC · sha256 `{sha256(run.text)[:16]}…`\n"
     )
 
 

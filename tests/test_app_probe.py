@@ -48,6 +48,17 @@ def test_a_server_that_ignores_the_grammar_says_why_and_offers_no_guaranteed_mod
     assert MODE_LABELS["capel"] in modes
 
 
+def test_compare_skips_the_guaranteed_columns_of_a_server_that_ignores_the_grammar(app_test: AppTest, scripted):
+    scripted.script(honour_grammar(("grammar",)))
+    at = pick_server(app_test, scripted.url, "ebnf")
+    at.switch_page("app_pages/compare.py").run()
+    at.multiselect(key="c_modes").set_value(["capel", "exact"]).run()
+    assert not at.exception, at.exception
+    [skipped] = [c.value for c in at.caption if c.value.startswith("Skipped")]
+    assert "ignored" in skipped and f"{MODE_LABELS['exact']}" in skipped and "CAPEL" not in skipped
+    assert len(scripted.chat_requests) == 1  # the Write page's probe, not asked again
+
+
 def test_write_runs_exact_on_gpt5_through_the_grammar_tool_and_says_reasoning_tokens_were_spent(
     app_test: AppTest, scripted, monkeypatch
 ):

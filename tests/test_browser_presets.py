@@ -25,6 +25,7 @@ from tests.test_browser import (  # noqa: F401 (fixtures)
     page,
     screenshot,
     server,
+    settle,
 )
 
 pytestmark = pytest.mark.browser
@@ -44,7 +45,7 @@ def run_preset(page, server: Server, p: Preset) -> None:  # noqa: F811
     page.wait_for_selector(IDLE)
     expect(page.get_by_label("Instruction", exact=True)).to_have_value(p.example)
     expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("Exact (guaranteed)")
-    page.wait_for_selector(IDLE)
+    settle(page)
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(verified_badge(p)).first.wait_for(timeout=MODEL_TIMEOUT)
     page.wait_for_selector(IDLE)

@@ -15,7 +15,7 @@ from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.prompts import build_prompt
 from tests.cli_process import interrupt_generate
-from tests.scripted_server import MODEL, cut_after, ok, status
+from tests.scripted_server import MODEL, cut_after, honour_grammar, ok, status
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
@@ -189,6 +189,36 @@ def test_exact_mode_in_an_unguaranteed_unit_is_bad_input(scripted):
     assert code == 2
     assert len(err.splitlines()) == 1 and "zh_chars" in err
     assert scripted.requests == []
+
+
+@pytest.fixture
+def fresh_probe():
+    from capel_ui.backends.probe import clear_cache
+
+    clear_cache()
+    yield
+    clear_cache()
+
+
+def test_exact_mode_on_a_server_that_ignores_its_grammar_field_is_refused_after_one_probe(scripted, fresh_probe):
+    scripted.script(honour_grammar(("grammar",)))  # llama.cpp-like: knows `grammar`, silently ignores `ebnf`
+    code, out, err = generate_on(scripted, "--grammar-field", "ebnf", "--mode", "exact", "--target", "5", "Sea")
+    assert (code, out) == (2, "")
+    assert "ignored the `ebnf` grammar" in err and "use CAPEL" in err
+    assert [r.body["max_tokens"] for r in scripted.chat_requests] == [16]  # the probe, and no run
+
+
+def test_exact_mode_runs_on_a_server_the_probe_finds_honouring_its_grammar(scripted, fresh_probe):
+    scripted.script(honour_grammar(("grammar",)), ok(["Waves ", "fold ", "over ", "old ", "stones."]))
+    code, out, _ = generate_on(scripted, "--grammar-field", "grammar", "--mode", "exact", "--target", "5", "Sea")
+    assert (code, out) == (0, "Waves fold over old stones.\n")
+    assert "root ::=" in scripted.chat_requests[1].body["grammar"]  # the run after the probe carries the grammar
+
+
+def test_capel_mode_on_a_server_with_a_grammar_field_sends_no_probe(scripted, fresh_probe):
+    scripted.script(ok(["<2>Sea", "<1>wind", "<0>"]))
+    code, _, _ = generate_on(scripted, "--grammar-field", "ebnf", "--mode", "capel", "--target", "2", "Sea")
+    assert code == 0 and len(scripted.chat_requests) == 1
 
 
 # ----- generate against a scripted vendor ----------------------------------------------------------------

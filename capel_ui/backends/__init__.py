@@ -14,7 +14,7 @@ from .base import (
 from .embedded import ServerHandle, smollm2_path, start_server
 from .openai_compat import OpenAICompatBackend
 from .openai_responses import OpenAIResponsesBackend
-from .probe import ProbeResult, probe
+from .probe import ProbeResult, needs_probe, probe, refusal
 from .registry import (
     COUNTDOWN_FALLBACK,
     EMBEDDED,
@@ -62,8 +62,10 @@ __all__ = [
     "get_backend",
     "key_help",
     "model_label",
+    "needs_probe",
     "probe",
     "provider_of",
+    "refusal",
     "resolve_key",
     "secrets_files",
     "smollm2_path",

@@ -77,6 +77,21 @@ def _ask(base_url: str, model: str, grammar_field: str, api_key: str | None) -> 
     )
 
 
+def needs_probe(provider: str, base_url: str | None, grammar_field: str | None) -> bool:
+    """Only an OpenAI-compatible server given a grammar field is asked: the registry knows every other model."""
+    return provider == "compatible" and bool(grammar_field) and bool(base_url)
+
+
+def refusal(provider: str, base_url: str | None, model: str, grammar_field: str | None) -> str | None:
+    """Why a guaranteed mode must not run on this server (its probe says it ignores or rejects the grammar), or
+    None where it may: a known model, a server that honours the field, or one that could not be asked (the run
+    itself then says what went wrong)."""
+    if not needs_probe(provider, base_url, grammar_field):
+        return None
+    result = probe(base_url or "", model, grammar_field or "")
+    return None if result.honoured or not result.settled else result.reason
+
+
 def clear_cache() -> None:
     with _lock:
         _cache.clear()

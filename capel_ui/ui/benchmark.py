@@ -95,7 +95,7 @@ def _run_form() -> None:
     c = st.columns([1.2, 2.4, 1.2])
     suite = c[0].selectbox("Suite", SUITES, key="b_suite", format_func=suite_label)
     c[0].caption(SUITE_PAGE_HELP.get(suite, ""))
-    default_modes = ["baseline", "exact"] if choice.capabilities.grammar else ["baseline", "capel"]
+    default_modes = ["baseline", "exact"] if resources.takes_grammar(choice) else ["baseline", "capel"]
     modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key="b_modes")
     lengths = c[2].text_input(
         "Target lengths",

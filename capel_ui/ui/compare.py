@@ -107,11 +107,13 @@ def render() -> None:
     )
     unit = DEFAULT_UNIT[lang]
     columns = [(m, mode) for m in models for mode in modes]
-    usable = [(m, mode) for m, mode in columns if mode in available_modes(m.capabilities.grammar, lang, unit)]
+    grammar = {m: resources.takes_grammar(m) for m in models}  # a compatible server's probe decides for it
+    usable = [(m, mode) for m, mode in columns if mode in available_modes(grammar[m], lang, unit)]
     skipped = [col for col in columns if col not in usable]
     if skipped:
         st.caption(
-            "Skipped (the model takes no grammar): " + ", ".join(f"{m.label} · {MODE_LABELS[d]}" for m, d in skipped)
+            "Skipped (the model takes no grammar, or its server ignored one when asked): "
+            + ", ".join(f"{m.label} · {MODE_LABELS[d]}" for m, d in skipped)
         )
     if len(usable) > MAX_COLUMNS:
         st.warning(f"{len(usable)} columns; only the first {MAX_COLUMNS} run.")

@@ -25,6 +25,7 @@ from ..backends import (
     ProbeResult,
     Provider,
     get_backend,
+    needs_probe,
     probe,
     resolve_key,
 )
@@ -86,10 +87,17 @@ def _backend(choice: ModelChoice) -> Backend:
 def grammar_probe(choice: ModelChoice) -> ProbeResult | None:
     """For an OpenAI-compatible server given a grammar field: whether it honours it (asked once per URL, model
     and field; see backends/probe.py). None for every other choice: the registry already knows."""
-    if choice.provider != "compatible" or not choice.grammar_field or not choice.base_url:
+    if not needs_probe(choice.provider, choice.base_url, choice.grammar_field):
         return None
     with st.spinner("Checking whether this server honours the grammar…"):
         return probe(choice.base_url, choice.model, choice.grammar_field, api_key=typed_key(choice.provider))
+
+
+def takes_grammar(choice: ModelChoice) -> bool:
+    """Whether the guaranteed modes are offered for this model: the registry says it takes a grammar and, for a
+    compatible server, the probe saw it honoured."""
+    probed = grammar_probe(choice)
+    return bool(choice.capabilities.grammar and (probed is None or probed.honoured))
 
 
 def model_choice() -> ModelChoice:
