@@ -139,22 +139,21 @@ def page(browser):
 def open_app(page, url: str, path: str = "/", heading: str = "Write") -> None:
     page.goto(url + path)
     page.get_by_role("heading", name=heading, exact=True).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
 
 
 def go_to(page, name: str) -> None:
     """Click a page in the sidebar navigation and wait for its title."""
     page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True).click()
     page.get_by_role("heading", name=name, exact=True).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
 
 
 QUIET_MS = 500
 SETTLED = f"""() => new Promise(done => {{
     let quiet = 0;
     const tick = () => {{
-        const app = document.querySelector("[data-testid='stApp']");
-        quiet = app && app.getAttribute("data-test-script-state") === "notRunning" ? quiet + 100 : 0;
+        quiet = document.querySelector("{IDLE}") ? quiet + 100 : 0;
         if (quiet >= {QUIET_MS}) done(true); else setTimeout(tick, 100);
     }};
     tick();
@@ -208,7 +207,7 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
 
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text("✓ exact · verified · 25/25 English words").wait_for(timeout=MODEL_TIMEOUT)
-    page.wait_for_selector(IDLE)
+    settle(page)
     screenshot(page, "write-verified")
 
     with page.expect_download() as download_info:
@@ -235,7 +234,7 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
     page.get_by_text("1 run(s)", exact=True).wait_for()
     select_first_row(page)
     page.get_by_role("heading", name=f"Run {exported['run_id']}").wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     page.get_by_text("✓ exact · verified · 25/25 English words").wait_for()
     assert page.locator(".capel-text").inner_text().strip() == text
     assert FAKE_KEY not in page.content()
@@ -248,7 +247,7 @@ def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pi
     set_number(page, "Target length", 12)
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text("3 variants, best first").wait_for(timeout=MODEL_TIMEOUT)
-    page.wait_for_selector(IDLE)
+    settle(page)
     screenshot(page, "write-variants")
 
     engine = get_engine(server.database_url)
@@ -262,7 +261,7 @@ def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pi
     page.get_by_text(re.compile(rf"^Run {ranked[0].id} · variant")).wait_for()  # the best is picked at first
     page.get_by_role("button", name="Pick this one").first.click()  # the second-ranked variant
     page.get_by_text(re.compile(rf"^Run {ranked[1].id} · variant")).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     expect(page.get_by_role("button", name="Pick this one")).to_have_count(2)
     with page.expect_download() as download_info:
         page.get_by_role("button", name="Download .json").click()
@@ -281,7 +280,7 @@ def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, s
     page.get_by_text(re.compile(r"English words left of 300")).wait_for(timeout=MODEL_TIMEOUT)
     page.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_text("Stopped. What arrived is kept in History.").wait_for(timeout=MODEL_TIMEOUT)
-    page.wait_for_selector(IDLE)
+    settle(page)
 
     engine = get_engine(server.database_url)
     [run] = [r for r in list_runs(engine) if r.target == 300]
@@ -303,10 +302,10 @@ def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server)
     search.fill("hostile output check")
     search.press("Enter")
     page.get_by_text("1 run(s)", exact=True).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     select_first_row(page)
     page.get_by_role("heading", name=f"Run {run_id}").wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
 
     assert page.locator(".capel-text").inner_text().strip() == result.text  # the tags are visible, as text
     assert "<img src=x onerror=alert(1)>" in page.locator(".capel-raw").first.inner_text()
@@ -361,7 +360,7 @@ def use_scripted_server(page, url: str) -> None:
         box = page.get_by_label(label, exact=True)
         box.fill(value)
         box.press("Enter")
-        page.wait_for_selector(IDLE)
+        settle(page)
 
 
 def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(small_page, server, scripted) -> None:
@@ -381,7 +380,7 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
     scripted.script(ok("One two three."))
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text("✓ exact · verified · 3/3 English words").wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     expect(page.get_by_text("3 English words · 14 characters")).to_be_visible()
     page.get_by_role("button", name="Copy", exact=True).click()
     expect(page.get_by_role("button", name="Copied ✓")).to_be_visible()
@@ -396,7 +395,7 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
     assert page.locator(".capel-text").count() == 0  # the previous (verified) result is gone while it streams
     screenshot(page, "write-small-screen-streaming")
     page.get_by_text("off by +27 · 30/3 English words").wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     body = scripted.last_body
     assert body["seed"] == 7 and body["max_tokens"] >= 3
 
@@ -412,14 +411,14 @@ def test_failures_and_a_stop_before_the_first_token_in_the_browser(page, server,
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_text("Stopped. What arrived is kept in History.").wait_for(timeout=30_000)
-    page.wait_for_selector(IDLE)
+    settle(page)
     [run] = [r for r in list_runs(get_engine(server.database_url)) if r.instruction == "Describe a storm."]
     assert run.status == "cancelled"
 
     scripted.script(html_page())
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile("did not answer as an OpenAI-compatible API")).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     expect(page.get_by_text("failed · no text arrived")).to_be_visible()
     assert page.get_by_role("button", name=re.compile("Download")).count() == 0
     assert page.get_by_text(re.compile("marker error")).count() == 0
@@ -428,7 +427,7 @@ def test_failures_and_a_stop_before_the_first_token_in_the_browser(page, server,
     url_box = page.get_by_label("Base URL", exact=True)
     url_box.fill("localhost:8000/v1")
     url_box.press("Enter")
-    page.wait_for_selector(IDLE)
+    settle(page)
     expect(page.get_by_text(re.compile("must start with http:// or https://")).first).to_be_visible()
 
 
@@ -440,7 +439,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     page.get_by_label("Instruction", exact=True).fill("Count to three, please.")
     page.get_by_label("Instruction", exact=True).press("Tab")
     page.wait_for_timeout(500)  # let the edit reach the server before the page switch
-    page.wait_for_selector(IDLE)
+    settle(page)
     go_to(page, "Compare")
     expect(page.get_by_label("Instruction", exact=True)).to_have_value("Count to three, please.")
     set_number(page, "Target length", 3)
@@ -448,7 +447,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     scripted.script(then=ok("<3> One <2> two <1> three <0>", delay=0.05))
     page.get_by_role("button", name="Run comparison").click()
     page.get_by_text(re.compile(r"Comparison \w+ · 3 English words · 2 column")).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     main = page.get_by_test_id("stMain")
     assert main.locator("strong", has_text="OpenAI-compatible server").count() == 0  # no leftover live header
     expect(main.get_by_role("button", name="Copy", exact=True)).to_have_count(2)
@@ -466,7 +465,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     select_first_row(page)
     page.get_by_role("button", name="Re-run on Write").click()
     page.get_by_role("heading", name="Write", exact=True).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     expect(page.get_by_label("Instruction", exact=True)).to_have_value("Count to three, please.")
     expect(page.get_by_label("Target length", exact=True)).to_have_value("3")
     expect(page.locator(".capel-text")).to_have_count(0)  # no other run's result under the pre-filled form
@@ -484,7 +483,7 @@ def test_a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, s
             box = page.get_by_label(label, exact=True)
             box.fill(value)
             box.press("Enter")
-            page.wait_for_selector(IDLE)
+            settle(page)
         page.get_by_label("Instruction", exact=True).fill("Write about the sea.")
         set_number(page, "Target length", 6)
         expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")  # no grammar here
@@ -493,7 +492,7 @@ def test_a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, s
         page.get_by_text(re.compile(r"repairing from <3> \(call 2 of 3\)")).wait_for(timeout=PAGE_TIMEOUT)
         screenshot(page, "write-repairing")
         page.get_by_text("✓ exact · verified · 6/6 English words").wait_for(timeout=PAGE_TIMEOUT)
-        page.wait_for_selector(IDLE)
+        settle(page)
         page.get_by_text(re.compile(r"2 call\(s\) · 1 first: Skipped marker · 2 from <3>: right")).wait_for()
         assert page.locator(".capel-text").inner_text().strip() == "sea wind salt tide foam sand"
         screenshot(page, "write-repaired")

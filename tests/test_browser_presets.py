@@ -17,7 +17,6 @@ from capel_ui.runs import target_of, verdict_of
 from capel_ui.storage import get_engine, list_runs
 from capel_ui.vocab import HAND_EDIT_MODEL, unit_label
 from tests.test_browser import (  # noqa: F401 (fixtures)
-    IDLE,
     MODEL_TIMEOUT,
     Server,
     browser,
@@ -42,13 +41,13 @@ def verified_badge(p: Preset) -> re.Pattern[str]:
 def run_preset(page, server: Server, p: Preset) -> None:  # noqa: F811
     open_app(page, server.url)
     page.get_by_text(p.name, exact=True).click()
-    page.wait_for_selector(IDLE)
+    settle(page)
     expect(page.get_by_label("Instruction", exact=True)).to_have_value(p.example)
     expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("Exact (guaranteed)")
     settle(page)
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(verified_badge(p)).first.wait_for(timeout=MODEL_TIMEOUT)
-    page.wait_for_selector(IDLE)
+    settle(page)
     screenshot(page, f"preset-{p.key}")
 
 
@@ -89,7 +88,7 @@ def test_a_writer_edits_the_result_with_a_live_count_saves_it_as_an_edit_and_sen
 
     page.get_by_role("button", name="Save as a new run", exact=True).click()
     page.get_by_text(re.compile(rf"^Run \d+ · edit · {re.escape(HAND_EDIT_MODEL)}")).wait_for()
-    page.wait_for_selector(IDLE)
+    settle(page)
     screenshot(page, "edit-saved")
     edit = max(list_runs(engine), key=lambda r: r.id)
     assert edit.id != model_run.id
@@ -108,6 +107,6 @@ def test_a_writer_edits_the_result_with_a_live_count_saves_it_as_an_edit_and_sen
     if not send.is_visible():
         page.get_by_text("Edit this text", exact=True).click()
     send.click()
-    page.wait_for_selector(IDLE)
+    settle(page)
     expect(page.get_by_label("Your text", exact=True)).to_have_value("Books by the sea, shipped.")
     screenshot(page, "edit-sent-back")
