@@ -123,13 +123,27 @@ def markers_can_count(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> b
     return kind == "exactly" and unit in MARKER_UNITS.get(lang, ())
 
 
+NO_GRAMMAR = "the model takes no grammar, or its server ignored one when asked"
+MARKERS_EXACT_ONLY = "CAPEL's markers count exactly N English words or Chinese characters only"
+
+
+def why_unavailable(mode: Mode, grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> str | None:
+    """Why `mode` cannot run for this model (`grammar`: it takes one), language, unit and target kind, in a
+    clause a page can show beside the skipped mode; None when it can run."""
+    spec = MODE_SPECS[mode]
+    if spec.needs_grammar and not grammar:
+        return NO_GRAMMAR
+    if spec.needs_grammar and unit not in GRAMMAR_UNITS.get(lang, ()):
+        return f"no grammar can promise a count in {unit_label(unit)}"
+    if spec.uses_markers and not markers_can_count(lang, unit, kind):
+        return MARKERS_EXACT_ONLY
+    return None
+
+
 def available_modes(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> list[Mode]:
     """The modes a model can run for this language, unit and target kind: guaranteed ones only where a grammar
     can promise it, marker ones only where a countdown can count it."""
-    grammar_ok = grammar and unit in GRAMMAR_UNITS.get(lang, ())
-    markers_ok = markers_can_count(lang, unit, kind)
-    spec = MODE_SPECS
-    return [m for m in MODES if (not spec[m].needs_grammar or grammar_ok) and (not spec[m].uses_markers or markers_ok)]
+    return [m for m in MODES if why_unavailable(m, grammar, lang, unit, kind) is None]
 
 
 # --- runs -------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from capel_ui.generation import Generation, Request, default_max_tokens
 from capel_ui.runs import LiveRun
 from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.ui.benchmark import metric_table, suite_label
-from capel_ui.ui.compare import deviation_chart
+from capel_ui.ui.compare import comparison_chart
 from capel_ui.ui.write import REWRITE, prefill_for, rewrite_source
 from capel_ui.vocab import MAX_TARGET
 from tests.saved_runs import save_parsed_run
@@ -217,7 +217,7 @@ def test_the_deviation_chart_marks_an_exact_column_at_zero() -> None:
         get_run(engine(), save_parsed_run(engine(), "<2> a <1> b <0>", 2, instruction="x")),
         get_run(engine(), save_parsed_run(engine(), "<2> a <1> b c d <0>", 2, instruction="y")),
     ]
-    fig = deviation_chart(runs)
+    fig = comparison_chart(runs)
     [markers] = [t for t in fig.data if t.type == "scatter"]
     assert list(markers.y) == [0, 2] and markers.mode == "markers"
     assert fig.data[0].text[0] == "0 (exact)"

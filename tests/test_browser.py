@@ -26,6 +26,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from capel_ui.counting import count
 from capel_ui.parser import check_output
+from capel_ui.presets import PRESET_BY_KEY
 from capel_ui.storage import get_engine, get_run, list_runs
 from tests.saved_runs import save_parsed_run
 from tests.scripted_server import MODEL, html_page, ok, stall_after
@@ -446,7 +447,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
 
     scripted.script(then=ok("<3> One <2> two <1> three <0>", delay=0.05))
     page.get_by_role("button", name="Run comparison").click()
-    page.get_by_text(re.compile(r"Comparison \w+ · 3 English words · 2 column")).wait_for()
+    page.get_by_text(re.compile(r"Comparison \w+ · exactly 3 English words · 2 column")).wait_for()
     settle(page)
     main = page.get_by_test_id("stMain")
     assert main.locator("strong", has_text="OpenAI-compatible server").count() == 0  # no leftover live header
@@ -455,6 +456,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     with page.expect_download() as download_info:
         main.get_by_role("button", name=".txt").last.click()
     assert Path(download_info.value.path()).read_text(encoding="utf-8") == "One two three\n"
+    settle(page)  # the download's rerun: a screenshot during it shows its elements half replaced
     screenshot(page, "compare-columns")
 
     main.get_by_role("button", name="Use this").last.click()  # the CAPEL column
@@ -469,6 +471,32 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
     expect(page.get_by_label("Instruction", exact=True)).to_have_value("Count to three, please.")
     expect(page.get_by_label("Target length", exact=True)).to_have_value("3")
     expect(page.locator(".capel-text")).to_have_count(0)  # no other run's result under the pre-filled form
+
+
+def test_compare_takes_writes_character_limit_skips_capel_and_shows_each_verdict_in_its_terms(
+    page, server: Server
+) -> None:
+    preset = PRESET_BY_KEY["ads-headline"]
+    open_app(page, server.url)
+    page.get_by_text(preset.name, exact=True).click()
+    settle(page)
+    settle(page)
+    go_to(page, "Compare")
+    expect(page.get_by_label("Instruction", exact=True)).to_have_value(preset.example)
+    expect(page.get_by_role("combobox", name="Counting unit", exact=True)).to_have_value("characters")
+    expect(page.get_by_text(re.compile(r"^Skipped \(CAPEL's markers count exactly N"))).to_be_visible()
+
+    page.get_by_role("button", name="Run comparison").click()  # Baseline and Exact; CAPEL skipped
+    page.get_by_text(re.compile(r"Comparison \w+ · at most 30 characters · 2 column")).wait_for(timeout=MODEL_TIMEOUT)
+    settle(page)
+    expect(page.get_by_text(re.compile(r"^✓ \d+/30 characters$")).first).to_be_visible()
+    page.get_by_test_id("stPlotlyChart").locator(".main-svg").first.wait_for()
+    screenshot(page, "compare-limit")
+    runs = [r for r in list_runs(get_engine(server.database_url), origin="compare") if r.unit == "chars"]
+    assert sorted((r.mode, r.unit, r.target_kind, r.target) for r in runs) == [
+        ("baseline", "chars", "at_most", 30),
+        ("exact", "chars", "at_most", 30),
+    ]
 
 
 def test_a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, server: Server) -> None:

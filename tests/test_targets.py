@@ -25,9 +25,12 @@ from capel_ui.vocab import (
     CHAR_GRAMMAR_UNITS,
     HAND_EDIT_MODEL,
     MARKER_LIMITS,
+    MARKERS_EXACT_ONLY,
+    NO_GRAMMAR,
     WORD_GRAMMAR_UNITS,
     available_modes,
     mode_label,
+    why_unavailable,
 )
 from tests.gbnf import matches, sample
 from tests.test_storage_upgrade import v1_sqlite_file
@@ -112,6 +115,23 @@ def test_capel_modes_refuse_limits_and_character_units_saying_why(mode: str, kin
         validate_request(request)
     assert mode not in available_modes(True, "en", unit, kind)  # type: ignore[arg-type]
     assert "markers" in MARKER_LIMITS
+
+
+@pytest.mark.parametrize(
+    ("mode", "grammar", "lang", "unit", "kind", "reason"),
+    [
+        ("capel", True, "en", "chars", "exactly", MARKERS_EXACT_ONLY),
+        ("capel", False, "en", "en_words", "at_most", MARKERS_EXACT_ONLY),
+        ("exact", False, "en", "chars", "at_most", NO_GRAMMAR),
+        ("exact-countdown", False, "en", "en_words", "at_most", NO_GRAMMAR),
+        ("exact", True, "zh", "zh_words", "exactly", "no grammar can promise a count in Chinese words (jieba)"),
+        ("exact", True, "en", "chars", "at_most", None),
+        ("baseline", False, "zh", "zh_words", "range", None),
+    ],
+)
+def test_each_unavailable_mode_says_why_and_only_those_are_left_out(mode, grammar, lang, unit, kind, reason) -> None:
+    assert why_unavailable(mode, grammar, lang, unit, kind) == reason
+    assert (mode in available_modes(grammar, lang, unit, kind)) == (reason is None)
 
 
 def test_exact_mode_needs_two_characters_for_a_character_limit() -> None:

@@ -1,4 +1,5 @@
-"""The Compare page: one instruction and target, several (model, mode) columns run side by side.
+"""The Compare page: one instruction and target (unit, exactly / at most / between, as on Write), several
+(model, mode) columns run side by side.
 
 Columns run concurrently in worker threads that only generate and save (never touch `st`); the script
 thread paints their live state. All runs of one comparison share a comparison id in History.
@@ -11,22 +12,40 @@ import uuid
 import plotly.graph_objects as go
 import streamlit as st
 from sqlalchemy.engine import Engine
+from streamlit.delta_generator import DeltaGenerator
 
 from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
 from ..export import export_name, export_txt
 from ..generation import Generation, Request, validate_request
 from ..history import marker_spans, run_score
-from ..runs import LiveRun, run_together, verdict_of
+from ..runs import LiveRun, run_together, target_of, verdict_of
 from ..storage import RunRecord, list_runs
-from ..vocab import DEFAULT_UNIT, MODE_LABELS, MODES, Lang, Mode, available_modes, mode_label, unit_label
+from ..verdict import Target
+from ..vocab import MODE_LABELS, MODES, Lang, Mode, TargetKind, Unit, mode_label, unit_label, why_unavailable
 from . import resources
 from .render import clean_text_html, countdown_html, highlight_raw
-from .views import SCORE_HELP, copy_button, lengths, quality_notes, target_box, wait_saved
-from .write import SHARED_INSTRUCTION
+from .target_form import (
+    TARGET_FIELDS,
+    lang_radio,
+    preset_pills,
+    set_target_defaults,
+    target_inputs,
+    target_settings,
+    unit_picker,
+)
+from .views import SCORE_HELP, copy_button, lengths, quality_notes, wait_saved
+from .write import SHARED_INSTRUCTION, SHARED_TARGET
 
 CARRIED = "c_carried"
+CARRIED_TARGET = "c_carried_target"
+"""Write's target fields as Compare last took them."""
+OWN_TARGET = "c_target_kept"
+"""Compare's own target fields, kept outside widget state (which a page switch clears)."""
 
 MAX_COLUMNS = 8
+Column = tuple[ModelChoice, Mode]
+DEFAULT_TARGET = 40
+_COUNT_HELP = "Beside the count: how many units it lies outside the target (0 within it)."
 
 
 def _model_options(current: ModelChoice) -> list[ModelChoice]:
@@ -43,39 +62,57 @@ def _model_options(current: ModelChoice) -> list[ModelChoice]:
     return options
 
 
-def deviation_chart(runs: list[RunRecord]) -> go.Figure:
-    """One bar per column, and a marker on every bar's value, so an exact column (a bar of height 0) shows."""
+def comparison_chart(runs: list[RunRecord]) -> go.Figure:
+    """One bar per column against the comparison's target: for exactly N the deviation (count − N, a marker on
+    every bar so an exact column, a bar of height 0, shows); for a limit or a range the count itself, the
+    allowed band shaded and its upper bound drawn as a line."""
+    target = target_of(runs[0])
+    exact = target.kind == "exactly"
+    values = [(r.count or 0) - r.target if exact else (r.count or 0) for r in runs]
+    texts = [(f"{v:+d}" if v else "0 (exact)") if exact else str(v) for v in values]
+    fig = _bars(runs, values, texts, "deviation %{y:+d}" if exact else "count %{y}")
+    label = unit_label(runs[0].unit)
+    if exact:
+        fig.update_layout(title="Deviation from the target (count − target)")
+        fig.add_hline(y=0, line_color="#495057")
+        return fig
+    fig.update_layout(title=f"Count against the target ({target.describe(runs[0].unit)})")
+    low = target.low if target.kind == "range" else 0
+    fig.add_hrect(y0=low, y1=target.high, fillcolor="#2b8a3e", opacity=0.12, line_width=0, layer="below")
+    fig.add_hline(y=target.high, line_dash="dash", line_color="#495057", annotation_text=f"{target.label} {label}")
+    return fig
+
+
+def _bars(runs: list[RunRecord], values: list[int], texts: list[str], hover: str) -> go.Figure:
+    """Bars coloured by the verdict (green verified, red not), with a marker on each bar's value."""
     labels = [f"{r.model}<br>{mode_label(r.mode)}" for r in runs]
-    devs = [(r.count or 0) - r.target for r in runs]
     colors = ["#2b8a3e" if verdict_of(r).verified else "#c92a2a" for r in runs]
     fig = go.Figure(
         go.Bar(
             x=labels,
-            y=devs,
+            y=values,
             marker_color=colors,
-            text=[f"{d:+d}" if d else "0 (exact)" for d in devs],
+            text=texts,
             textposition="outside",
-            hovertemplate="%{x}<br>deviation %{y:+d}<extra></extra>",
+            hovertemplate=f"%{{x}}<br>{hover}<extra></extra>",
         )
     )
     fig.add_trace(
         go.Scatter(
             x=labels,
-            y=devs,
+            y=values,
             mode="markers",
             marker={"symbol": "diamond", "size": 13, "color": colors, "line": {"width": 1, "color": "#212529"}},
             hoverinfo="skip",
-            name="deviation",
+            name="count",
         )
     )
     fig.update_layout(
-        title="Deviation from the target (count − target)",
-        yaxis_title="units",
+        yaxis_title=unit_label(runs[0].unit),
         height=360,
         margin={"t": 50, "b": 40, "l": 40, "r": 20},
         showlegend=False,
     )
-    fig.add_hline(y=0, line_color="#495057")
     return fig
 
 
@@ -84,58 +121,80 @@ def render() -> None:
     st.caption("Baseline beside CAPEL beside Exact for one model, or one mode across models.")
     current = resources.model_choice()
     _carry_instruction()
+    _carry_target()
+    set_target_defaults("c_", DEFAULT_TARGET)
+    preset_pills("c_")
     instruction = st.text_area(
         "Instruction",
         key="c_instruction",
         height=80,
         placeholder="e.g. Write a product description for a hand-made ceramic mug.",
     )
-    c = st.columns([1, 1, 3])
-    lang: Lang = c[0].radio(
-        "Language", ["en", "zh"], key="c_lang", format_func={"en": "English words", "zh": "Chinese characters"}.get
-    )
-    target = target_box(c[1], "c_target", 40)
-    options = _model_options(current)
-    models = c[2].multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
-    if len(options) == 1:
-        c[2].caption(
-            "More models: type an OpenAI or DeepSeek API key in the sidebar, or pick “OpenAI-compatible server” "
-            "there and give its base URL; they appear here."
-        )
+    c = st.columns([1.2, 1.5, 2])
+    lang = lang_radio(c[0], "c_", DEFAULT_TARGET)
+    unit = unit_picker(c[1], "c_", lang)
+    models = _pick_models(c[2], current)
+    target = target_inputs(st.container(), "c_", DEFAULT_TARGET)
+    st.session_state[OWN_TARGET] = target_settings("c_")
     modes: list[Mode] = st.multiselect(
         "Modes", MODES, default=["baseline", "capel", "exact"], format_func=MODE_LABELS.get, key="c_modes"
     )
-    unit = DEFAULT_UNIT[lang]
-    columns = [(m, mode) for m in models for mode in modes]
-    grammar = {m: resources.takes_grammar(m) for m in models}  # a compatible server's probe decides for it
-    usable = [(m, mode) for m, mode in columns if mode in available_modes(grammar[m], lang, unit)]
-    skipped = [col for col in columns if col not in usable]
-    if skipped:
-        st.caption(
-            "Skipped (the model takes no grammar, or its server ignored one when asked): "
-            + ", ".join(f"{m.label} · {MODE_LABELS[d]}" for m, d in skipped)
-        )
+    kind: TargetKind = st.session_state["c_kind"]
+    usable = _usable_columns([(m, mode) for m in models for mode in modes], lang, unit, kind)
     if len(usable) > MAX_COLUMNS:
         st.warning(f"{len(usable)} columns; only the first {MAX_COLUMNS} run.")
         usable = usable[:MAX_COLUMNS]
 
     b = st.columns([1, 1, 4])
     run = b[0].button(
-        "Run comparison", type="primary", icon=":material/play_arrow:", width="stretch", disabled=not usable
+        "Run comparison",
+        type="primary",
+        icon=":material/play_arrow:",
+        width="stretch",
+        disabled=not usable or target is None,
     )
-    if run:
-        _run(instruction, int(target), lang, unit, usable, b[1])
+    if run and target is not None:
+        _run(instruction, target, lang, unit, usable, b[1])
     cid = st.session_state.get("c_id")
     if cid:
         _show(resources.engine(), cid)
 
 
+def _pick_models(where: DeltaGenerator, current: ModelChoice) -> list[ModelChoice]:
+    """The models to compare (the sidebar's by default), and how to get more when only one is at hand."""
+    options = _model_options(current)
+    models = where.multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
+    if len(options) == 1:
+        where.caption(
+            "More models: type an OpenAI or DeepSeek API key in the sidebar, or pick “OpenAI-compatible server” "
+            "there and give its base URL; they appear here."
+        )
+    return models
+
+
+def _usable_columns(columns: list[Column], lang: Lang, unit: Unit, kind: TargetKind) -> list[Column]:
+    """The columns whose mode can serve this model, unit and target kind; the others are named with the
+    reason, one caption per reason."""
+    grammar = {m: resources.takes_grammar(m) for m, _ in columns}  # a compatible server's probe decides for it
+    skipped: dict[str, list[str]] = {}
+    usable = []
+    for m, mode in columns:
+        reason = why_unavailable(mode, grammar[m], lang, unit, kind)
+        if reason is None:
+            usable.append((m, mode))
+        else:
+            skipped.setdefault(reason, []).append(f"{m.label} · {MODE_LABELS[mode]}")
+    for reason, names in skipped.items():
+        st.caption(f"Skipped ({reason}): " + ", ".join(names))
+    return usable
+
+
 def _run(
     instruction: str,
-    target: int,
+    target: Target,
     lang: Lang,
-    unit: str,
-    columns: list[tuple[ModelChoice, Mode]],
+    unit: Unit,
+    columns: list[Column],
     stop_slot: st.delta_generator.DeltaGenerator,
 ) -> None:
     engine = resources.engine()
@@ -146,10 +205,12 @@ def _run(
     for choice, mode in columns:
         request = Request(
             instruction=instruction,
-            target=target,
+            target=target.high,
+            target_kind=target.kind,
+            target_low=target.low,
             lang=lang,
             mode=mode,
-            unit=unit,  # type: ignore[arg-type]
+            unit=unit,
             temperature=temperature,
         )
         try:
@@ -177,8 +238,8 @@ def _run(
     def paint() -> None:
         for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
             gen = live.gen
-            left = target - gen.units_done
-            count_ph.html(countdown_html(left, target, unit_label(gen.request.count_unit), drafting=gen.in_draft))
+            left = target.high - gen.units_done
+            count_ph.html(countdown_html(left, target.high, unit_label(gen.request.count_unit), drafting=gen.in_draft))
             raw_ph.html(highlight_raw(gen.raw[-1500:], []))
 
     run_together(lives, paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
@@ -196,8 +257,9 @@ def _show(engine: Engine, cid: str) -> None:
     if not runs:
         return
     st.divider()
-    st.caption(f"Comparison {cid} · {runs[0].target} {unit_label(runs[0].unit)} · {len(runs)} column(s)")
-    st.plotly_chart(deviation_chart(runs), width="stretch", key=f"chart-{cid}")
+    asked = target_of(runs[0]).describe(runs[0].unit)
+    st.caption(f"Comparison {cid} · {asked} · {len(runs)} column(s)")
+    st.plotly_chart(comparison_chart(runs), width="stretch", key=f"chart-{cid}")
     cols = st.columns(len(runs))
     for col, r in zip(cols, runs, strict=True):
         with col:
@@ -205,9 +267,8 @@ def _show(engine: Engine, cid: str) -> None:
             verdict = verdict_of(r)
             st.badge(verdict.headline(r.unit), color=verdict.tone)
             m = st.columns(2)
-            m[0].metric(
-                "Count", r.count if r.count is not None else "–", delta=(r.count or 0) - r.target, delta_color="off"
-            )
+            shown = r.count if r.count is not None else "–"
+            m[0].metric("Count", shown, delta=verdict.deviation, delta_color="off", help=_COUNT_HELP)
             m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
             score = run_score(r)
             st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)
@@ -235,6 +296,25 @@ def _column_actions(r: RunRecord) -> None:
     if a[2].button("Use this", key=f"c{r.id}-use", help="Open this text on the Write page as its result."):
         st.session_state["w_run_id"] = r.id
         st.switch_page("app_pages/write.py")
+
+
+def _carry_target() -> None:
+    """Arriving on Compare (a page switch drops its widgets), take Write's language, unit and target if they
+    changed since last taken, so a writer compares models on the limit they were writing to; else restore
+    Compare's own. Write's widgets when the switch came with their last edit (Write did not run since), else
+    its copy."""
+    if "c_kind" in st.session_state:  # still on Compare: its own widgets hold
+        return
+    shared = st.session_state.get(SHARED_TARGET) or {}
+    write = {field: st.session_state.get(f"w_{field}", shared.get(field)) for field in TARGET_FIELDS}
+    if write != st.session_state.get(CARRIED_TARGET):
+        st.session_state[CARRIED_TARGET] = write
+        taken = write
+    else:
+        taken = st.session_state.get(OWN_TARGET) or {}
+    for field, value in taken.items():
+        if value is not None:
+            st.session_state[f"c_{field}"] = value
 
 
 def _carry_instruction() -> None:

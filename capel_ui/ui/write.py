@@ -11,7 +11,6 @@ from ..counting import count, count_detail
 from ..generation import Generation, Request, default_max_tokens, validate_request
 from ..history import run_score
 from ..judge import judge_run
-from ..presets import EXAMPLES, PRESET_BY_NAME, PRESETS
 from ..repair import REPAIR_MODES
 from ..runs import LiveRun, run_together, verdict_of
 from ..storage import get_run, list_runs
@@ -24,14 +23,9 @@ from ..vocab import (
     MARKER_LIMITS,
     MARKER_MODES,
     MAX_CALLS,
-    MAX_TARGET,
     MAX_VARIANTS,
     MODE_LABELS,
     SHORT_TEXT,
-    TARGET_KIND_LABELS,
-    TARGET_KINDS,
-    UNIT_LABELS,
-    UNITS_FOR,
     Lang,
     Mode,
     TargetKind,
@@ -43,7 +37,8 @@ from ..vocab import (
 )
 from . import resources
 from .render import clean_text_html, countdown_html, scroll_into_view_html
-from .views import badge, edit_box, quality_notes, render_run, stream_live, target_box, wait_saved
+from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, target_settings, unit_picker
+from .views import badge, edit_box, quality_notes, render_run, stream_live, wait_saved
 
 DEFAULT_TARGET = 25
 WANTED_MODE = "w_mode_wanted"
@@ -51,28 +46,13 @@ WANTED_MODE = "w_mode_wanted"
 SHARED_INSTRUCTION = "instruction_shared"
 """The last instruction typed on Write, kept outside widget state (which a page switch clears) for Compare."""
 
-LANG_LABELS: dict[Lang, str] = {"en": "English words", "zh": "Chinese characters"}
+SHARED_TARGET = "target_shared"
+"""Write's language, unit and target fields (`target_form.target_settings`), kept outside widget state for
+Compare to start from."""
 REWRITE = {
     "en": "Rewrite the following text, keeping its meaning and tone:\n\n{text}",
     "zh": "改写下面这段文字，保留原意和语气：\n\n{text}",
 }
-
-
-def _apply_preset() -> None:
-    """A preset (capel_ui.presets) sets language, unit, target kind and number, and its template when the
-    instruction is empty (or still another preset's template)."""
-    preset = PRESET_BY_NAME.get(st.session_state.get("w_preset") or "")
-    if not preset:
-        return
-    target = preset.target
-    st.session_state["w_lang"] = preset.lang
-    st.session_state["w_unit"] = preset.unit
-    st.session_state["w_kind"] = target.kind
-    st.session_state["w_target"] = target.high
-    st.session_state["w_low"] = target.low
-    current = st.session_state.get("w_instruction", "").strip()
-    if not current or current in EXAMPLES:
-        st.session_state["w_instruction"] = preset.example
 
 
 def _apply_send_back() -> None:
@@ -81,22 +61,6 @@ def _apply_send_back() -> None:
     if text is not None:
         st.session_state["w_rewrite"] = True
         st.session_state["w_source"] = text
-
-
-def _target_inputs(where: Any) -> Target | None:
-    """Exactly N, at most N, or between A and B; None (with the reason shown) for an impossible range."""
-    c = where.columns([2.2, 1, 1, 1.8], vertical_alignment="bottom")  # room for all three kinds
-    kind: TargetKind = c[0].segmented_control(
-        "Target", TARGET_KINDS, format_func=TARGET_KIND_LABELS.get, key="w_kind", required=True
-    )
-    if kind == "range":
-        low = c[1].number_input("From", min_value=1, max_value=MAX_TARGET, step=1, key="w_low")
-        high = c[2].number_input("To", min_value=1, max_value=MAX_TARGET, step=1, key="w_target")
-        if low > high:
-            st.error("The range goes from the smaller number to the larger: make “From” at most “To”.")
-            return None
-        return Target.between(int(low), int(high))
-    return Target.of(kind, target_box(c[1], "w_target", DEFAULT_TARGET))
 
 
 def _live_count(where: Any, text: str, unit: Unit, target: Target | None) -> None:
@@ -140,19 +104,6 @@ def _apply_prefill() -> None:
     st.session_state.pop("w_run_id", None)
 
 
-def _lang_changed() -> None:
-    """A preset belongs to its language: switching away drops its pill, its target and its example text."""
-    preset = PRESET_BY_NAME.get(st.session_state.get("w_preset") or "")
-    if not preset or preset.lang == st.session_state.get("w_lang"):
-        return
-    st.session_state["w_preset"] = None
-    if st.session_state.get("w_target") == preset.number:
-        st.session_state["w_target"] = DEFAULT_TARGET
-        st.session_state["w_kind"] = "exactly"
-    if st.session_state.get("w_instruction", "").strip() == preset.example:
-        st.session_state["w_instruction"] = ""
-
-
 def _mode_picked() -> None:
     st.session_state[WANTED_MODE] = st.session_state.get("w_mode")
 
@@ -190,13 +141,12 @@ def render() -> None:
     st.caption("Text of an exact length: the model counts down as it writes, and every count is checked.")
     _apply_prefill()
     _apply_send_back()
-    defaults = (("w_target", DEFAULT_TARGET), ("w_lang", "en"), ("w_fallback", True), ("w_instruction", ""))
-    defaults += (("w_kind", "exactly"), ("w_low", 20))
-    for key, value in defaults:
+    set_target_defaults("w_", DEFAULT_TARGET)
+    for key, value in (("w_fallback", True), ("w_instruction", "")):
         st.session_state.setdefault(key, value)
     choice = resources.model_choice()
 
-    st.pills("Quick presets", [p.name for p in PRESETS], key="w_preset", on_change=_apply_preset)
+    preset_pills("w_")
     rewrite = st.toggle("Rewrite my own text to length", key="w_rewrite")
     source = instruction = ""
     source_count = None
@@ -213,13 +163,8 @@ def render() -> None:
         st.session_state[SHARED_INSTRUCTION] = instruction
     live_count = st.empty()
     c = st.columns([1.2, 1.5, 2])
-    lang: Lang = c[0].radio(
-        "Language", ["en", "zh"], format_func=LANG_LABELS.get, key="w_lang", on_change=_lang_changed
-    )
-    units = list(UNITS_FOR[lang])
-    if st.session_state.get("w_unit") not in units:
-        st.session_state["w_unit"] = units[0]
-    unit: Unit = c[1].selectbox("Counting unit", units, format_func=UNIT_LABELS.get, key="w_unit")
+    lang = lang_radio(c[0], "w_", DEFAULT_TARGET)
+    unit = unit_picker(c[1], "w_", lang)
     kind: TargetKind = st.session_state.get("w_kind") or "exactly"
     target_row = st.container()
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
@@ -242,7 +187,8 @@ def render() -> None:
         )
     if not switched and not markers_can_count(lang, unit, kind):
         c[2].caption(MARKER_LIMITS + ".")
-    target_spec = _target_inputs(target_row)
+    target_spec = target_inputs(target_row, "w_", DEFAULT_TARGET)
+    st.session_state[SHARED_TARGET] = target_settings("w_")
     _live_count(source_count if source_count is not None else live_count, source or instruction, unit, target_spec)
     target = target_spec.high if target_spec else int(st.session_state["w_target"])
 
