@@ -1,16 +1,19 @@
 """Length-compliance metrics: pure functions over (target, count) pairs.
 
-EM, MAE and MALD follow §4.2 of the paper. Length Deviation and Length Score follow LIFEBench's
-Equal-To track, on the fraction (not the percent the upstream script passed by mistake), aggregated
-per target length and then averaged over lengths, dropping outputs whose count is <= 1.
+EM, MAE and MALD follow §4.2 of the paper. Length Deviation and Length Score follow LIFEBench
+(`evaluate/evaluate_all_results.py`), on the fraction (not the percent the upstream script passed by mistake),
+aggregated per target length and then averaged over lengths, dropping outputs whose count is <= 1. Each of
+LIFEBench's control methods (equal to, at most, at least) has its own LS; LD is |LD| for all three, as there.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from .vocab import BenchControl
 
 Pair = tuple[int, int]  # (target, count)
 
@@ -64,6 +67,29 @@ def at_least_score(target: int, count: int) -> float:
     return 100.0 if count >= target else length_score(target, count)
 
 
+CONTROL_SCORES: dict[BenchControl, Callable[[int, int], float]] = {
+    "equal": length_score,
+    "at_most": at_most_score,
+    "at_least": at_least_score,
+}
+"""The LS of each LIFEBench control method."""
+
+
+def meets(control: BenchControl, target: int, count: int) -> bool:
+    """Whether a count satisfies the control: equals, is at most, or is at least the target."""
+    if control == "at_most":
+        return count <= target
+    if control == "at_least":
+        return count >= target
+    return count == target
+
+
+def within(pairs: Iterable[Pair], control: BenchControl = "equal") -> float:
+    """Fraction (0..1) of outputs meeting the control (for `equal`, the exact match); 0.0 for no outputs."""
+    ps = _pairs(pairs)
+    return sum(1 for t, c in ps if meets(control, t, c)) / len(ps) if ps else 0.0
+
+
 @dataclass(frozen=True)
 class LifebenchScore:
     """LIFEBench's headline figures: mean |LD| (fraction) and mean LS, each averaged over target lengths."""
@@ -74,8 +100,10 @@ class LifebenchScore:
     dropped: int
 
 
-def lifebench_scores(pairs: Iterable[Pair]) -> LifebenchScore:
-    """Aggregate as LIFEBench does: drop counts <= 1, average per target length, then over lengths."""
+def lifebench_scores(pairs: Iterable[Pair], control: BenchControl = "equal") -> LifebenchScore:
+    """Aggregate as LIFEBench does: drop counts <= 1, average per target length, then over lengths; LS is
+    the control's own score."""
+    score = CONTROL_SCORES[control]
     by_target: dict[int, list[int]] = defaultdict(list)
     dropped = 0
     for target, c in _pairs(pairs):
@@ -87,7 +115,7 @@ def lifebench_scores(pairs: Iterable[Pair]) -> LifebenchScore:
     for target in sorted(by_target):
         counts = by_target[target]
         lds = [abs(length_deviation(target, c)) for c in counts]
-        lss = [length_score(target, c) for c in counts]
+        lss = [score(target, c) for c in counts]
         per_length[target] = (sum(lds) / len(lds), sum(lss) / len(lss), len(counts))
     if not per_length:
         return LifebenchScore(ld=math.nan, ls=math.nan, per_length={}, dropped=dropped)

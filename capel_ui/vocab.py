@@ -173,6 +173,15 @@ BENCH_RUN_STATUSES: tuple[BenchRunStatus, ...] = get_args(BenchRunStatus)
 BenchResultStatus = Literal["ok", "error"]
 BENCH_RESULT_STATUSES: tuple[BenchResultStatus, ...] = get_args(BenchResultStatus)
 
+BenchControl = Literal["equal", "at_most", "at_least"]
+"""LIFEBench's three control methods: write exactly, at most, or at least N units. A benchmark run has one."""
+BENCH_CONTROLS: tuple[BenchControl, ...] = get_args(BenchControl)
+BENCH_CONTROL_LABELS: dict[BenchControl, str] = {"equal": "Equal to", "at_most": "At most", "at_least": "At least"}
+BENCH_CONTROL_MEETS: dict[BenchControl, str] = {"equal": "= N", "at_most": "≤ N", "at_least": "≥ N"}
+"""What a sample must do to count as `within` under each control (for equal, within is exact match)."""
+AT_LEAST_CAP = 2
+"""An at-least sample is generated as the range N to AT_LEAST_CAP·N (at most MAX_TARGET): see bench.runner."""
+
 # --- marker errors and failures ---------------------------------------------------------------------
 
 ErrorType = Literal[

@@ -155,8 +155,8 @@ def test_table_shows_each_mode_and_target_with_error_counts() -> None:
     table = format_table(aggregate(RECORDS))
     lines = table.splitlines()
     assert lines[0] == "model m"
-    capel_10 = next(line for line in lines if line.startswith("capel") and " 10 " in line)
+    capel_10 = next(line for line in lines if line.startswith("equal    capel") and " 10 " in line)
     assert "3/4" in capel_10 and "33.3%" in capel_10 and "skip:1 early_stop:1 backend:1" in capel_10
-    assert any(line.startswith("capel") and " all " in line for line in lines)
-    failed = next(line for line in lines if line.startswith("baseline") and " 10 " in line)
+    assert any(line.startswith("equal    capel") and " all " in line for line in lines)
+    failed = next(line for line in lines if line.startswith("equal    baseline") and " 10 " in line)
     assert "0/1" in failed and "backend:1" in failed and "—" in failed

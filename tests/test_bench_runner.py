@@ -303,7 +303,7 @@ def test_cli_exits_3_with_the_table_when_every_sample_failed() -> None:
     [
         (["--suite", "alpaca"], "unknown suite 'alpaca'; use one of rtg, lifebench, mtbench, custom"),
         (["--suite", "lifebench", "--modes", "fast"], "unknown mode(s) fast"),
-        (["--suite", "lifebench", "--lengths", "50"], "LIFEBench Equal-To uses the targets 16, 32"),
+        (["--suite", "lifebench", "--lengths", "50"], "LIFEBench uses the targets 16, 32"),
         (["--suite", "rtg", "--lengths", "0,20"], "lengths must be from 1 to 10000"),
         (["--suite", "rtg", "--concurrency", "0"], "concurrency must be at least 1"),
         (["--suite", "rtg", "--concurrency", "99"], "concurrency must be from 1 to 32"),

@@ -42,7 +42,8 @@ NEW_RUN_COLUMNS = ("origin", "verified", "finish_reason", "failure_kind", "notic
 # m003 (target kinds), m004 (quality scores)
 NEW_RUN_COLUMNS += ("target_kind", "target_low")
 NEW_RUN_COLUMNS += ("fluency", "score", "judge_score", "judge_model")
-NEW_BENCH_RESULT_COLUMNS = ("fluency", "score", "calls")  # m004, m005
+NEW_BENCH_RESULT_COLUMNS = ("fluency", "score", "calls", "control")  # m004, m005, m006
+NEW_BENCH_RUN_COLUMNS = ("control",)  # m006
 
 EXPECTED_BACKFILL = {  # run id: (origin, verified), what the fixture's rows must become
     1: ("write", True),  # complete, exact, valid
@@ -107,6 +108,8 @@ def downgrade_to_v1(engine: Engine) -> None:
             conn.execute(text(f"ALTER TABLE runs DROP COLUMN {name}"))
         for name in NEW_BENCH_RESULT_COLUMNS:
             conn.execute(text(f"ALTER TABLE bench_results DROP COLUMN {name}"))
+        for name in NEW_BENCH_RUN_COLUMNS:
+            conn.execute(text(f"ALTER TABLE bench_runs DROP COLUMN {name}"))
         conn.execute(text("DELETE FROM schema_migrations WHERE version > 1"))
 
 
@@ -264,6 +267,16 @@ def test_the_partial_run_whose_count_equals_the_target_is_not_verified(v1_file: 
     assert "2,2025-03-01T08:01:00.123456+00:00,2025-03-01T08:01:00.123456+00:00,write,partial,false," in runs_to_csv(
         [run]
     )
+
+
+def test_upgraded_bench_runs_and_results_are_the_equal_to_track(v1_file: Path) -> None:
+    engine = get_engine(f"sqlite:///{v1_file}")
+    runs = [get_bench_run(engine, row["id"]) for row in v1_rows(v1_file)["bench_runs"]]
+    assert runs and {r.control for r in runs if r is not None} == {"equal"}
+    assert {r.control for r in bench_results(engine, [r.id for r in runs if r is not None])} == {"equal"}
+    assert add_bench_result(engine, 1, item_id="en-9", lang="en", target=16, mode="exact", model="m", status="ok",
+                            control="at_most")  # fmt: skip
+    assert [r.control for r in bench_results(engine, [1]) if r.item_id == "en-9"] == ["at_most"]
 
 
 def test_new_runs_can_be_written_after_the_upgrade(v1_file: Path) -> None:

@@ -15,15 +15,27 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from ..vocab import MODE_LABELS
+from ..vocab import BENCH_CONTROL_LABELS, MODE_LABELS
 from .report import ERROR_ORDER, ROW_KEYS, Row, format_errors, overall, per_target
 
 
-def _series_name(row: Row, langs: set[str], models: set[str]) -> str:
-    """`model · mode · lang`, leaving out what every row shares (fewer words in the legend)."""
+def _controls(rows: Iterable[Row]) -> set[str]:
+    return {str(r.get("control") or "equal") for r in rows}
+
+
+def _shows_control(rows: Iterable[Row]) -> bool:
+    """Name the control in legends unless every row is Equal-To (the only track before controls existed)."""
+    return _controls(rows) != {"equal"}
+
+
+def _series_name(row: Row, langs: set[str], models: set[str], control: bool = False) -> str:
+    """`model · control · mode · lang`, leaving out what every row shares (fewer words in the legend)."""
     parts = []
     if len(models) > 1:
         parts.append(str(row["model"]))
+    if control:
+        name = str(row.get("control") or "equal")
+        parts.append(BENCH_CONTROL_LABELS.get(name, name))  # type: ignore[call-overload]
     parts.append(MODE_LABELS.get(row["mode"], row["mode"]))  # type: ignore[call-overload]
     if len(langs) > 1:
         parts.append(str(row["lang"]))
@@ -35,9 +47,10 @@ def _series(rows: Sequence[Row]) -> dict[str, list[Row]]:
     data = per_target(rows)
     langs = {str(r["lang"]) for r in data}
     models = {str(r["model"]) for r in data}
+    control = _shows_control(data)
     out: dict[str, list[Row]] = {}
     for r in data:
-        out.setdefault(_series_name(r, langs, models), []).append(r)
+        out.setdefault(_series_name(r, langs, models, control), []).append(r)
     return out
 
 
@@ -80,11 +93,20 @@ def _add_lines(fig: go.Figure, rows: Sequence[Row], metric: str, *, col: int, le
         fig.add_trace(trace, row=1, col=col)
 
 
+HIT_TITLE = "Meets the control ↑ (= N · ≤ N · ≥ N)"
+"""The right panel's title once an at-most or at-least row is drawn: it plots `within`, not exact match."""
+
+
 def mald_em_figure(rows: Sequence[Row]) -> go.Figure:
-    """MALD and EM side by side, sharing the legend: the two views of length compliance in one figure."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("MALD ↓", "Exact match ↑"))
+    """MALD and the share meeting the target side by side, sharing the legend: two views of length compliance.
+
+    The right panel plots `within`, which is exact match for Equal-To rows and is titled so; with an at-most or
+    at-least row among them it says what it is instead.
+    """
+    controls = _shows_control(per_target(rows))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("MALD ↓", HIT_TITLE if controls else "Exact match ↑"))
     _add_lines(fig, rows, "mald", col=1)
-    _add_lines(fig, rows, "em", col=2, legend=False)
+    _add_lines(fig, rows, "within", col=2, legend=False)
     targets = {r["target"] for r in per_target(rows)}
     log = _log_x(per_target(rows))
     axis = "category" if len(targets) == 1 else "log" if log else "linear"
@@ -93,7 +115,7 @@ def mald_em_figure(rows: Sequence[Row]) -> go.Figure:
     if len(targets) == 1:
         fig.update_layout(barmode="group")
     fig.update_yaxes(title_text="MALD", row=1, col=1)
-    fig.update_yaxes(title_text="EM", range=[0, 1.05], row=1, col=2)
+    fig.update_yaxes(title_text="within" if controls else "EM", range=[0, 1.05], row=1, col=2)
     fig.update_layout(template="plotly_white", legend_title="model · mode")
     return fig
 
@@ -139,12 +161,13 @@ def error_figure(rows: Sequence[Row]) -> go.Figure:
     totals = overall(rows)
     langs = {str(r["lang"]) for r in totals}
     models = {str(r["model"]) for r in totals}
+    control = _shows_control(totals)
     present = {k for r in totals for k in r["errors"]}
     kinds = [k for k in ERROR_ORDER if k in present] + sorted(present - set(ERROR_ORDER))
     fig = go.Figure()
     colors = series_colors(_series(rows))
     for r in totals:
-        name = _series_name(r, langs, models)
+        name = _series_name(r, langs, models, control)
         fig.add_trace(
             go.Bar(
                 x=kinds,

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..backends.base import GRAMMAR_FIELDS
 from ..cliargs import bounded
-from ..vocab import LANGS, MAX_CALLS, MAX_TARGET, MODES
-from .suites import SUITE_HELP, SUITES, parse_lengths
+from ..vocab import BENCH_CONTROL_LABELS, BENCH_CONTROLS, LANGS, MAX_CALLS, MAX_TARGET, MODES
+from .suites import CONTROL_SUITES, SUITE_HELP, SUITES, parse_lengths
 
 if TYPE_CHECKING:
     from .runner import BenchConfig, BenchOutcome
@@ -51,6 +51,13 @@ def add_bench_parser(sub: Any) -> argparse.ArgumentParser:
         help="how a compatible server takes a grammar (needed for the exact modes there)",
     )
     p.add_argument("--modes", default="baseline,capel", help=f"comma-separated, from {', '.join(MODES)}")
+    p.add_argument(
+        "--control",
+        choices=BENCH_CONTROLS,
+        default="equal",
+        help="LIFEBench's control method: equal (default), at_most or at_least N; the prompt says it and LS scores "
+        f"it (at_most/at_least: baseline and exact modes; suites {', '.join(CONTROL_SUITES)}); a separate run",
+    )
     p.add_argument(
         "--lengths",
         help=f"comma-separated targets in 1..{MAX_TARGET} (lifebench: 16,32,...,8192; default per suite)",
@@ -118,8 +125,9 @@ def _summary(config: BenchConfig, out: BenchOutcome) -> str:
     suite = out.suite
     lengths = ",".join(map(str, suite.lengths)) or "per item"
     resumed = f", {out.skipped} resumed" if out.skipped else ""
+    control = "" if config.control == "equal" else f" · {BENCH_CONTROL_LABELS[config.control].lower()} N"
     return (
-        f"{config.suite} · {config.model} · {suite.sources} prompts × lengths {lengths} × {len(config.modes)} "
+        f"{config.suite}{control} · {config.model} · {suite.sources} prompts × lengths {lengths} × {len(config.modes)} "
         f"mode(s) = {out.total} samples (bench run {out.bench_run_id}, {out.status}{resumed}; "
         f"{out.generated} generated in {_duration(out.seconds)}, {out.failed} failed)"
     )
@@ -146,6 +154,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             concurrency=args.concurrency,
             grammar_field=args.grammar_field,
             max_calls=args.max_calls,
+            control=args.control,
         )
     except ValueError as exc:
         err.write(f"capel_ui: error: {exc}\n")
@@ -176,6 +185,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "key": outcome.key,
             "suite": config.suite,
             "model": config.model,
+            "control": config.control,
             "modes": list(config.modes),
             "lengths": list(outcome.suite.lengths),
             "status": outcome.status,
@@ -189,9 +199,11 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(_summary(config, outcome) + "\n\n")
         out.write(format_table(rows))
         out.write(
-            "\nEM = exact match; MALD = mean |count−target|/target; LD, LS = LIFEBench's Length Deviation (mean |LD|) "
-            "and Length Score (counts ≤ 1 dropped; `all` averages over targets); n = samples scored "
-            "(of those run); calls = model calls per sample (repair); tok/exact = completion tokens per exact text; "
+            "\nEM = exact match (count = target); within = samples meeting the control (equal: = N, at_most: ≤ N, "
+            "at_least: ≥ N); MALD = mean |count−target|/target; LD, LS = LIFEBench's Length Deviation (mean |LD|) "
+            "and Length Score (the control's own LS; counts ≤ 1 dropped; `all` averages over targets); "
+            "n = samples scored (of those run); calls = model calls per sample (repair); "
+            "tok/exact = completion tokens per exact text; "
             "errors = samples showing each marker error, backend = failed requests.\n"
         )
     if interrupted:

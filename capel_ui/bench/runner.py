@@ -26,7 +26,8 @@ from ..backends import Backend, get_backend
 from ..generation import Generation, Request, validate_request
 from ..repair import RepairGeneration, with_repair
 from ..runs import quality_fields
-from ..vocab import MODES, Lang, Mode
+from ..verdict import Target
+from ..vocab import AT_LEAST_CAP, BENCH_CONTROL_LABELS, MARKER_MODES, MAX_TARGET, MODES, BenchControl, Lang, Mode
 from .report import Row, aggregate
 from .suites import Item, Suite, load_suite
 
@@ -53,6 +54,7 @@ class BenchConfig:
     concurrency: int = 1
     grammar_field: str | None = None
     max_calls: int | None = None  # repair: calls a capel/draft-capel sample may take (None or 1: one call)
+    control: BenchControl = "equal"  # LIFEBench's control method: what the prompt asks and how LS scores it
 
 
 @dataclass
@@ -100,6 +102,8 @@ def bench_key(config: BenchConfig, suite: Suite) -> str:
         payload["lang"] = config.lang
     if config.max_calls and config.max_calls > 1:
         payload["max_calls"] = config.max_calls
+    if config.control != "equal":  # absent for equal, so runs stored before controls existed still resume
+        payload["control"] = config.control
     if suite.fingerprint:
         payload["file_sha256"] = suite.fingerprint
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -110,12 +114,38 @@ def plan(suite: Suite, modes: Sequence[Mode]) -> list[tuple[Item, Mode]]:
     return [(item, mode) for item in suite.items for mode in modes]
 
 
-def request_for(item: Item, mode: Mode, suite: Suite, seed: int | None, max_calls: int | None = None) -> Request:
+def target_for(control: BenchControl, n: int) -> Target:
+    """The target a sample of this control is generated for (its score is always against N itself).
+
+    At most N is the core's at-most target (the exact mode's at-most grammar, a within-limit verdict). The core
+    has no at-least kind, and a generation needs an end (a finite grammar, a token budget), so at least N is the
+    range N to AT_LEAST_CAP·N: its prompt asks for "N to 2N" (inside LIFEBench's "at least N"), the exact mode
+    builds the range grammar, and LIFEBench's At-Least score gives 100 to every count from N up whatever the cap.
+    An exactly-N generation scored as at-least would instead be the Equal-To track under another name.
+    """
+    if control == "at_most":
+        return Target.at_most(n)
+    if control == "at_least":
+        return Target.between(n, max(n, min(AT_LEAST_CAP * n, MAX_TARGET)))
+    return Target.exactly(n)
+
+
+def request_for(
+    item: Item,
+    mode: Mode,
+    suite: Suite,
+    seed: int | None,
+    max_calls: int | None = None,
+    control: BenchControl = "equal",
+) -> Request:
     """The request the app would send; no fallback, so the mode measured is the mode asked for, and one call
     unless the benchmark asks for repair (`max_calls`)."""
+    target = target_for(control, item.target)
     return Request(
         instruction=item.instruction,
-        target=item.target,
+        target=target.high,
+        target_kind=target.kind,
+        target_low=target.low,
         lang=item.lang,
         mode=mode,
         unit=suite.unit_for(item.lang),
@@ -126,12 +156,18 @@ def request_for(item: Item, mode: Mode, suite: Suite, seed: int | None, max_call
     )
 
 
-def check_modes(suite: Suite, modes: Sequence[Mode], backend: Backend | None) -> None:
-    """Reject a mode the backend or unit cannot do before any sample runs (one ValueError, not N errors)."""
+def check_modes(suite: Suite, modes: Sequence[Mode], backend: Backend | None, control: BenchControl = "equal") -> None:
+    """Reject a mode the backend, unit or control cannot do before any sample runs (one ValueError, not N)."""
+    markers = [m for m in modes if m in MARKER_MODES]
+    if control != "equal" and markers:
+        raise ValueError(
+            f"{', '.join(markers)} cannot run the {BENCH_CONTROL_LABELS[control].lower()} control: CAPEL's markers "
+            "count down to exactly N; use baseline or exact"
+        )
     for lang in sorted({i.lang for i in suite.items}):
         item = next(i for i in suite.items if i.lang == lang)
         for mode in modes:
-            validate_request(request_for(item, mode, suite, None), backend)
+            validate_request(request_for(item, mode, suite, None, control=control), backend)
 
 
 class _InFlight:
@@ -242,11 +278,12 @@ def run_bench(
             seed=config.seed,
             lang=config.lang,
             file=config.file,
+            control=config.control,
         )
-    check_modes(suite, modes, None)
+    check_modes(suite, modes, None, config.control)
     if backend is None:
         backend = get_backend(config.model, base_url=config.base_url, grammar_field=config.grammar_field)
-    check_modes(suite, modes, backend)
+    check_modes(suite, modes, backend, config.control)
     engine = engine or storage.get_engine()
     key = bench_key(config, suite)
     run = storage.get_or_create_bench_run(
@@ -259,6 +296,7 @@ def run_bench(
         lengths=list(suite.lengths),
         limit=config.limit,
         seed=config.seed,
+        control=config.control,
         status="running",
     )
     if run.status != "running":
@@ -279,10 +317,12 @@ def run_bench(
 
     def work(item: Item, mode: Mode) -> str | None:
         """Generate and store one sample; its status ('ok'/'error'), or None if cancelled (not stored)."""
-        fields = run_sample(backend, request_for(item, mode, suite, config.seed, config.max_calls), inflight)
+        request = request_for(item, mode, suite, config.seed, config.max_calls, config.control)
+        fields = run_sample(backend, request, inflight)
         if fields is None:
             return None
-        fields.update(item_id=item.item_id, model=config.model)
+        # Stored against N itself (an at-least request's target is its cap), with the control it is scored by.
+        fields.update(item_id=item.item_id, target=item.target, model=config.model, control=config.control)
         storage.add_bench_result(engine, run.id, **fields)
         return str(fields["status"])
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from ..vocab import DEFAULT_UNIT, MAX_TARGET, Lang, Unit
+from ..vocab import BENCH_CONTROLS, DEFAULT_UNIT, MAX_TARGET, BenchControl, Lang, Unit
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 LIFEBENCH_FILE = DATA_DIR / "lifebench" / "data_lite.jsonl"
@@ -31,13 +31,25 @@ SUITES: tuple[str, ...] = ("rtg", "lifebench", "mtbench", "custom")
 SUITE_HELP: dict[str, str] = {
     "rtg": "Random Text Generation (paper §4.3): a coherent passage of exactly N words (en) or characters (zh) "
     "on free topics; N from --lengths, else sampled in 1..1000 with --seed",
-    "lifebench": "LIFEBench Equal-To (data_lite: 30 en + 30 cn tasks), scored with LIFEBench's own counter; "
-    "targets from 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192 (default 16,32,64,128)",
+    "lifebench": "LIFEBench (data_lite: 30 en + 30 cn tasks), scored with LIFEBench's own counter and, per "
+    "--control, its Equal-To, At-Most or At-Least score; targets from 16, 32, 64, 128, 256, 512, 1024, 2048, "
+    "4096, 8192 (default 16,32,64,128)",
     "mtbench": "MT-Bench with fixed word budgets (the 80 first turns, FastChat's temperature per category; "
     "default budgets 50,120,250) — not MT-Bench-LI, whose target lengths are not public",
     "custom": "your own CSV or JSONL (--file) with columns instruction, lang (en/zh), target and optionally id "
     "and temperature",
 }
+
+LIFEBENCH_WORDS: dict[BenchControl, dict[str, str]] = {
+    "equal": {"en": "equal to", "cn": "等于"},
+    "at_most": {"en": "at most", "cn": "至多有"},
+    "at_least": {"en": "at least", "cn": "至少有"},
+}
+"""What replaces `{word_count_type}` in LIFEBench's tasks, by control and data language: LIFEBench's own
+words (`exp/exp_request.py`, `lang_adapt_dict`; English tasks take the control method's name as it is)."""
+CONTROL_SUITES: tuple[str, ...] = ("lifebench", "mtbench", "custom")
+"""Suites whose instruction leaves the length to the appended suffix, so any control can be asked; rtg's own
+instruction says "exactly N"."""
 
 LIFEBENCH_LENGTHS: tuple[int, ...] = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 DEFAULT_LENGTHS: dict[str, tuple[int, ...]] = {
@@ -154,7 +166,7 @@ def resolve_lengths(suite: str, lengths: Sequence[int] | None) -> tuple[int, ...
         bad = [n for n in given if n not in LIFEBENCH_LENGTHS]
         if bad:
             raise ValueError(
-                f"LIFEBench Equal-To uses the targets {', '.join(map(str, LIFEBENCH_LENGTHS))}; "
+                f"LIFEBench uses the targets {', '.join(map(str, LIFEBENCH_LENGTHS))}; "
                 f"{', '.join(map(str, bad))} is not one of them"
             )
     return given or DEFAULT_LENGTHS.get(suite, ())
@@ -241,14 +253,16 @@ def load_rtg(lengths: Sequence[int], limit: int | None, seed: int | None, lang: 
     return Suite("rtg", items, tuple(lengths), sources=len(chosen))
 
 
-def fill_lifebench(task: str, lang: str, target: int) -> str:
+def fill_lifebench(task: str, lang: str, target: int, control: BenchControl = "equal") -> str:
     """Fill LIFEBench's two placeholders (plain replace: some articles contain other {braces})."""
-    kind = "等于" if lang == "cn" else "equal to"
+    kind = LIFEBENCH_WORDS[control]["cn" if lang == "cn" else "en"]
     return task.replace("{word_count_type}", kind).replace("{word_count}", str(target))
 
 
-def load_lifebench(lengths: Sequence[int], limit: int | None, seed: int | None, lang: Lang | None) -> Suite:
-    """LIFEBench Equal-To on data_lite.jsonl; `cn` becomes zh; counted with LIFEBench's counter."""
+def load_lifebench(
+    lengths: Sequence[int], limit: int | None, seed: int | None, lang: Lang | None, control: BenchControl = "equal"
+) -> Suite:
+    """LIFEBench on data_lite.jsonl, worded for `control`; `cn` becomes zh; counted with LIFEBench's counter."""
     sources = []
     for row in _read_jsonl(LIFEBENCH_FILE):
         code = row["lang"]
@@ -258,7 +272,7 @@ def load_lifebench(lengths: Sequence[int], limit: int | None, seed: int | None, 
                 "lang": "zh" if code == "cn" else "en",
                 "category": f"{row['category']}/{row['type']}",
                 "temperature": None,
-                "make": lambda n, task=row["task"], code=code: fill_lifebench(task, code, n),
+                "make": lambda n, task=row["task"], code=code: fill_lifebench(task, code, n, control),
             }
         )
     chosen = select(_filter_lang(sources, lang), limit, seed)
@@ -378,6 +392,16 @@ def load_custom(path: str | Path | None, limit: int | None, seed: int | None, la
     return Suite("custom", picked, (), fingerprint=hashlib.sha256(data).hexdigest(), sources=len(picked))
 
 
+def check_control(suite: str, control: str) -> BenchControl:
+    """The control, if it is one and the suite can ask for it; ValueError saying what is accepted."""
+    if control not in BENCH_CONTROLS:
+        raise ValueError(f"unknown control {control!r}; use one of {', '.join(BENCH_CONTROLS)}")
+    if control != "equal" and suite not in CONTROL_SUITES:
+        suites = ", ".join(CONTROL_SUITES)
+        raise ValueError(f"the {suite} suite asks for exactly N in its own words; --control is for {suites}")
+    return control  # type: ignore[return-value]
+
+
 def load_suite(
     name: str,
     *,
@@ -386,10 +410,12 @@ def load_suite(
     seed: int | None = None,
     lang: Lang | None = None,
     file: str | Path | None = None,
+    control: BenchControl = "equal",
 ) -> Suite:
-    """Load a suite by name; ValueError (with what is accepted) for a bad name, length, limit or file."""
+    """Load a suite by name; ValueError (with what is accepted) for a bad name, length, limit, file or control."""
     if name not in SUITES:
         raise ValueError(f"unknown suite {name!r}; use one of {', '.join(SUITES)}")
+    check_control(name, control)
     if lang is not None and lang not in ("en", "zh"):
         raise ValueError(f"unknown language {lang!r}; use en or zh")
     if limit is not None and limit < 1:
@@ -402,7 +428,7 @@ def load_suite(
     elif name == "rtg":
         suite = load_rtg(resolved, limit, seed, lang)
     elif name == "lifebench":
-        suite = load_lifebench(resolved, limit, seed, lang)
+        suite = load_lifebench(resolved, limit, seed, lang, control)
     else:
         suite = load_mtbench(resolved, limit, seed, lang)
     if not suite.items:

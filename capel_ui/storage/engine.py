@@ -162,7 +162,22 @@ def m005_bench_calls(conn: Connection) -> None:
     _add_column(conn, "bench_results", "calls", Integer(), None)
 
 
-UPGRADES: tuple[Step, ...] = (m002_run_lifecycle, m003_target_kinds, m004_quality_scores, m005_bench_calls)
+def m006_bench_control(conn: Connection) -> None:
+    """bench_runs, bench_results: control, LIFEBench's control method (frozen; never edit).
+
+    Backfill: every benchmark before this step ran the Equal-To track, which the default 'equal' says.
+    """
+    for table_name in ("bench_runs", "bench_results"):
+        _add_column(conn, table_name, "control", String(16), "'equal'")
+
+
+UPGRADES: tuple[Step, ...] = (
+    m002_run_lifecycle,
+    m003_target_kinds,
+    m004_quality_scores,
+    m005_bench_calls,
+    m006_bench_control,
+)
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 
 INITIAL = "m001_initial"

@@ -27,7 +27,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from ..vocab import BENCH_RESULT_STATUSES, BENCH_RUN_STATUSES, ORIGINS, STATUSES, TARGET_KINDS
+from ..vocab import BENCH_CONTROLS, BENCH_RESULT_STATUSES, BENCH_RUN_STATUSES, ORIGINS, STATUSES, TARGET_KINDS
 
 
 def utcnow() -> datetime:
@@ -151,6 +151,10 @@ class BenchRun(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
     status: Mapped[str] = mapped_column(String(16), default="running", info={"choices": BENCH_RUN_STATUSES})
+    # LIFEBench's control method (equal to, at most, at least): part of the key, so a resume never mixes them.
+    control: Mapped[str] = mapped_column(
+        String(16), default="equal", server_default="equal", info={"choices": BENCH_CONTROLS}
+    )
 
 
 class BenchResult(Base):
@@ -183,6 +187,10 @@ class BenchResult(Base):
     fluency: Mapped[float | None]  # as on runs (issue 12)
     score: Mapped[float | None]
     calls: Mapped[int | None]  # model calls the sample took (more than 1 when repaired)
+    # The run's control, on each result as `model` is, so aggregation needs nothing but the results.
+    control: Mapped[str] = mapped_column(
+        String(16), default="equal", server_default="equal", info={"choices": BENCH_CONTROLS}
+    )
 
 
 class SchemaMigration(Base):

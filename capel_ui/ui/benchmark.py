@@ -17,23 +17,33 @@ import streamlit as st
 from ..backends import BackendError
 from ..bench import charts, report
 from ..bench.runner import BenchConfig, list_runs, parse_modes, run_bench, run_results
-from ..bench.suites import SUITES, parse_lengths
+from ..bench.suites import CONTROL_SUITES, SUITES, parse_lengths
 from ..storage import PROJECT_ROOT
-from ..vocab import MAX_CALLS, MODE_LABELS, MODES, mode_label
+from ..vocab import (
+    BENCH_CONTROL_LABELS,
+    BENCH_CONTROL_MEETS,
+    BENCH_CONTROLS,
+    MARKER_MODES,
+    MAX_CALLS,
+    MODE_LABELS,
+    MODES,
+    mode_label,
+)
 from . import resources
 
 DEFAULT_LENGTHS = {"rtg": "16,64", "lifebench": "16,32", "mtbench": "50", "custom": ""}
 SUITE_LABELS = {
     "rtg": "Random text generation",
-    "lifebench": "LIFEBench (equal-to)",
+    "lifebench": "LIFEBench",
     "mtbench": "MT-Bench with word budgets",
     "custom": "Your own file",
 }
 SUITE_PAGE_HELP = {
     "rtg": "The paper's Random Text Generation (§4.3): a coherent passage of exactly N words (English) or "
     "characters (Chinese) on free topics. Target lengths below; left empty, they are drawn from 1–1000 with the seed.",
-    "lifebench": "LIFEBench's Equal-To tasks (30 English, 30 Chinese), scored with LIFEBench's own counter. "
-    "Targets from 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192 (empty: 16, 32, 64, 128).",
+    "lifebench": "LIFEBench's tasks (30 English, 30 Chinese), scored with LIFEBench's own counter and the "
+    "Length Score of the control picked (equal to, at most, at least N). Targets from 16, 32, 64, 128, 256, "
+    "512, 1024, 2048, 4096, 8192 (empty: 16, 32, 64, 128).",
     "mtbench": "MT-Bench's 80 first turns with fixed word budgets (empty: 50, 120, 250); not MT-Bench-LI, "
     "whose target lengths are not public.",
     "custom": "Upload a CSV or JSONL file with the columns instruction, lang (en or zh) and target, and "
@@ -43,6 +53,7 @@ SUITE_PAGE_HELP = {
 
 METRIC_COLUMNS: dict[str, tuple[str, int, float]] = {
     "em": ("Exact match %", 1, 100.0),
+    "within": ("Within control %", 1, 100.0),
     "mae": ("MAE", 1, 1.0),
     "mald": ("MALD", 3, 1.0),
     "ld": ("LD", 3, 1.0),
@@ -58,12 +69,21 @@ def suite_label(suite: str) -> str:
     return SUITE_LABELS.get(suite, suite)
 
 
+def control_label(control: str | None) -> str:
+    """`At most (≤ N)`: the control and what `within` means under it (rows stored before controls are Equal-To)."""
+    name = control or "equal"
+    if name not in BENCH_CONTROLS:
+        return name
+    return f"{BENCH_CONTROL_LABELS[name]} ({BENCH_CONTROL_MEETS[name]})"  # type: ignore[index]
+
+
 def metric_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Aggregated rows as a reader expects them: named columns, modes by label, metrics rounded."""
     table = []
     for r in rows:
         line: dict[str, Any] = {
             "Model": r["model"],
+            "Control": control_label(r.get("control")),
             "Mode": mode_label(r["mode"]),
             "Language": r["lang"],
             "Target": "all" if r["target"] is None else str(r["target"]),
@@ -95,8 +115,22 @@ def _run_form() -> None:
     c = st.columns([1.2, 2.4, 1.2])
     suite = c[0].selectbox("Suite", SUITES, key="b_suite", format_func=suite_label)
     c[0].caption(SUITE_PAGE_HELP.get(suite, ""))
+    control = "equal"
+    if suite in CONTROL_SUITES:
+        control = c[0].selectbox(
+            "Control",
+            BENCH_CONTROLS,
+            key="b_control",
+            format_func=control_label,
+            help="LIFEBench's control methods: the prompt asks for exactly, at most or at least N, and the Length "
+            "Score is that control's. At most and at least run the Baseline and Exact modes (markers count to "
+            "exactly N). Each control is a separate run.",
+        )
     default_modes = ["baseline", "exact"] if resources.takes_grammar(choice) else ["baseline", "capel"]
-    modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key="b_modes")
+    if control != "equal":
+        default_modes = [m for m in default_modes if m not in MARKER_MODES]
+    modes_key = "b_modes" if control == "equal" else f"b_modes_{control}"  # markers' selection stays with equal
+    modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key=modes_key)
     lengths = c[2].text_input(
         "Target lengths",
         value=DEFAULT_LENGTHS[suite],
@@ -139,6 +173,7 @@ def _run_form() -> None:
             file=_upload_path(upload) if upload is not None else None,
             grammar_field=choice.grammar_field,
             max_calls=int(max_calls),
+            control=control,
         )
         if suite == "custom" and config.file is None:
             raise ValueError("upload a CSV or JSONL file for the custom suite")
@@ -203,6 +238,7 @@ def _past_runs() -> list[int]:
             "id": r.id,
             "created": r.created_at.strftime("%Y-%m-%d %H:%M"),
             "suite": suite_label(r.suite),
+            "control": control_label(r.control),
             "model": r.model,
             "modes": ", ".join(mode_label(m) for m in str(r.modes).split(",") if m),
             "lengths": r.lengths,
