@@ -39,7 +39,6 @@ from .vocab import (
     MAX_CALLS,
     MAX_TARGET,
     MAX_VARIANTS,
-    MODE_SPECS,
     MODES,
     ORIGINS,
     UNITS,
@@ -293,7 +292,7 @@ def _rest(printed: str, text: str) -> str:
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    from .backends import BackendError, get_backend
+    from .backends import BackendError, get_backend, refusal
 
     request = _request(args, stdin)
     try:
@@ -307,7 +306,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         raise UsageError(str(exc)) from None
     if gen.notice:
         err.write(f"note: {gen.notice}\n")
-    refused = _refused_by_probe(backend, request)
+    refused = refusal(backend, [request.mode])  # the guaranteed modes are offered where Write offers them
     if refused:
         err.write(f"capel_ui: error: {refused}\n")
         return EXIT_USAGE
@@ -329,17 +328,6 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         rating = judge_run(live.engine, live.run_id, judge, request.instruction, live.outcome.text)
         err.write(f"judge {judge.label}: {rating if rating is not None else 'no rating'}\n")
     return _report(live, args, printer, err, interrupted=False)
-
-
-def _refused_by_probe(backend: Backend, request: Request) -> str | None:
-    """Why a guaranteed mode must not run on this compatible server (it ignored a grammar when asked), or None:
-    the CLI offers the guaranteed modes where the Write page does."""
-    from .backends import refusal
-
-    if not MODE_SPECS[request.mode].guaranteed:
-        return None
-    base_url = getattr(backend, "base_url", None)
-    return refusal(backend.provider, base_url, backend.model, backend.capabilities.grammar_field)
 
 
 def _judge_backend(args: argparse.Namespace) -> Backend | None:

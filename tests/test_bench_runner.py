@@ -31,7 +31,7 @@ from capel_ui.bench.runner import (
 from capel_ui.bench.suites import load_suite
 from capel_ui.cli import main
 from capel_ui.prompts import Message
-from tests.scripted_server import ScriptedServer, cut_after, hang, ok
+from tests.scripted_server import ScriptedServer, cut_after, hang, honour_grammar, ok
 
 
 class CountingBackend(OpenAICompatBackend):
@@ -46,6 +46,7 @@ class CountingBackend(OpenAICompatBackend):
             label="SmolLM2-135M (embedded)",
             capabilities=capabilities_for("embedded", "embedded"),
         )
+        self.provider = "embedded"  # as get_backend names it: a known model, never probed
         self.calls = 0
         self.active = 0
         self.max_active = 0
@@ -401,3 +402,16 @@ def test_an_answer_cut_at_the_output_limit_is_scored_with_a_note(engine, scripte
     assert record.error_message.startswith("length: ")
     (row, _) = load_rows([out.bench_run_id], engine)
     assert (row["n"], row["mae"], row["errors"]) == (1, 2.0, {})
+
+
+def test_cli_refuses_a_guaranteed_mode_on_a_server_that_ignored_its_grammar_field(scripted: ScriptedServer) -> None:
+    from capel_ui.backends.probe import clear_cache
+
+    clear_cache()
+    scripted.script(honour_grammar(("grammar",)))  # llama.cpp-like: silently ignores `ebnf`
+    argv = ["bench", "--suite", "mtbench", "--model", "m", "--base-url", scripted.url, "--grammar-field", "ebnf"]
+    out, err = io.StringIO(), io.StringIO()
+    assert main([*argv, "--modes", "baseline,exact", "--lengths", "5", "--limit", "1"], stdout=out, stderr=err) == 2
+    assert "ignored the `ebnf` grammar" in err.getvalue() and out.getvalue() == ""
+    assert len(scripted.chat_requests) == 1  # the probe; no sample ran
+    clear_cache()

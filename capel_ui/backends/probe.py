@@ -9,10 +9,12 @@ OpenAI-compatible server only when it says yes. Even then the verdict of every r
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..grammar import Grammar, Lit
-from .base import BackendError, Options, Usage
+from ..vocab import MODE_SPECS, Mode
+from .base import Backend, BackendError, Options, Usage
 
 PROBE_ANSWER = "<7> ok."
 PROBE_GRAMMAR = Grammar(Lit(PROBE_ANSWER))
@@ -39,22 +41,11 @@ def probe(
     base_url: str, model: str, grammar_field: str, *, api_key: str | None = None, refresh: bool = False
 ) -> ProbeResult:
     """Whether `base_url` honours `grammar_field` for `model` (cached; `refresh` asks again)."""
-    key = (base_url.rstrip("/"), model, grammar_field)
-    with _lock:
-        if not refresh and key in _cache:
-            return _cache[key]
-    result = _ask(base_url, model, grammar_field, api_key)
-    if result.settled:  # a server that was down or busy is asked again next time
-        with _lock:
-            _cache[key] = result
-    return result
 
+    def build() -> Backend:
+        from .registry import get_backend  # the registry builds backends; it does not need the probe
 
-def _ask(base_url: str, model: str, grammar_field: str, api_key: str | None) -> ProbeResult:
-    from .registry import get_backend  # the registry builds backends; it does not need the probe
-
-    try:
-        backend = get_backend(
+        return get_backend(
             model,
             provider="compatible",
             base_url=base_url,
@@ -63,7 +54,25 @@ def _ask(base_url: str, model: str, grammar_field: str, api_key: str | None) -> 
             max_retries=0,
             timeout=30.0,
         )
-        text = "".join(i for i in backend.stream(PROBE_MESSAGES, PROBE_OPTIONS) if not isinstance(i, Usage))
+
+    return _cached((base_url.rstrip("/"), model, grammar_field), build, refresh)
+
+
+def _cached(key: tuple[str, str, str], build: Callable[[], Backend], refresh: bool = False) -> ProbeResult:
+    """The cached answer for (URL, model, field), else ask the backend `build` gives and keep a settled answer."""
+    with _lock:
+        if not refresh and key in _cache:
+            return _cache[key]
+    result = _ask(build, key[2])
+    if result.settled:  # a server that was down or busy is asked again next time
+        with _lock:
+            _cache[key] = result
+    return result
+
+
+def _ask(build: Callable[[], Backend], grammar_field: str) -> ProbeResult:
+    try:
+        text = "".join(i for i in build().stream(PROBE_MESSAGES, PROBE_OPTIONS) if not isinstance(i, Usage))
     except BackendError as exc:
         settled = exc.kind in ("bad_request", "not_found", "auth", "context", "empty")
         return ProbeResult(False, f"Not guaranteed: the probe with `{grammar_field}` failed ({exc.message})", settled)
@@ -82,13 +91,16 @@ def needs_probe(provider: str, base_url: str | None, grammar_field: str | None) 
     return provider == "compatible" and bool(grammar_field) and bool(base_url)
 
 
-def refusal(provider: str, base_url: str | None, model: str, grammar_field: str | None) -> str | None:
-    """Why a guaranteed mode must not run on this server (its probe says it ignores or rejects the grammar), or
-    None where it may: a known model, a server that honours the field, or one that could not be asked (the run
-    itself then says what went wrong)."""
-    if not needs_probe(provider, base_url, grammar_field):
+def refusal(backend: Backend, modes: Iterable[Mode]) -> str | None:
+    """Why the guaranteed modes among `modes` must not run on this backend (a compatible server whose probe says
+    it ignores or rejects its grammar field), or None where they may: a known model, a server that honours the
+    field, one that could not be asked (the run itself then says what went wrong), or no guaranteed mode."""
+    field = backend.capabilities.grammar_field
+    base_url = getattr(backend, "base_url", None)
+    if not any(MODE_SPECS[m].guaranteed for m in modes) or not needs_probe(backend.provider, base_url, field):
         return None
-    result = probe(base_url or "", model, grammar_field or "")
+    key = ((base_url or "").rstrip("/"), backend.model, field or "")
+    result = _cached(key, lambda: backend)  # asked with the backend's own key and settings
     return None if result.honoured or not result.settled else result.reason
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from .. import storage
-from ..backends import Backend, get_backend
+from ..backends import Backend, get_backend, refusal
 from ..generation import Generation, Request, validate_request
 from ..repair import RepairGeneration, with_repair
 from ..runs import quality_fields
@@ -284,6 +284,9 @@ def run_bench(
     if backend is None:
         backend = get_backend(config.model, base_url=config.base_url, grammar_field=config.grammar_field)
     check_modes(suite, modes, backend, config.control)
+    refused = refusal(backend, modes)  # a compatible server that ignored its grammar when asked
+    if refused:
+        raise ValueError(refused)
     engine = engine or storage.get_engine()
     key = bench_key(config, suite)
     run = storage.get_or_create_bench_run(
