@@ -12,8 +12,6 @@ import os
 import random
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +26,7 @@ from capel_ui.grammar import char_grammar, countdown_grammar, exact_grammar, gra
 from tests.gbnf import sample
 from tests.llg import accepts
 from tests.scripted_server import MODEL, hang, honour_grammar, ok, stall_after, status
+from tests.stopping import stop_while_waiting
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -274,13 +273,7 @@ def test_an_error_event_mid_stream_is_a_clear_failure(scripted):
 def test_stop_aborts_a_responses_request_at_once(scripted, behaviour):
     scripted.script(behaviour)
     gen = Generation(gpt5(scripted), Request("x", 5, mode="exact"))
-    worker = threading.Thread(target=gen.run, daemon=True)
-    worker.start()
-    while not scripted.responses_requests:
-        time.sleep(0.02)
-    time.sleep(0.2)
-    gen.cancel()
-    worker.join(timeout=20)  # the server would stay silent for 300 s
+    worker = stop_while_waiting(gen, lambda: scripted.responses_requests)
     assert not worker.is_alive(), "the request still waits"
     assert (gen.outcome().status, gen.outcome().failure) == ("cancelled", None)
     assert len(scripted.responses_requests) == 1, "an aborted request is not retried"

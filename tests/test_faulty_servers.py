@@ -32,6 +32,7 @@ from tests.scripted_server import (
     stall_after,
     status,
 )
+from tests.stopping import stop_while_waiting
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -215,13 +216,7 @@ def test_a_retry_after_far_beyond_the_wait_budget_stops_at_once_saying_how_long(
 def test_stop_before_the_first_token_aborts_the_request_at_once(scripted, behaviour):
     scripted.script(behaviour)  # a model still reading a long prompt: nothing (or only headers) for 5 minutes
     gen = Generation(backend(scripted), Request(instruction="x", target=5, mode="baseline"))
-    worker = threading.Thread(target=gen.run, daemon=True)
-    worker.start()
-    while not scripted.chat_requests:
-        time.sleep(0.02)
-    time.sleep(0.2)
-    gen.cancel()
-    worker.join(timeout=20)  # the server would stay silent for 300 s
+    worker = stop_while_waiting(gen, lambda: scripted.chat_requests)
     assert not worker.is_alive(), "the request still waits for its first token"
     out = gen.outcome()
     assert (out.status, out.failure, out.errors) == ("cancelled", None, [])
