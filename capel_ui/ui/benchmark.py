@@ -156,7 +156,7 @@ def _run_form() -> None:
         upload = st.file_uploader(
             "CSV or JSONL with instruction, lang, target (and optional id)", type=["csv", "jsonl"], key="b_upload"
         )
-    b = st.columns([1, 1, 4])
+    b = st.columns([1.5, 1, 3.5])  # room for the label at 1280 px
     if not b[0].button("Run benchmark", type="primary", icon=":material/play_arrow:", width="stretch"):
         return
     try:

@@ -145,7 +145,7 @@ def render() -> None:
         st.warning(f"{len(usable)} columns; only the first {MAX_COLUMNS} run.")
         usable = usable[:MAX_COLUMNS]
 
-    b = st.columns([1, 1, 4])
+    b = st.columns([1.5, 1, 3.5])  # room for the label at 1280 px
     run = b[0].button(
         "Run comparison",
         type="primary",
