@@ -55,15 +55,18 @@ def probe(
             timeout=30.0,
         )
 
-    return _cached((base_url.rstrip("/"), model, grammar_field), build, refresh)
+    return _cached(base_url, model, grammar_field, build, refresh)
 
 
-def _cached(key: tuple[str, str, str], build: Callable[[], Backend], refresh: bool = False) -> ProbeResult:
+def _cached(
+    base_url: str, model: str, grammar_field: str, build: Callable[[], Backend], refresh: bool = False
+) -> ProbeResult:
     """The cached answer for (URL, model, field), else ask the backend `build` gives and keep a settled answer."""
+    key = (base_url.rstrip("/"), model, grammar_field)
     with _lock:
         if not refresh and key in _cache:
             return _cache[key]
-    result = _ask(build, key[2])
+    result = _ask(build, grammar_field)
     if result.settled:  # a server that was down or busy is asked again next time
         with _lock:
             _cache[key] = result
@@ -99,8 +102,7 @@ def refusal(backend: Backend, modes: Iterable[Mode]) -> str | None:
     base_url = getattr(backend, "base_url", None)
     if not any(MODE_SPECS[m].guaranteed for m in modes) or not needs_probe(backend.provider, base_url, field):
         return None
-    key = ((base_url or "").rstrip("/"), backend.model, field or "")
-    result = _cached(key, lambda: backend)  # asked with the backend's own key and settings
+    result = _cached(base_url or "", backend.model, field or "", lambda: backend)  # with the backend's own key
     return None if result.honoured or not result.settled else result.reason
 
 

@@ -126,7 +126,8 @@ def _run_form() -> None:
             "Score is that control's. At most and at least run the Baseline and Exact modes (markers count to "
             "exactly N). Each control is a separate run.",
         )
-    default_modes = ["baseline", "exact"] if resources.takes_grammar(choice) else ["baseline", "capel"]
+    grammar = resources.takes_grammar(choice, resources.grammar_probe(choice))
+    default_modes = ["baseline", "exact"] if grammar else ["baseline", "capel"]
     if control != "equal":
         default_modes = [m for m in default_modes if m not in MARKER_MODES]
     modes_key = "b_modes" if control == "equal" else f"b_modes_{control}"  # markers' selection stays with equal

@@ -175,7 +175,8 @@ def _pick_models(where: DeltaGenerator, current: ModelChoice) -> list[ModelChoic
 def _usable_columns(columns: list[Column], lang: Lang, unit: Unit, kind: TargetKind) -> list[Column]:
     """The columns whose mode can serve this model, unit and target kind; the others are named with the
     reason, one caption per reason."""
-    grammar = {m: resources.takes_grammar(m) for m, _ in columns}  # a compatible server's probe decides for it
+    # A compatible server's probe decides for it.
+    grammar = {m: resources.takes_grammar(m, resources.grammar_probe(m)) for m, _ in columns}
     skipped: dict[str, list[str]] = {}
     usable = []
     for m, mode in columns:

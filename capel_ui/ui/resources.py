@@ -93,10 +93,9 @@ def grammar_probe(choice: ModelChoice) -> ProbeResult | None:
         return probe(choice.base_url, choice.model, choice.grammar_field, api_key=typed_key(choice.provider))
 
 
-def takes_grammar(choice: ModelChoice) -> bool:
+def takes_grammar(choice: ModelChoice, probed: ProbeResult | None) -> bool:
     """Whether the guaranteed modes are offered for this model: the registry says it takes a grammar and, for a
-    compatible server, the probe saw it honoured."""
-    probed = grammar_probe(choice)
+    compatible server, its probe (`grammar_probe`, passed in) saw it honoured."""
     return bool(choice.capabilities.grammar and (probed is None or probed.honoured))
 
 

@@ -168,7 +168,7 @@ def render() -> None:
     kind: TargetKind = st.session_state.get("w_kind") or "exactly"
     target_row = st.container()
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
-    grammar_ok = bool(choice.capabilities.grammar and (probed is None or probed.honoured))
+    grammar_ok = resources.takes_grammar(choice, probed)
     modes = available_modes(grammar_ok, lang, unit, kind)
     default_mode: Mode = "exact" if "exact" in modes and choice.provider in ("embedded", "gguf") else "capel"
     switched = _settle_mode(modes, default_mode, choice, lang, unit, kind)
