@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import pytest
 
 from capel_ui.backends import Backend, get_backend, registry
+from capel_ui.backends.probe import clear_cache as clear_probe_cache
 from tests.scripted_server import ScriptedServer
 
 if TYPE_CHECKING:
@@ -19,6 +20,14 @@ if TYPE_CHECKING:
 def _database_in_tmp(tmp_path, monkeypatch) -> None:
     """No test touches data/: the History database is a SQLite file in the test's own folder."""
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'capel.db'}")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_probe_cache() -> Iterator[None]:
+    """No test sees another's probe answer: the cache per (URL, model, field) lives as long as the process."""
+    clear_probe_cache()
+    yield
+    clear_probe_cache()
 
 
 class SecretsFiles(NamedTuple):

@@ -1,4 +1,4 @@
-"""Test helper: press Stop on a generation whose request is out but has had no answer yet."""
+"""Test helpers: press Stop on a generation, before its answer or in the middle of it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Sized
 
-from capel_ui.generation import Generation
+from capel_ui.generation import Generation, Outcome
 
 
 def stop_while_waiting(gen: Generation, requests: Callable[[], Sized]) -> threading.Thread:
@@ -20,3 +20,12 @@ def stop_while_waiting(gen: Generation, requests: Callable[[], Sized]) -> thread
     gen.cancel()
     worker.join(timeout=20)  # the scripted server would stay silent for 300 s
     return worker
+
+
+def stop_after_first_chunk(gen: Generation) -> Outcome:
+    """Stop `gen` once its first chunk, "One two ", arrived (the server then stalls), and return its outcome."""
+    stream = gen.stream()
+    assert next(stream) == "One two "
+    gen.cancel()
+    assert list(stream) in ([], ["three "])
+    return gen.outcome()

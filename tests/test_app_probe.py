@@ -4,19 +4,10 @@ grammar tool and the page says when reasoning tokens were spent (AppTest, script
 
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from capel_ui.backends.probe import clear_cache
 from capel_ui.vocab import MODE_LABELS
 from tests.scripted_server import MODEL, honour_grammar
-
-
-@pytest.fixture(autouse=True)
-def _fresh_probe_cache():
-    clear_cache()
-    yield
-    clear_cache()
 
 
 def pick_server(at: AppTest, url: str, field: str) -> AppTest:

@@ -19,14 +19,14 @@ import pytest
 from capel_ui.backends import OpenAICompatBackend, OpenAIResponsesBackend, capabilities_for, get_backend, probe
 from capel_ui.backends.jsonstring import JsonStringReader
 from capel_ui.backends.openai_responses import REASONING_ROOM, TOOL_NAME
-from capel_ui.backends.probe import PROBE_ANSWER, clear_cache
+from capel_ui.backends.probe import PROBE_ANSWER
 from capel_ui.counting import count
 from capel_ui.generation import Generation, Request, default_max_tokens, generate
 from capel_ui.grammar import char_grammar, countdown_grammar, exact_grammar, grammar_text
 from tests.gbnf import sample
 from tests.llg import accepts
 from tests.scripted_server import MODEL, hang, honour_grammar, ok, stall_after, status
-from tests.stopping import stop_while_waiting
+from tests.stopping import stop_after_first_chunk, stop_while_waiting
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,13 +44,6 @@ def gpt5(server, model: str = "gpt-5-mini") -> OpenAIResponsesBackend:
     backend = get_backend(model, provider="openai", base_url=server.url, api_key="sk-test")
     assert isinstance(backend, OpenAIResponsesBackend)
     return backend
-
-
-@pytest.fixture(autouse=True)
-def _fresh_probe_cache():
-    clear_cache()
-    yield
-    clear_cache()
 
 
 # ----- the registry ----------------------------------------------------------------------------------------
@@ -281,12 +274,7 @@ def test_stop_aborts_a_responses_request_at_once(scripted, behaviour):
 
 def test_stop_mid_tool_input_keeps_the_text(scripted):
     scripted.script(stall_after(["One two ", "three "], seconds=300))
-    gen = Generation(gpt5(scripted), Request("x", 9, mode="exact"))
-    stream = gen.stream()
-    assert next(stream) == "One two "
-    gen.cancel()
-    assert list(stream) in ([], ["three "])
-    out = gen.outcome()
+    out = stop_after_first_chunk(Generation(gpt5(scripted), Request("x", 9, mode="exact")))
     assert (out.status, out.failure) == ("cancelled", None) and out.text.startswith("One two")
 
 

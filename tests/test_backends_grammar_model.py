@@ -11,7 +11,6 @@ import pytest
 
 from capel_ui.backends import get_backend, probe
 from capel_ui.backends.embedded import start_server
-from capel_ui.backends.probe import clear_cache
 from capel_ui.generation import Request, generate
 
 pytestmark = pytest.mark.model
@@ -20,13 +19,6 @@ pytestmark = pytest.mark.model
 @pytest.fixture(scope="module")
 def server():
     return start_server(None)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_probe_cache():
-    clear_cache()
-    yield
-    clear_cache()
 
 
 @pytest.mark.parametrize(

@@ -405,13 +405,9 @@ def test_an_answer_cut_at_the_output_limit_is_scored_with_a_note(engine, scripte
 
 
 def test_cli_refuses_a_guaranteed_mode_on_a_server_that_ignored_its_grammar_field(scripted: ScriptedServer) -> None:
-    from capel_ui.backends.probe import clear_cache
-
-    clear_cache()
     scripted.script(honour_grammar(("grammar",)))  # llama.cpp-like: silently ignores `ebnf`
     argv = ["bench", "--suite", "mtbench", "--model", "m", "--base-url", scripted.url, "--grammar-field", "ebnf"]
     out, err = io.StringIO(), io.StringIO()
     assert main([*argv, "--modes", "baseline,exact", "--lengths", "5", "--limit", "1"], stdout=out, stderr=err) == 2
     assert "ignored the `ebnf` grammar" in err.getvalue() and out.getvalue() == ""
     assert len(scripted.chat_requests) == 1  # the probe; no sample ran
-    clear_cache()

@@ -191,16 +191,7 @@ def test_exact_mode_in_an_unguaranteed_unit_is_bad_input(scripted):
     assert scripted.requests == []
 
 
-@pytest.fixture
-def fresh_probe():
-    from capel_ui.backends.probe import clear_cache
-
-    clear_cache()
-    yield
-    clear_cache()
-
-
-def test_exact_mode_on_a_server_that_ignores_its_grammar_field_is_refused_after_one_probe(scripted, fresh_probe):
+def test_exact_mode_on_a_server_that_ignores_its_grammar_field_is_refused_after_one_probe(scripted):
     scripted.script(honour_grammar(("grammar",)))  # llama.cpp-like: knows `grammar`, silently ignores `ebnf`
     code, out, err = generate_on(scripted, "--grammar-field", "ebnf", "--mode", "exact", "--target", "5", "Sea")
     assert (code, out) == (2, "")
@@ -208,14 +199,14 @@ def test_exact_mode_on_a_server_that_ignores_its_grammar_field_is_refused_after_
     assert [r.body["max_tokens"] for r in scripted.chat_requests] == [16]  # the probe, and no run
 
 
-def test_exact_mode_runs_on_a_server_the_probe_finds_honouring_its_grammar(scripted, fresh_probe):
+def test_exact_mode_runs_on_a_server_the_probe_finds_honouring_its_grammar(scripted):
     scripted.script(honour_grammar(("grammar",)), ok(["Waves ", "fold ", "over ", "old ", "stones."]))
     code, out, _ = generate_on(scripted, "--grammar-field", "grammar", "--mode", "exact", "--target", "5", "Sea")
     assert (code, out) == (0, "Waves fold over old stones.\n")
     assert "root ::=" in scripted.chat_requests[1].body["grammar"]  # the run after the probe carries the grammar
 
 
-def test_capel_mode_on_a_server_with_a_grammar_field_sends_no_probe(scripted, fresh_probe):
+def test_capel_mode_on_a_server_with_a_grammar_field_sends_no_probe(scripted):
     scripted.script(ok(["<2>Sea", "<1>wind", "<0>"]))
     code, _, _ = generate_on(scripted, "--grammar-field", "ebnf", "--mode", "capel", "--target", "2", "Sea")
     assert code == 0 and len(scripted.chat_requests) == 1
