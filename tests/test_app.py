@@ -342,3 +342,18 @@ def test_variants_default_to_three_for_a_short_text_on_the_embedded_model_only(a
     app.selectbox(key="provider").set_value("openai").run()
     assert not app.exception, app.exception
     assert app.number_input(key="w_variants").value == 1  # a paid API is not called three times unasked
+
+
+def test_with_an_openai_key_at_hand_its_models_are_offered_to_judge_and_to_compare(
+    app_test: AppTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from capel_ui.backends import PROVIDERS
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    app_test.run()
+    openai = {f"{m} (OpenAI)" for m in PROVIDERS["openai"].models}
+    judges = app_test.selectbox(key="w_judge").options
+    assert set(judges) == {"No judge (offline score)", *openai}
+    app_test.switch_page("app_pages/compare.py").run()
+    assert set(app_test.multiselect(key="c_models").options) == {"SmolLM2-135M (embedded)", *openai}

@@ -14,7 +14,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from ..backends import EMBEDDED, PROVIDERS, BackendError, ModelChoice
+from ..backends import EMBEDDED, BackendError, ModelChoice
 from ..export import export_name, export_txt
 from ..generation import Generation, Request, validate_request
 from ..history import marker_spans, run_score
@@ -53,12 +53,7 @@ def _model_options(current: ModelChoice) -> list[ModelChoice]:
     options = [EMBEDDED]
     if current not in options:
         options.append(current)
-    for provider in ("openai", "deepseek"):
-        if resources.api_key(provider):  # type: ignore[arg-type]
-            for model in PROVIDERS[provider].models:  # type: ignore[index]
-                c = ModelChoice(provider, model)  # type: ignore[arg-type]
-                if c not in options:
-                    options.append(c)
+    options += [c for c in resources.keyed_api_models() if c not in options]
     return options
 
 

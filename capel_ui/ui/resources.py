@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 
 from ..backends import (
     EMBEDDED,
+    PROVIDERS,
     ApiKey,
     Backend,
     BackendError,
@@ -54,6 +55,12 @@ def api_key(provider: Provider) -> ApiKey | None:
         return resolve_key(provider, typed_key(provider))
     except BackendError:
         return None
+
+
+def keyed_api_models() -> list[ModelChoice]:
+    """The paper's API models (OpenAI, DeepSeek) whose key is at hand: what Compare and the judge offer."""
+    providers: tuple[Provider, ...] = ("openai", "deepseek")
+    return [ModelChoice(p, model) for p in providers if api_key(p) for model in PROVIDERS[p].models]
 
 
 def db_url() -> str:

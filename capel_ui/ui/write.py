@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from ..backends import PROVIDERS, Backend, BackendError, ModelChoice, uses_fallback
+from ..backends import Backend, BackendError, ModelChoice, uses_fallback
 from ..counting import count, count_detail
 from ..generation import Generation, Request, default_max_tokens, validate_request
 from ..history import run_score
@@ -341,12 +341,7 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
 
 def _judge_options(current: ModelChoice) -> list[ModelChoice]:
     """Models that can judge: the API models a key is at hand for, and the sidebar's own server if it has a URL."""
-    options = [
-        ModelChoice(provider, model)  # type: ignore[arg-type]
-        for provider in ("openai", "deepseek")
-        if resources.api_key(provider)  # type: ignore[arg-type]
-        for model in PROVIDERS[provider].models  # type: ignore[index]
-    ]
+    options = resources.keyed_api_models()
     if current.provider == "compatible" and current.base_url and current not in options:
         options.append(current)
     return options
