@@ -23,7 +23,6 @@ from .history import history_table, run_json, show_run
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
-from .repair import RepairGeneration, repair_status
 from .runs import LiveRun, quality_fields, run_together
 from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
 from .verdict import Target, live_state
@@ -42,6 +41,7 @@ from .vocab import (
     MODES,
     ORIGINS,
     UNITS,
+    is_answer,
     unit_label,
 )
 
@@ -64,8 +64,6 @@ _positive = bounded("number", 1)
 _temperature = bounded("temperature", 0, 2, kind=float)
 _seconds = bounded("time limit", 1, 86_400, kind=float)
 
-STOPPED_BY_LIMIT = frozenset({"length", "overrun", "deadline"})
-"""Failure kinds where the model ran but its text stopped short of a verdict: exit 1 (not verified), not 3."""
 _max_calls = bounded("max calls", 1, MAX_CALLS)
 
 
@@ -247,7 +245,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
 class _Printer:
     """Streams the clean text to stdout (unless --json) and a one-line live countdown to a terminal's stderr."""
 
-    def __init__(self, gen: Generation | RepairGeneration, out: TextIO, err: TextIO, quiet: bool) -> None:
+    def __init__(self, gen: Generation, out: TextIO, err: TextIO, quiet: bool) -> None:
         self.gen, self.out, self.err, self.quiet = gen, out, err, quiet
         self.live = err.isatty()
         self.printed = ""
@@ -258,8 +256,7 @@ class _Printer:
             if gen.parser is None:
                 text = chunk
             else:  # a repaired run prints only verified text: a later call may replace the rest
-                so_far = gen.verified_text() if isinstance(gen, RepairGeneration) else gen.parser.text_so_far()
-                text = so_far[len(self.printed) :]
+                text = gen.settled_text()[len(self.printed) :]
             self.out.write(text)
             self.printed += text
             self.out.flush()
@@ -267,7 +264,7 @@ class _Printer:
             req = gen.request
             state = "drafting…" if gen.in_draft else live_state(gen.units_done, req.target_spec, req.count_unit)
             errs = f" · {len(gen.errors)} marker error(s)" if gen.errors else ""
-            errs += repair_status(gen)
+            errs += gen.live_note()
             self.err.write(f"\r\x1b[K⏳ {state}{errs}")
             self.err.flush()
 
@@ -397,13 +394,13 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
         return EXIT_INTERRUPTED
     tokens = f" · {outcome.completion_tokens} tokens" if outcome.completion_tokens else ""
     headline = outcome.verdict.headline(outcome.request.count_unit)
-    calls = f" · {outcome.calls} of {live.gen.max_calls} calls" if isinstance(live.gen, RepairGeneration) else ""
+    calls = f" · {outcome.calls} of {live.gen.max_calls} calls" if live.gen.max_calls > 1 else ""
     err.write(f"{headline} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
-    if outcome.notice and isinstance(live.gen, RepairGeneration) and outcome.calls > 1:
+    if outcome.notice and outcome.calls > 1:
         err.write(f"note: {outcome.notice}\n")
     if outcome.failure:
         err.write(f"capel_ui: error: {outcome.failure}\n")
-        return EXIT_MISS if outcome.failure_kind in STOPPED_BY_LIMIT else EXIT_BACKEND
+        return EXIT_MISS if is_answer(outcome.failure_kind) else EXIT_BACKEND
     return EXIT_OK if outcome.verified else EXIT_MISS
 
 

@@ -1,29 +1,34 @@
-"""One generation, end to end: prompt → backend stream → validator → outcome.
+"""One run, end to end: prompt → backend stream(s) → validator → outcome.
 
-The CLI, the Write and Compare pages and the benchmark runner all go through `Generation`, so a run is
-prompted, validated, timed and classified (complete / partial / failed / cancelled) the same way
-everywhere. Whatever text arrived is kept, whatever went wrong.
+The CLI, the Write and Compare pages and the benchmark runner all go through `Generation`, the one run
+object, so a run is prompted, validated, timed and classified (complete / partial / failed / cancelled) the
+same way everywhere. A run holds its list of calls (`Call`: one request and its stream); repair (repair.py) is
+its policy for starting the next call, so a one-call run and a repaired run are the same object and their
+outcome is built in one place. Whatever text arrived is kept, whatever went wrong.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
 from .counting import count
 from .grammar import Grammar, grammar_for, lexicon_rules, supports, target_grammar, with_word_list
-from .parser import MarkerError, MarkerParser, check_fields
-from .prompts import build_messages, validate_target
+from .parser import MarkerError, MarkerParser, ParseResult, check_fields
+from .prompts import Message, build_messages, validate_target
 from .quality import fluency
+from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
 from .verdict import Target, Verdict, judge
 from .vocab import (
     CHAR_GRAMMAR_UNITS,
     DEFAULT_UNIT,
+    FAILURES,
     GRAMMAR_MODES,
     LANGS,
     MARKER_LIMITS,
@@ -31,6 +36,7 @@ from .vocab import (
     MAX_CALLS,
     MODES,
     WORD_GRAMMAR_UNITS,
+    FailureKind,
     Lang,
     Mode,
     Status,
@@ -171,7 +177,7 @@ class Outcome:
     first_token_seconds: float | None = None
     finish_reason: str | None = None
     fluency: float | None = None  # geometric mean token probability (quality.fluency), when the server gave logprobs
-    attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a repaired run (repair.py)
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a run that may repair
 
     @property
     def calls(self) -> int:
@@ -234,9 +240,59 @@ class Outcome:
 
 
 @dataclass
-class Generation:
-    """A run in progress: iterate `stream()` for text chunks; read the live countdown between chunks.
+class Call:
+    """One call of a run: one request to the model, its stream, and what became of it.
 
+    `parts` is the text the run reads: the prefix kept from the calls before, then what this call's reply
+    passed on (`reader`); `reply` is what the model sent, word for word, and `reader.dropped` what was not read.
+    """
+
+    number: int
+    messages: list[Message]
+    options: Options
+    parser: MarkerParser | None
+    reader: ReplyFilter
+    resumed_from: int | None = None  # the marker a repair call continued from; None on the first call
+    started: float = field(default_factory=time.monotonic)
+    parts: list[str] = field(default_factory=list)
+    reply: list[str] = field(default_factory=list)
+    chunks: int = 0
+    usage: Usage | None = None
+    failure: BackendError | None = None
+    halted: BackendError | None = None  # our own stop (overrun, deadline): its reason is the failure
+    stopped: str | None = None  # why the run stopped this call to start the next (repair.worthless)
+    status: Status = "running"
+    first_token: float | None = None
+    ended: float | None = None
+    result: ParseResult | None = None  # the parser's, once the call has ended
+    next_check: int = 0  # the raw length at which the overrun check counts again
+
+    @property
+    def cancel(self) -> CancelToken:
+        return self.options.cancel  # type: ignore[return-value]  (every call gets its own token)
+
+    @property
+    def estimated(self) -> bool:
+        """A stream the run closed early gets no usage from the server: its chunks stand in for its tokens."""
+        return self.stopped is not None and (self.usage is None or self.usage.completion_tokens is None)
+
+    @property
+    def completion_tokens(self) -> int | None:
+        return self.chunks if self.estimated else self.usage.completion_tokens if self.usage else None
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        return self.usage.prompt_tokens if self.usage else None
+
+
+@dataclass
+class Generation:
+    """A run: one or more calls to the model (`calls`), streamed as one answer. Iterate `stream()` for text
+    chunks; read the live countdown between chunks; `outcome()` is the result so far, final once it ended.
+
+    Every run has the same shape: a run that may repair (`max_calls` > 1, see repair.py) starts another call
+    from the verified countdown prefix when one goes wrong; a run that may not simply has one call. Live state
+    (`raw`, `units_done`, `errors`, `parser`) is the current call's: the kept prefix plus what it has written.
     `cancel()` may be called from any thread; the stream stops at the next chunk and keeps what arrived.
     """
 
@@ -255,36 +311,20 @@ class Generation:
                 f"{self.backend.model} is known to misread the countdown (paper §4.3), so the baseline instruction "
                 "was used; turn off the fallback to force CAPEL."
             )
-        self._cancel = CancelToken()  # the user's Stop, or our own stop (`_stopped`); aborts the request
-        self._stopped: BackendError | None = None  # why the run stopped itself: far past the target, time limit
-        self._next_check = 0  # the raw length at which the overrun check counts again
-        limit = None if req.plain else (req.count_unit, req.target_kind, req.target_spec.low)
-        self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code, limit=limit)
-        grammar = self._grammar()  # each backend sends it in its server's syntax
-        self.options = Options(
-            temperature=req.temperature,
-            top_p=req.top_p,
-            max_tokens=req.max_tokens or default_max_tokens(req),
-            grammar=grammar,
-            seed=req.seed,
-            cancel=self._cancel,
-            logprobs=True,
-        )
-        self.parser: MarkerParser | None = None
-        if self.mode in MARKER_MODES:
-            self.parser = MarkerParser(
-                req.target, req.lang, req.count_unit, draft=self.mode == "draft-capel", code=req.code
-            )
-        self._parts: list[str] = []
+        self.max_calls = max_calls_for(req, self.backend, self.mode)
         self._lock = threading.Lock()  # the stream may run in a worker thread while the UI reads live state
         self._count_cache: tuple[int, int] = (0, 0)
+        self._stopping = threading.Event()  # the user's Stop: no further call
+        self._expired = threading.Event()  # the time limit passed: no further call
+        self._final: Outcome | None = None
+        self._attempts: list[dict[str, Any]] = []
         self.status: Status = "running"
-        self.usage: Usage | None = None
-        self.failure: BackendError | None = None
         self.started = time.monotonic()
-        self.first_token: float | None = None
-        self.ended: float | None = None
-        self._outcome: Outcome | None = None
+        limit = None if req.plain else (req.count_unit, req.target_kind, req.target_spec.low)
+        self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code, limit=limit)
+        self._grammar_sent = self._grammar()  # each backend sends it in its server's syntax
+        self.calls: list[Call] = []
+        self._add_call()
 
     def _grammar(self) -> Grammar | str | None:
         """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
@@ -297,6 +337,47 @@ class Generation:
             return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
         return grammar
 
+    def _add_call(self, kept: str = "", resumed_from: int | None = None, countdown: str = "") -> None:
+        """Start the next call: the first from the prompt; a repair call from the `kept` prefix, as a prefill
+        where the server continues one, else quoted in the user message (repair.py)."""
+        req, number = self.request, len(self.calls) + 1
+        seed = req.seed + number - 1 if req.seed is not None else None  # the same seed would write the same again
+        options = Options(
+            temperature=req.temperature,
+            top_p=req.top_p,
+            max_tokens=req.max_tokens or default_max_tokens(req),
+            grammar=self._grammar_sent,
+            seed=seed,
+            cancel=CancelToken(),
+            logprobs=True,
+        )
+        messages = self.messages
+        if kept and self.backend.capabilities.prefill:
+            options = dataclasses.replace(options, prefill=kept)
+        elif kept:
+            messages = continuation_messages(req, self.prompt, kept, resumed_from or 0)
+        parser = None
+        if self.mode in MARKER_MODES:
+            parser = MarkerParser(req.target, req.lang, req.count_unit, draft=self.mode == "draft-capel", code=req.code)
+            parser.feed(kept)  # the continuation is parsed, counted and verified as one answer with the kept part
+        reader = ReplyFilter(from_marker=bool(kept), echo=countdown)
+        call = Call(number, messages, options, parser, reader, resumed_from, parts=[kept] if kept else [])
+        with self._lock:
+            self.calls.append(call)
+        if self._stopping.is_set():
+            call.cancel.set()
+        if self._expired.is_set():
+            self._deadline()
+
+    @property
+    def current(self) -> Call:
+        return self.calls[-1]
+
+    @property
+    def options(self) -> Options:
+        """The first call's options (a repair call's differ only in prefill, seed and cancel token)."""
+        return self.calls[0].options
+
     @property
     def prompt(self) -> str:
         return self.messages[-1]["content"]
@@ -305,15 +386,21 @@ class Generation:
     @property
     def raw(self) -> str:
         with self._lock:
-            if len(self._parts) > 1:
-                self._parts = ["".join(self._parts)]
-            return self._parts[0] if self._parts else ""
+            parts = self.current.parts
+            if len(parts) > 1:
+                parts[:] = ["".join(parts)]
+            return parts[0] if parts else ""
+
+    @property
+    def parser(self) -> MarkerParser | None:
+        return self.current.parser
 
     @property
     def units_done(self) -> int:
-        if self.parser is not None:
+        parser = self.parser
+        if parser is not None:
             with self._lock:
-                return self.parser.units_done
+                return parser.units_done
         raw = self.raw
         if self._count_cache[0] != len(raw):
             self._count_cache = (len(raw), count(raw, self.request.count_unit))
@@ -326,107 +413,113 @@ class Generation:
 
     @property
     def errors(self) -> list[MarkerError]:
-        if self.parser is None:
+        parser = self.parser
+        if parser is None:
             return []
         with self._lock:
-            return self.parser.errors
+            return parser.errors
 
     @property
     def in_draft(self) -> bool:
-        return self.parser is not None and self.parser.in_draft
+        parser = self.parser
+        return parser is not None and parser.in_draft
+
+    @property
+    def first_token(self) -> float | None:
+        return self.calls[0].first_token
+
+    @property
+    def repairing_from(self) -> int | None:
+        """The marker the current call continues from; None on the first call."""
+        return self.current.resumed_from
+
+    @property
+    def attempts(self) -> list[dict[str, Any]]:
+        """What each finished call did, as stored with the run (kept only by a run that may repair)."""
+        return list(self._attempts)
+
+    def settled_text(self) -> str:
+        """The clean text that stays whatever comes next: on a run that may repair only the verified prefix (a
+        later call may replace the rest), on a one-call run all units so far; the raw text without markers."""
+        parser = self.parser
+        if parser is None:
+            return self.raw
+        with self._lock:
+            return parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
+
+    def live_note(self) -> str:
+        """` · repairing from <k> (call 2 of 3)` while a repair call streams, else "": the live line's suffix."""
+        call = self.current
+        if call.resumed_from is None:
+            return ""
+        return f" · repairing from <{call.resumed_from}> (call {call.number} of {self.max_calls})"
 
     def cancel(self) -> None:
         """Stop the stream now (safe from any thread): the request is aborted, also before the first token."""
-        self._cancel.set()
+        self._stopping.set()
+        self.current.cancel.set()
 
-    def _stop(self, kind: str, message: str) -> None:
-        """Stop the run on our own account, keeping what arrived and saying why (`overrun`, `deadline`)."""
-        if not self._cancel.is_set():
-            self._stopped = BackendError(kind, message)  # type: ignore[arg-type]
-            self._cancel.set()
+    def abandon(self) -> None:
+        """Called by the thread that owns the stream when it stops iterating: a run that never finished,
+        or never even started, is recorded as cancelled rather than left running."""
+        self.cancel()
+        self._finish()
 
-    def _past_limit(self) -> bool:
+    def _halt(self, kind: FailureKind, message: str) -> None:
+        """Stop the current call on our own account, keeping what arrived and saying why (`overrun`, `deadline`)."""
+        call = self.current
+        if not call.cancel.is_set():
+            call.halted = BackendError(kind, message)
+            call.cancel.set()
+
+    def _past_limit(self, call: Call) -> bool:
         """Whether the text is far past the target (see `overrun_limit`); counts again only once the raw text
         has grown by a tenth, so a long stream costs linear time."""
         limit = overrun_limit(self.request, self.mode)
         raw = self.raw
         if len(raw) > limit * OVERRUN_CHARS_PER_UNIT:
             return True
-        if len(raw) < self._next_check:
+        if len(raw) < call.next_check:
             return False
-        self._next_check = int(len(raw) * 1.1) + 64
+        call.next_check = int(len(raw) * 1.1) + 64
         done = count(_MARKER_TEXT.sub(" ", raw), self.request.count_unit)
         return max(done, self.units_done) > limit
 
     def _overrun(self) -> None:
         req = self.request
         n = count(_MARKER_TEXT.sub(" ", self.raw), req.count_unit)
-        self._stop(
+        self._halt(
             "overrun",
             f"Stopped at {n} {unit_label(req.count_unit)}, far past the target of {req.target}: the model was not "
             "counting down. The text that arrived is kept; try again, or use an Exact mode.",
         )
 
     def _deadline(self) -> None:
-        self._stop(
+        self._expired.set()
+        self._halt(
             "deadline",
             f"Stopped at the time limit of {self.request.time_limit:g} s; the text that arrived is kept. "
             "Raise the time limit (Options, or --time-limit) to let it finish.",
         )
 
-    def abandon(self) -> None:
-        """Called by the thread that owns the stream when it stops iterating: a run that never finished,
-        or never even started, is recorded as cancelled rather than left running."""
-        self._cancel.set()
-        if self.status == "running":
-            self._finish(cancelled=True)
-
-    def preload(self, raw: str) -> None:
-        """Start from output an earlier call wrote and a repair kept: this call's output continues it, and the
-        two are parsed, counted and verified as one answer."""
-        with self._lock:
-            self._parts = [raw] if raw else []
-            if self.parser is not None:
-                self.parser.feed(raw)
-
     # ----- running --------------------------------------------------------------------------------------
     def stream(self) -> Iterator[str]:
-        """Yield text chunks as they arrive. Never raises BackendError: a failure is kept on `failure`."""
-        inner = self.backend.stream(self.messages, self.options)
-        cancelled = False
+        """Yield text chunks of every call in turn as they arrive. Never raises BackendError: a failure is kept
+        on its call; the outcome is built however the loop ends. The time limit is for the whole run."""
         timer = None
         if self.request.time_limit is not None:
             timer = threading.Timer(self.request.time_limit - (time.monotonic() - self.started), self._deadline)
             timer.daemon = True
             timer.start()
         try:
-            for item in inner:
-                if isinstance(item, Usage):
-                    self.usage = item
-                    continue
-                if self._cancel.is_set():
-                    cancelled = True
+            while True:
+                yield from self._stream_call(self.current)
+                if not self._next_call():
                     break
-                if self.first_token is None:
-                    self.first_token = time.monotonic() - self.started
-                with self._lock:
-                    self._parts.append(item)
-                    if self.parser is not None:
-                        self.parser.feed(item)
-                yield item
-                if self._past_limit():
-                    self._overrun()
-                    break
-        except BackendError as exc:
-            self.failure = exc
-        except BaseException:  # closed early, Ctrl-C, or an unexpected error: the run did not complete
-            cancelled = True
-            raise
         finally:
             if timer is not None:
                 timer.cancel()
-            inner.close()
-            self._finish(cancelled or self._cancel.is_set())
+            self._finish()
 
     def run(self) -> Outcome:
         """Consume the whole stream (no live display) and return the outcome."""
@@ -434,39 +527,146 @@ class Generation:
             pass
         return self.outcome()
 
-    def _finish(self, cancelled: bool) -> None:
-        self.ended = time.monotonic()
-        if self._stopped is not None:  # our own stop: its reason, not the aborted connection, is the failure
-            self.failure, cancelled = self._stopped, False
-        elif cancelled:  # the user's Stop: an error from the aborted request is not a failure
-            self.failure = None
-        if self.failure is None and not cancelled and self.usage and self.usage.finish_reason == "length":
+    def _stream_call(self, call: Call) -> Iterator[str]:
+        """One call's chunks; the call ends (and keeps its failure) however the loop ends."""
+        inner = self.backend.stream(call.messages, call.options)
+        last = call.number >= self.max_calls
+        cancelled = False
+        try:
+            for item in inner:
+                if isinstance(item, Usage):
+                    call.usage = item
+                    text = call.reader.flush()
+                else:
+                    if call.cancel.is_set():
+                        cancelled = True
+                        break
+                    call.chunks += 1
+                    call.reply.append(item)
+                    text = call.reader.feed(item)
+                if not text:
+                    continue
+                self._take(call, text)
+                yield text
+                if not last and (reason := worthless(call.parser, self.raw)):
+                    call.stopped, cancelled = reason, True  # the rest is paid for but thrown away: stop it
+                    break
+                if self._past_limit(call):
+                    self._overrun()
+                    break
+        except BackendError as exc:
+            call.failure = exc
+        except BaseException:  # closed early, Ctrl-C, or an unexpected error: the run did not complete
+            cancelled = True
+            raise
+        finally:
+            inner.close()  # stopping a call closes its HTTP response
+            call.reader.flush()
+            self._end_call(call, cancelled or call.cancel.is_set())
+
+    def _take(self, call: Call, text: str) -> None:
+        if call.first_token is None:
+            call.first_token = time.monotonic() - call.started
+        with self._lock:
+            call.parts.append(text)
+            if call.parser is not None:
+                call.parser.feed(text)
+
+    def _end_call(self, call: Call, cancelled: bool) -> None:
+        call.ended = time.monotonic()
+        if call.halted is not None:  # our own stop: its reason, not the aborted connection, is the failure
+            call.failure, cancelled = call.halted, False
+        elif cancelled:  # a Stop, or the run's own stop before a repair: an error from the abort is no failure
+            call.failure = None
+        usage = call.usage
+        if call.failure is None and not cancelled and usage and usage.finish_reason == "length":
             # Cut off by the output budget: the text is not finished, so it is partial, never verified.
-            self.failure = BackendError(
+            call.failure = BackendError(
                 "length",
-                f"The model stopped at the output limit ({_limit(self.usage, self.options)} tokens) before finishing"
-                f"{_reasoning_part(self.usage)}; the text that arrived is kept. Raise the output limit (Options, or "
+                f"The model stopped at the output limit ({_limit(usage, call.options)} tokens) before finishing"
+                f"{_reasoning_part(usage)}; the text that arrived is kept. Raise the output limit (Options, or "
                 "--max-tokens) and run again.",
             )
-        if self.usage and self.usage.reasoning_tokens:
-            spent = f"{self.backend.model} spent {self.usage.reasoning_tokens} output tokens on reasoning."
-            self.notice = f"{self.notice} {spent}" if self.notice else spent
-        if self.failure is not None:
-            self.status = "partial" if self.raw.strip() else "failed"
-        elif cancelled:
-            self.status = "cancelled"
+        if call.failure is not None:
+            call.status = "partial" if self.raw.strip() else "failed"
         else:
-            self.status = "complete"
+            call.status = "cancelled" if cancelled else "complete"
+        if call.parser is not None:
+            with self._lock:
+                call.result = call.parser.close()
+        if self.max_calls > 1:
+            self._attempts.append(self._attempt(call))
+
+    def _next_call(self) -> bool:
+        """Start the next call if this one went wrong and another is allowed; False when the run is over."""
+        call = self.current
+        if self._stopping.is_set() or self._expired.is_set() or (call.status == "cancelled" and not call.stopped):
+            return False
+        if call.failure is not None and not FAILURES[call.failure.kind].resume:
+            return False  # a cut, a 429 or a timeout: keep what is verified, say what happened
+        ver = verified(call.parser)
+        if ver is None or ver.complete or call.number >= self.max_calls:
+            return False
+        raw = self.raw
+        self._add_call(ver.kept(raw), ver.next_marker, raw[ver.start : ver.end])
+        return True
+
+    def _attempt(self, call: Call) -> dict[str, Any]:
+        """What one call did, as stored with the run: where it resumed, what was wrong, tokens and time."""
+        ver = verified(call.parser)
+        wrong = ver.error if ver is not None else None
+        return {
+            "call": call.number,
+            "resumed_from": call.resumed_from,
+            "kept_units": self._kept_units(call),
+            "prefill": bool(call.options.prefill),
+            "reply": "".join(call.reply),
+            "dropped": call.reader.dropped if call.reader.dropped.strip() else None,
+            "verified_units": ver.units if ver is not None else None,
+            "wrong": {"type": wrong.type, "message": wrong.message} if wrong else None,
+            "stopped": call.stopped,
+            "status": "stopped" if call.stopped else call.status,
+            "failure": call.failure.message if call.failure else None,
+            "failure_kind": call.failure.kind if call.failure else None,
+            "prompt_tokens": call.prompt_tokens,
+            "completion_tokens": call.completion_tokens,
+            "tokens_estimated": call.estimated,
+            "chunks": call.chunks,
+            "seconds": round((call.ended or time.monotonic()) - call.started, 3),
+            "finish_reason": call.usage.finish_reason if call.usage else None,
+        }
+
+    def _kept_units(self, call: Call) -> int:
+        """Units a call started with, verified by the calls before it."""
+        return self.request.target - call.resumed_from if call.resumed_from is not None else 0
+
+    # ----- the result: built here, and only here --------------------------------------------------------
+    def _finish(self) -> None:
+        """End the run once: the current call (if it never ran) is recorded cancelled; the outcome is final."""
+        if self._final is not None:
+            return
+        call = self.current
+        if call.status == "running":
+            self._end_call(call, cancelled=True)
+        self._final = self._outcome(final=True)
+        self.status = self._final.status
 
     def outcome(self) -> Outcome:
         """The result so far (final once the stream has ended)."""
-        if self._outcome is not None:
-            return self._outcome
-        req = self.request
-        raw = self.raw
-        draft = None
-        if self.parser is not None:
-            result = self.parser.close() if self.status != "running" else _peek(raw, req, self.mode)
+        return self._final if self._final is not None else self._outcome(final=False)
+
+    def _outcome(self, *, final: bool) -> Outcome:
+        req, call = self.request, self.current
+        raw, status, cut = self.raw, call.status if final else "running", False
+        ver = verified(call.parser) if final and self.max_calls > 1 else None
+        if ver is not None and ver.complete:  # a run that may repair keeps only its countdown
+            cut = ver.kept(raw).strip() != raw.strip()
+            raw = ver.kept(raw)  # no preamble, nothing after <0>
+            if status == "cancelled" and call.stopped and not self._stopping.is_set():
+                status = "complete"  # we stopped it at overshoot after a right <0>
+        draft, end = None, None
+        if call.parser is not None:
+            result = call.result if final and not cut and call.result is not None else _parse(raw, req, self.mode)
             text, n, errors, end, draft = (
                 result.text,
                 result.count,
@@ -476,12 +676,11 @@ class Generation:
             )
         else:
             text = raw.strip()
-            n, errors, end = count(text, req.count_unit), [], None
-        if self.status == "failed":  # no text arrived: nothing to count, so no marker errors either
+            n, errors = count(text, req.count_unit), []
+        if status == "failed":  # no text arrived: nothing to count, so no marker errors either
             errors, draft = [], None
-        usage = self.usage
-        seconds = (self.ended or time.monotonic()) - self.started
-        outcome = Outcome(
+        usage, verified_now = call.usage, judge(status, n, req.target_spec, errors).verified
+        return Outcome(
             request=req,
             model=self.backend.model,
             label=self.backend.label,
@@ -493,21 +692,43 @@ class Generation:
             count=n,
             errors=errors,
             countdown_end=end,
-            status=self.status,
+            status=status,
             draft=draft,
-            notice=self.notice,
-            failure=self.failure.message if self.failure else None,
-            failure_kind=self.failure.kind if self.failure else None,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            seconds=seconds,
+            notice=self._notice(status, verified_now, cut) if final else self.notice,
+            failure=self._failure(call),
+            failure_kind=call.failure.kind if call.failure else None,
+            prompt_tokens=_total(c.prompt_tokens for c in self.calls),
+            completion_tokens=_total(c.completion_tokens for c in self.calls),
+            seconds=(call.ended or time.monotonic()) - self.started,
             first_token_seconds=self.first_token,
             finish_reason=usage.finish_reason if usage else None,
             fluency=fluency(usage.logprobs) if usage else None,
+            attempts=self.attempts,
         )
-        if self.status != "running":
-            self._outcome = outcome
-        return outcome
+
+    def _notice(self, status: Status, verified_now: bool, cut: bool) -> str | None:
+        parts = [self.notice] if self.notice else []
+        reasoning = _total(c.usage.reasoning_tokens if c.usage else None for c in self.calls)
+        if reasoning:
+            parts.append(f"{self.backend.model} spent {reasoning} output tokens on reasoning.")
+        calls = len(self.calls)
+        if calls > 1:
+            starts = ", ".join(f"<{c.resumed_from}>" if self._kept_units(c) else "the start" for c in self.calls[1:])
+            parts.append(f"Repaired: {calls} calls; the countdown was continued from {starts}.")
+        if cut:
+            parts.append("Text outside the countdown (before its first marker or after <0>) was cut.")
+        if self.max_calls > 1 and status != "cancelled" and not verified_now and calls >= self.max_calls:
+            parts.append(f"Still not verified after {calls} calls, the most allowed; every call is kept with the run.")
+        return " ".join(parts) or None
+
+    def _failure(self, call: Call) -> str | None:
+        if call.failure is None or call.resumed_from is None:
+            return call.failure.message if call.failure else None
+        kept = self._kept_units(call)
+        return (
+            f"Repair call {call.number} of {self.max_calls} (from <{call.resumed_from}>) failed: "
+            f"{call.failure.message} The {kept} verified unit(s) before it are kept."
+        )
 
 
 def _limit(usage: Usage, options: Options) -> int | None:
@@ -521,11 +742,16 @@ def _reasoning_part(usage: Usage) -> str:
     return f", {usage.reasoning_tokens} of them on reasoning" if usage.reasoning_tokens else ""
 
 
-def _peek(raw: str, req: Request, mode: Mode) -> Any:
-    """The result as if the output ended now, without closing the live parser."""
+def _parse(raw: str, req: Request, mode: Mode) -> ParseResult:
+    """`raw` parsed as a whole: the live result as if the output ended now, or a repaired run's cut text."""
     probe = MarkerParser(req.target, req.lang, req.count_unit, draft=mode == "draft-capel", code=req.code)
     probe.feed(raw)
     return probe.close()
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def generate(backend: Backend, request: Request) -> Outcome:

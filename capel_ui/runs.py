@@ -1,6 +1,7 @@
 """The run lifecycle, the one path every surface takes: create the row, stream, save as it goes, close.
 
-Write, Compare, the CLI (and later variants and repair calls) wrap their `Generation` in a `LiveRun`:
+Write, Compare, the CLI, variants and the benchmark wrap their `Generation` (one run, however many calls) in a
+`LiveRun`:
 the row is created as the run starts (status `running`), saved at most every `SAVE_INTERVAL` seconds while
 text arrives (so a killed process leaves the text of its last save), and saved once more with the final
 status, verdict, timings and tokens in a `finally`, so a Stop click, a closed tab or Ctrl-C keep what
@@ -21,7 +22,6 @@ from sqlalchemy import Engine
 from .counting import count
 from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
-from .repair import RepairGeneration, with_repair
 from .storage import RunRecord, create_run, update_run
 from .verdict import Target, Verdict, judge
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
@@ -40,8 +40,6 @@ class LiveRun:
     state is saved, so another thread can wait for it (`settle`).
     """
 
-    gen: Generation | RepairGeneration
-
     def __init__(
         self,
         gen: Generation,
@@ -53,7 +51,7 @@ class LiveRun:
         group_id: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.gen = with_repair(gen)  # a countdown run that may take more than one call (repair.py)
+        self.gen = gen
         self.engine = engine
         self.closed = threading.Event()
         self._clock = clock

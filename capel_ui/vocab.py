@@ -233,12 +233,55 @@ FailureKind = Literal[
 counting down); `deadline`: stopped at the time limit the writer set."""
 FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
+
+@dataclass(frozen=True)
+class FailureSpec:
+    """What one failure kind means, read by every surface (CLI exit code, benchmark status, repair, retries).
+
+    `answer`: the text that arrived is the model's own answer, stopped by a limit: the benchmark scores it and
+    the CLI exits 1 (not verified); otherwise it is an error (benchmark status `error`, CLI exit 3).
+    `retry`: transient: the same request sent again may well succeed (what a retry wrapper retries).
+    `resume`: the run may go on with another call from its verified countdown prefix (repair.py).
+    """
+
+    meaning: str
+    answer: bool = False
+    retry: bool = False
+    resume: bool = False
+
+
+FAILURES: dict[FailureKind, FailureSpec] = {
+    "unreachable": FailureSpec("the server could not be reached", retry=True),
+    "timeout": FailureSpec("the server did not answer in time", retry=True),
+    "auth": FailureSpec("the key is missing or was refused"),
+    "rate_limit": FailureSpec("the provider asked to wait (429) or the quota is spent", retry=True),
+    "server": FailureSpec("the server failed (5xx)", retry=True),
+    "context": FailureSpec("the request does not fit the model's context window"),
+    "not_found": FailureSpec("no such model or address"),
+    "bad_request": FailureSpec("the server refused the request as sent"),
+    "cut": FailureSpec("the stream broke off after text had arrived"),
+    "empty": FailureSpec("the model returned no text"),
+    "length": FailureSpec("the output limit ran out before the model finished", answer=True, resume=True),
+    "not_openai": FailureSpec("the server answered, but not as an OpenAI-compatible API"),
+    "overrun": FailureSpec("stopped far past the target: the model was not counting down", answer=True),
+    # The writer's own time limit stopped the model's answer: like the output limit, the text is the answer,
+    # partial and never verified (CLI exit 1, scored by the benchmark), not an error of the server.
+    "deadline": FailureSpec("stopped at the time limit the writer set", answer=True),
+}
+"""Every failure kind, declared once (a test checks each `FailureKind` has its spec)."""
+
+
+def is_answer(failure_kind: FailureKind | None) -> bool:
+    """Whether a finished run's text is the model's answer (judged and scored) rather than an error."""
+    return failure_kind is None or FAILURES[failure_kind].answer
+
+
 # --- exit codes of `python -m capel_ui` -------------------------------------------------------------
 
 EXIT_OK = 0
 """Verified: the text has exactly the target length and no marker error."""
 EXIT_MISS = 1
-"""Not verified (off target, marker errors, or cut at the output limit)."""
+"""Not verified (off target, marker errors, or stopped by a limit: `FailureSpec.answer`)."""
 EXIT_USAGE = 2
 """Bad input: one line says what was wrong and what is accepted."""
 EXIT_BACKEND = 3

@@ -42,6 +42,8 @@ def backend(server) -> OpenAICompatBackend:
 
 
 def run(server, **request) -> Generation:
+    """One call, run to its end: what a single stream does (no repair call after it)."""
+    request.setdefault("max_calls", 1)
     gen = Generation(backend(server), Request(instruction="Describe a lighthouse", **request))
     gen.run()
     return gen

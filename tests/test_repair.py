@@ -16,7 +16,6 @@ from capel_ui.backends import get_backend
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request
 from capel_ui.parser import MarkerParser
-from capel_ui.repair import RepairGeneration, with_repair
 from capel_ui.runs import LiveRun
 from capel_ui.storage import get_engine, get_run, list_runs
 from tests.scripted_server import MODEL, answer, countdown, cut_after, ok, status
@@ -262,16 +261,16 @@ def test_every_call_is_saved_with_the_run(scripted):
 def test_a_model_with_a_grammar_is_not_repaired_unless_asked(scripted):
     backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, grammar_field="grammar")
     gen = Generation(backend, Request("Sea", 5))
-    assert with_repair(gen) is gen
-    asked = with_repair(Generation(backend, Request("Sea", 5, max_calls=2)))
-    assert isinstance(asked, RepairGeneration) and asked.max_calls == 2
+    assert gen.max_calls == 1
+    asked = Generation(backend, Request("Sea", 5, max_calls=2))
+    assert type(asked) is type(gen) and asked.max_calls == 2
 
 
 @pytest.mark.parametrize("mode", ["baseline"])
 def test_modes_without_a_countdown_are_never_repaired(scripted, mode):
     backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
     gen = Generation(backend, Request("Sea", 5, mode=mode, max_calls=3))
-    assert with_repair(gen) is gen
+    assert gen.max_calls == 1
 
 
 def test_a_simulated_model_continues_from_what_the_request_quotes(scripted):

@@ -24,10 +24,19 @@ from sqlalchemy import Engine
 from .. import storage
 from ..backends import Backend, get_backend, refusal
 from ..generation import Generation, Request, validate_request
-from ..repair import RepairGeneration, with_repair
 from ..runs import quality_fields
 from ..verdict import Target
-from ..vocab import AT_LEAST_CAP, BENCH_CONTROL_LABELS, MARKER_MODES, MAX_TARGET, MODES, BenchControl, Lang, Mode
+from ..vocab import (
+    AT_LEAST_CAP,
+    BENCH_CONTROL_LABELS,
+    MARKER_MODES,
+    MAX_TARGET,
+    MODES,
+    BenchControl,
+    Lang,
+    Mode,
+    is_answer,
+)
 from .report import Row, aggregate
 from .suites import Item, Suite, load_suite
 
@@ -175,16 +184,16 @@ class _InFlight:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._gens: dict[int, Generation | RepairGeneration] = {}  # by id(): a Generation is not hashable
+        self._gens: dict[int, Generation] = {}  # by id(): a Generation is not hashable
         self.stopping = threading.Event()
 
-    def add(self, gen: Generation | RepairGeneration) -> None:
+    def add(self, gen: Generation) -> None:
         with self._lock:
             self._gens[id(gen)] = gen
         if self.stopping.is_set():
             gen.cancel()
 
-    def remove(self, gen: Generation | RepairGeneration) -> None:
+    def remove(self, gen: Generation) -> None:
         with self._lock:
             self._gens.pop(id(gen), None)
 
@@ -204,7 +213,7 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
     started = time.monotonic()
     base = {"item_id": "", "lang": request.lang, "target": request.target, "mode": request.mode}
     try:
-        gen = with_repair(Generation(backend, request))
+        gen = Generation(backend, request)
         if inflight is not None:
             inflight.add(gen)
         try:
@@ -222,10 +231,9 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
     stopped = inflight is not None and inflight.stopping.is_set()
     if outcome.status == "cancelled" or (stopped and outcome.status != "complete"):
         return None  # we stopped it (a dropped connection then looks like a failure): a resume redoes it
-    # An output cut at the token limit, or stopped far past the target (`overrun`), is still the model's answer:
+    # An output stopped by a limit (output tokens, far past the target, time) is still the model's answer:
     # scored, with a note (as the paper scores whatever a model wrote within the vendor's maximum).
-    scored = ("length", "overrun")
-    failed = outcome.status == "failed" or (outcome.status == "partial" and outcome.failure_kind not in scored)
+    failed = not is_answer(outcome.failure_kind)
     message = None
     if outcome.failure:
         kind = f"{outcome.failure_kind}: " if outcome.failure_kind else ""

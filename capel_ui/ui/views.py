@@ -18,7 +18,7 @@ from ..counting import count, count_detail
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
-from ..repair import calls_line, repair_status
+from ..repair import calls_line
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, judge, live_state
@@ -117,7 +117,7 @@ def stream_live(live: LiveRun) -> Outcome:
         count_ph.html(countdown_html(req.target - done, req.target, label, drafting=gen.in_draft))
         progress_ph.progress(min(done / req.target, 1.0), text=live_state(done, req.target_spec, req.count_unit))
         status_ph.caption(
-            f"{gen.backend.label} · {mode_label(gen.mode)} · {time.monotonic() - gen.started:.1f} s{repair_status(gen)}"
+            f"{gen.backend.label} · {mode_label(gen.mode)} · {time.monotonic() - gen.started:.1f} s{gen.live_note()}"
         )
         errors = gen.errors
         parser = gen.parser
