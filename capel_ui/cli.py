@@ -34,6 +34,7 @@ from .vocab import (
     EXIT_MISS,
     EXIT_OK,
     EXIT_USAGE,
+    FAILURES,
     LANGS,
     MAX_CALLS,
     MAX_TARGET,
@@ -298,7 +299,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         judge = _judge_backend(args)
     except BackendError as exc:
         err.write(f"capel_ui: error: {exc.message}\n")
-        return EXIT_USAGE if exc.kind in ("bad_request", "not_found") else EXIT_BACKEND
+        return EXIT_USAGE if FAILURES[exc.kind].bad_input else EXIT_BACKEND
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if gen.notice:

@@ -656,31 +656,14 @@ class Generation:
         return self._final if self._final is not None else self._outcome(final=False)
 
     def _outcome(self, *, final: bool) -> Outcome:
+        """The one place an outcome is built: live (as if the output ended now) or final, of every run."""
         req, call = self.request, self.current
-        raw, status, cut = self.raw, call.status if final else "running", False
-        ver = verified(call.parser) if final and self.max_calls > 1 else None
-        if ver is not None and ver.complete:  # a run that may repair keeps only its countdown
-            cut = ver.kept(raw).strip() != raw.strip()
-            raw = ver.kept(raw)  # no preamble, nothing after <0>
-            if status == "cancelled" and call.stopped and not self._stopping.is_set():
-                status = "complete"  # we stopped it at overshoot after a right <0>
-        draft, end = None, None
-        if call.parser is not None:
-            result = call.result if final and not cut and call.result is not None else _parse(raw, req, self.mode)
-            text, n, errors, end, draft = (
-                result.text,
-                result.count,
-                list(result.errors),
-                result.countdown_end,
-                result.draft,
-            )
-        else:
-            text = raw.strip()
-            n, errors = count(text, req.count_unit), []
+        raw, status, cut = self._kept(call) if final else (self.raw, "running", False)
+        text, n, errors, end, draft = self._read(call, raw, reuse=final and not cut)
         if status == "failed":  # no text arrived: nothing to count, so no marker errors either
             errors, draft = [], None
-        usage, verified_now = call.usage, judge(status, n, req.target_spec, errors).verified
-        return Outcome(
+        usage = call.usage
+        outcome = Outcome(
             request=req,
             model=self.backend.model,
             label=self.backend.label,
@@ -694,7 +677,7 @@ class Generation:
             countdown_end=end,
             status=status,
             draft=draft,
-            notice=self._notice(status, verified_now, cut) if final else self.notice,
+            notice=self.notice,
             failure=self._failure(call),
             failure_kind=call.failure.kind if call.failure else None,
             prompt_tokens=_total(c.prompt_tokens for c in self.calls),
@@ -705,6 +688,29 @@ class Generation:
             fluency=fluency(usage.logprobs) if usage else None,
             attempts=self.attempts,
         )
+        if final:
+            outcome.notice = self._notice(status, outcome.verified, cut)
+        return outcome
+
+    def _kept(self, call: Call) -> tuple[str, Status, bool]:
+        """(raw, status, cut) of the ended run: a run that may repair keeps only its verified countdown."""
+        raw, status = self.raw, call.status
+        ver = verified(call.parser) if self.max_calls > 1 else None
+        if ver is None or not ver.complete:
+            return raw, status, False
+        if status == "cancelled" and call.stopped and not self._stopping.is_set():
+            status = "complete"  # we stopped it at overshoot after a right <0>
+        kept = ver.kept(raw)  # no preamble, nothing after <0>
+        return kept, status, kept.strip() != raw.strip()
+
+    def _read(self, call: Call, raw: str, *, reuse: bool) -> tuple[str, int, list[MarkerError], int | None, str | None]:
+        """(text, count, errors, countdown end, draft) of `raw`: the call's own parse when it ended and `raw` is
+        what it parsed, else `raw` parsed afresh."""
+        if call.parser is None:
+            text = raw.strip()
+            return text, count(text, self.request.count_unit), [], None, None
+        result = call.result if reuse and call.result is not None else _parse(raw, self.request, self.mode)
+        return result.text, result.count, list(result.errors), result.countdown_end, result.draft
 
     def _notice(self, status: Status, verified_now: bool, cut: bool) -> str | None:
         parts = [self.notice] if self.notice else []

@@ -242,12 +242,15 @@ class FailureSpec:
     the CLI exits 1 (not verified); otherwise it is an error (benchmark status `error`, CLI exit 3).
     `retry`: transient: the same request sent again may well succeed (what a retry wrapper retries).
     `resume`: the run may go on with another call from its verified countdown prefix (repair.py).
+    `bad_input`: what the writer typed is at fault (a model or address that does not exist, a request the server
+    refuses): exit 2 (bad input) when it stops a command before any run, rather than 3.
     """
 
     meaning: str
     answer: bool = False
     retry: bool = False
     resume: bool = False
+    bad_input: bool = False
 
 
 FAILURES: dict[FailureKind, FailureSpec] = {
@@ -257,8 +260,8 @@ FAILURES: dict[FailureKind, FailureSpec] = {
     "rate_limit": FailureSpec("the provider asked to wait (429) or the quota is spent", retry=True),
     "server": FailureSpec("the server failed (5xx)", retry=True),
     "context": FailureSpec("the request does not fit the model's context window"),
-    "not_found": FailureSpec("no such model or address"),
-    "bad_request": FailureSpec("the server refused the request as sent"),
+    "not_found": FailureSpec("no such model or address", bad_input=True),
+    "bad_request": FailureSpec("the server refused the request as sent", bad_input=True),
     "cut": FailureSpec("the stream broke off after text had arrived"),
     "empty": FailureSpec("the model returned no text"),
     "length": FailureSpec("the output limit ran out before the model finished", answer=True, resume=True),

@@ -104,3 +104,7 @@ def test_a_repaired_run_keeps_each_call_s_request_and_reply(scripted):
     assert (first.resumed_from, second.resumed_from) == (None, 2)
     assert "".join(second.reply) == "".join(continuation(2))
     assert json.dumps(outcome.attempts) and [a["call"] for a in outcome.attempts] == [1, 2]
+
+
+def test_only_a_missing_model_or_a_refused_request_is_the_writer_s_input_at_fault():
+    assert {k for k, s in FAILURES.items() if s.bad_input} == {"not_found", "bad_request"}

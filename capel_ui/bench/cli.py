@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..backends.base import GRAMMAR_FIELDS
 from ..cliargs import bounded
-from ..vocab import BENCH_CONTROL_LABELS, BENCH_CONTROLS, LANGS, MAX_CALLS, MAX_TARGET, MODES
+from ..vocab import BENCH_CONTROL_LABELS, BENCH_CONTROLS, FAILURES, LANGS, MAX_CALLS, MAX_TARGET, MODES
 from .suites import CONTROL_SUITES, SUITE_HELP, SUITES, parse_lengths
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except BackendError as exc:
         bar.close()
         err.write(f"capel_ui: error: {exc.message}\n")
-        return EXIT_USAGE if exc.kind in ("bad_request", "not_found") else EXIT_BACKEND
+        return EXIT_USAGE if FAILURES[exc.kind].bad_input else EXIT_BACKEND
     except KeyboardInterrupt:  # before the first sample (loading the model, say); nothing to keep
         bar.close()
         err.write("interrupted before the run started\n")
