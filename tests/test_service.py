@@ -186,3 +186,22 @@ def test_columns_started_apart_run_together_under_one_comparison(scripted: Scrip
     columns = together(handles)
     assert len(columns.run_together()) == 2
     assert sorted(r.mode for r in list_runs(engine(), comparison_id="c9")) == ["baseline", "capel"]
+
+
+def test_write_runs_a_guaranteed_mode_through_the_service_on_the_probes_cached_answer(app_test, scripted) -> None:
+    scripted.script(honour_grammar(("grammar",)), ok(["Waves ", "fold ", "over ", "old ", "stones."]))
+    at = app_test
+    at.selectbox(key="provider").set_value("compatible").run()
+    at.text_input(key="compat_url").input(scripted.url)
+    at.text_input(key="compat_model").input(MODEL)
+    at.selectbox(key="compat_grammar").set_value("grammar").run()
+    at.text_area(key="w_instruction").input("Write about the sea.")
+    at.number_input(key="w_target").set_value(5)
+    at.selectbox(key="w_mode").set_value("exact")
+    [go] = [b for b in at.button if b.label == "Generate"]
+    go.click()
+    at.run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert len(scripted.chat_requests) == 2  # the page's probe, then the run: the service asked no second probe
+    [run] = list_runs(engine())
+    assert (run.origin, run.mode, run.text, run.verified) == ("write", "exact", "Waves fold over old stones.", True)
