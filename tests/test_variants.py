@@ -14,8 +14,8 @@ from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.judge import judge_messages, judge_run, parse_rating
 from capel_ui.runs import LiveRun
-from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.service import start
+from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.variants import rank_key, variant_requests
 from tests.scripted_server import MODEL, ok, status
 
