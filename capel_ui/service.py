@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from sqlalchemy import Engine
 
@@ -22,6 +23,7 @@ from .runs import LiveRun, quality_fields, run_together
 from .variants import Candidate, rank, variant_requests
 from .vocab import Mode, Origin
 
+T = TypeVar("T")
 Model = Backend | Callable[[], Backend]
 """A backend already built, or how to build one (the registry's `get_backend`, the pages' cached
 `resources.build_backend`): built only once the request is known to be good."""
@@ -47,7 +49,8 @@ def check(request: Request, backend: Backend | None = None, *, probe: bool = Tru
         check_guaranteed(backend, [request.mode])
 
 
-def _built(thing: Callable[[], object] | object) -> object:
+def _built(thing: T | Callable[[], T]) -> T:
+    """`thing`, or what its builder builds: only once the checks before it have passed."""
     return thing() if callable(thing) else thing
 
 
@@ -68,10 +71,10 @@ def start(
     built) or a mode the model cannot serve, BackendError when the model or the judge cannot be built."""
     check(request)
     requests = variant_requests(request, variants)
-    backend: Backend = _built(model)  # type: ignore[assignment]
+    backend = _built(model)
     check(request, backend, probe=probe)
-    judge_backend: Backend | None = _built(judge)  # type: ignore[assignment]
-    store: Engine | None = _built(engine)  # type: ignore[assignment]
+    judge_backend = _built(judge)
+    store = _built(engine)
     group_id = uuid.uuid4().hex[:12] if variants > 1 else None
     lives = [
         LiveRun(
