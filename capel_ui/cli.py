@@ -18,12 +18,12 @@ from sqlalchemy import Engine
 from .backends import GRAMMAR_FIELDS
 from .cliargs import bounded
 from .counting import count, count_detail
-from .generation import Generation, Outcome, Request, validate_request
+from .generation import Generation, Outcome, Request
 from .history import history_table, run_json, show_run
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
-from .runs import LiveRun, quality_fields, run_together
+from .runs import LiveRun, quality_fields
 from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
 from .verdict import Target, live_state
 from .vocab import (
@@ -48,6 +48,7 @@ from .vocab import (
 
 if TYPE_CHECKING:  # the backends (and the openai client) load only when a command needs a model
     from .backends import Backend
+    from .service import RunHandle
     from .variants import Candidate
 
 
@@ -220,11 +221,9 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
     unit = args.unit or (chosen.unit if chosen and lang == chosen.lang else None)
     if chosen and not instruction.strip():
         instruction = chosen.example
-    request = Request(
-        instruction=instruction,
-        target=target.high,
-        target_kind=target.kind,
-        target_low=target.low,
+    return Request.of(  # checked by `service.start` before any model is loaded or called
+        target,
+        instruction,
         lang=lang,
         mode=args.mode,
         unit=unit,
@@ -236,11 +235,6 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         time_limit=args.time_limit,
         max_calls=args.max_calls,
     )
-    try:
-        validate_request(request)  # bad input is reported before any model is loaded or called
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return request
 
 
 class _Printer:
@@ -290,29 +284,31 @@ def _rest(printed: str, text: str) -> str:
 
 
 def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    from .backends import BackendError, get_backend, refusal
+    from .backends import BackendError, get_backend
+    from .service import start
 
     request = _request(args, stdin)
     try:
-        backend = get_backend(args.model, base_url=args.base_url, grammar_field=args.grammar_field)
-        gen = Generation(backend, request)
-        judge = _judge_backend(args)
+        handle = start(
+            request,
+            lambda: get_backend(args.model, base_url=args.base_url, grammar_field=args.grammar_field),
+            None if args.no_save else _engine,
+            origin="cli",
+            variants=args.variants,
+            judge=lambda: _judge_backend(args),  # built before any generation, so a bad name fails fast
+        )
     except BackendError as exc:
         err.write(f"capel_ui: error: {exc.message}\n")
         return EXIT_USAGE if FAILURES[exc.kind].bad_input else EXIT_BACKEND
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if gen.notice:
-        err.write(f"note: {gen.notice}\n")
-    refused = refusal(backend, [request.mode])  # the guaranteed modes are offered where Write offers them
-    if refused:
-        err.write(f"capel_ui: error: {refused}\n")
-        return EXIT_USAGE
+    if handle.notice:
+        err.write(f"note: {handle.notice}\n")
     if args.variants > 1:
-        return _generate_variants(backend, request, args, judge, out, err)
-    live = LiveRun(gen, None if args.no_save else _engine(), origin="cli")
+        return _generate_variants(handle, args, out, err)
+    live = handle.live
     printer = _Printer(live.gen, out, err, quiet=args.json)
-    stream = live.stream()
+    stream = handle.stream()
     try:
         for chunk in stream:
             printer.chunk(chunk)
@@ -320,16 +316,15 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         live.cancel()
         stream.close()  # saves the run as cancelled, with the text that arrived
         return _report(live, args, printer, err, interrupted=True)
-    if judge is not None and live.outcome.text.strip():
-        from .judge import judge_run
-
-        rating = judge_run(live.engine, live.run_id, judge, request.instruction, live.outcome.text)
-        err.write(f"judge {judge.label}: {rating if rating is not None else 'no rating'}\n")
+    [best] = handle.result()
+    if handle.judge is not None and best.outcome.text.strip():
+        rating = best.judge_score
+        err.write(f"judge {handle.judge.label}: {rating if rating is not None else 'no rating'}\n")
     return _report(live, args, printer, err, interrupted=False)
 
 
 def _judge_backend(args: argparse.Namespace) -> Backend | None:
-    """The judge model named by --judge (built before any generation, so a bad name fails fast), or None."""
+    """The judge model named by --judge, or None."""
     from .backends import get_backend
 
     if not args.judge:
@@ -337,14 +332,9 @@ def _judge_backend(args: argparse.Namespace) -> Backend | None:
     return get_backend(args.judge, base_url=args.judge_base_url)
 
 
-def _generate_variants(
-    backend: Backend, request: Request, args: argparse.Namespace, judge: Backend | None, out: TextIO, err: TextIO
-) -> int:
+def _generate_variants(handle: RunHandle, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """K candidates at once: all printed best first (or listed in --json), each saved as a run of one group."""
-    from .variants import finish, start_variants
-
-    engine = None if args.no_save else _engine()
-    group_id, lives = start_variants(backend, request, engine, args.variants)
+    lives, request, group_id = handle.lives, handle.request, handle.group_id
 
     def tick() -> None:
         if err.isatty():
@@ -352,7 +342,7 @@ def _generate_variants(
             err.flush()
 
     try:
-        run_together(lives, tick)
+        handle.run_together(tick)
     except KeyboardInterrupt:
         for lv in lives:
             lv.closed.wait(10)
@@ -360,7 +350,7 @@ def _generate_variants(
         return EXIT_INTERRUPTED
     if err.isatty():
         err.write("\r\x1b[K")
-    ranked = finish(lives, engine, judge)
+    ranked = handle.result()
     if args.json:
         doc = {"group_id": group_id, "variants": [c.as_json(i + 1) for i, c in enumerate(ranked)]}
         out.write(json.dumps(doc, ensure_ascii=False) + "\n")
@@ -368,7 +358,7 @@ def _generate_variants(
         for i, c in enumerate(ranked, 1):
             out.write(f"--- variant {i} of {len(ranked)}{_variant_line(c)}\n{c.outcome.text}\n")
     best = ranked[0].outcome
-    saved = f" · saved as group {group_id}" if engine is not None else ""
+    saved = f" · saved as group {group_id}" if handle.engine is not None else ""
     err.write(f"best of {len(ranked)}:{_variant_line(ranked[0])[2:]}{saved}\n")
     return EXIT_OK if best.verified else EXIT_MISS
 

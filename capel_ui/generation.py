@@ -76,6 +76,12 @@ class Request:
     target_kind: TargetKind = "exactly"
     target_low: int | None = None
 
+    @classmethod
+    def of(cls, target: Target, instruction: str, **fields: Any) -> Request:
+        """The request for `target` (exactly / at most / between): the one place a Target becomes a request."""
+        high, kind, low = target.high, target.kind, target.low
+        return cls(instruction=instruction, target=high, target_kind=kind, target_low=low, **fields)
+
     @property
     def count_unit(self) -> Unit:
         return self.unit or DEFAULT_UNIT[self.lang]

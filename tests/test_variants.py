@@ -14,8 +14,9 @@ from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.judge import judge_messages, judge_run, parse_rating
 from capel_ui.runs import LiveRun
+from capel_ui.service import start
 from capel_ui.storage import get_engine, get_run, list_runs
-from capel_ui.variants import rank_key, run_variants, variant_requests
+from capel_ui.variants import rank_key, variant_requests
 from tests.scripted_server import MODEL, ok, status
 
 GOOD = "Lighthouses guide ships home."
@@ -60,7 +61,9 @@ def test_a_server_without_logprobs_is_not_asked_and_the_score_still_saves(script
 def test_variants_are_k_runs_of_one_group_ranked_verified_first_then_by_score(scripted) -> None:
     scripted.script(ok(GLUED), ok(SHORT), ok(GOOD))
     backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
-    group_id, ranked = run_variants(backend, Request("Describe a lighthouse", 4, mode="baseline"), engine(), 3)
+    handle = start(Request("Describe a lighthouse", 4, mode="baseline"), backend, engine(), origin="cli", variants=3)
+    handle.run_together()
+    group_id, ranked = handle.group_id, handle.result()
 
     assert len(scripted.chat_requests) == 3
     runs = list_runs(engine(), group_id=group_id)

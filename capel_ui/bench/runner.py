@@ -1,4 +1,4 @@
-"""The benchmark runner: every (item, target, mode) through the same Generation path as the app.
+"""The benchmark runner: every (item, target, mode) started as the app starts a run (`service.start`).
 
 Each result is written to the database the moment it completes, keyed by (item, target, mode) inside a
 bench run whose key is a hash of the command's settings; running the same command again therefore
@@ -22,9 +22,10 @@ from typing import Any
 from sqlalchemy import Engine
 
 from .. import storage
-from ..backends import Backend, get_backend, refusal
-from ..generation import Generation, Request, validate_request
-from ..runs import quality_fields
+from ..backends import Backend, get_backend
+from ..generation import Request
+from ..runs import LiveRun, quality_fields
+from ..service import check, check_guaranteed, start
 from ..verdict import Target
 from ..vocab import (
     AT_LEAST_CAP,
@@ -149,12 +150,9 @@ def request_for(
 ) -> Request:
     """The request the app would send; no fallback, so the mode measured is the mode asked for, and one call
     unless the benchmark asks for repair (`max_calls`)."""
-    target = target_for(control, item.target)
-    return Request(
-        instruction=item.instruction,
-        target=target.high,
-        target_kind=target.kind,
-        target_low=target.low,
+    return Request.of(
+        target_for(control, item.target),
+        item.instruction,
         lang=item.lang,
         mode=mode,
         unit=suite.unit_for(item.lang),
@@ -166,7 +164,8 @@ def request_for(
 
 
 def check_modes(suite: Suite, modes: Sequence[Mode], backend: Backend | None, control: BenchControl = "equal") -> None:
-    """Reject a mode the backend, unit or control cannot do before any sample runs (one ValueError, not N)."""
+    """Reject a mode the backend, unit or control cannot do before any sample runs (one ValueError, not N): the
+    checks every run passes (`service.check`), the probe's answer asked once for all samples."""
     markers = [m for m in modes if m in MARKER_MODES]
     if control != "equal" and markers:
         raise ValueError(
@@ -176,51 +175,54 @@ def check_modes(suite: Suite, modes: Sequence[Mode], backend: Backend | None, co
     for lang in sorted({i.lang for i in suite.items}):
         item = next(i for i in suite.items if i.lang == lang)
         for mode in modes:
-            validate_request(request_for(item, mode, suite, None, control=control), backend)
+            check(request_for(item, mode, suite, None, control=control), backend, probe=False)
+    if backend is not None:
+        check_guaranteed(backend, modes)  # a compatible server that ignored its grammar when asked
 
 
 class _InFlight:
-    """Generations currently running, so a stop can cancel them from the main thread."""
+    """Runs currently streaming, so a stop can cancel them from the main thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._gens: dict[int, Generation] = {}  # by id(): a Generation is not hashable
+        self._runs: dict[int, LiveRun] = {}  # by id()
         self.stopping = threading.Event()
 
-    def add(self, gen: Generation) -> None:
+    def add(self, live: LiveRun) -> None:
         with self._lock:
-            self._gens[id(gen)] = gen
+            self._runs[id(live)] = live
         if self.stopping.is_set():
-            gen.cancel()
+            live.cancel()
 
-    def remove(self, gen: Generation) -> None:
+    def remove(self, live: LiveRun) -> None:
         with self._lock:
-            self._gens.pop(id(gen), None)
+            self._runs.pop(id(live), None)
 
     def cancel_all(self) -> None:
         self.stopping.set()
         with self._lock:
-            for gen in self._gens.values():
-                gen.cancel()
+            for live in self._runs.values():
+                live.cancel()
 
 
 def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = None) -> dict[str, Any] | None:
     """One sample as the fields of a stored result; None if it was cancelled (so a resume redoes it).
 
-    Any failure becomes status 'error' with its message: a backend that cannot be reached, a stream cut
-    half-way (partial), or an unexpected exception.
+    It starts like any run (`service.start`), saving nothing (the benchmark stores its own result) and not asking
+    the probe again (`check_modes` did, once). Any failure becomes status 'error' with its message: a backend
+    that cannot be reached, a stream cut half-way (partial), or an unexpected exception.
     """
     started = time.monotonic()
     base = {"item_id": "", "lang": request.lang, "target": request.target, "mode": request.mode}
     try:
-        gen = Generation(backend, request)
+        live = start(request, backend, None, origin="unknown", probe=False).live
         if inflight is not None:
-            inflight.add(gen)
+            inflight.add(live)
         try:
-            outcome = gen.run()
+            outcome = live.run()
         finally:
             if inflight is not None:
-                inflight.remove(gen)
+                inflight.remove(live)
     except Exception as exc:  # never drop a sample: an unexpected failure is a recorded error too
         return {
             **base,
@@ -292,9 +294,6 @@ def run_bench(
     if backend is None:
         backend = get_backend(config.model, base_url=config.base_url, grammar_field=config.grammar_field)
     check_modes(suite, modes, backend, config.control)
-    refused = refusal(backend, modes)  # a compatible server that ignored its grammar when asked
-    if refused:
-        raise ValueError(refused)
     engine = engine or storage.get_engine()
     key = bench_key(config, suite)
     run = storage.get_or_create_bench_run(

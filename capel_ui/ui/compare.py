@@ -8,6 +8,7 @@ thread paints their live state. All runs of one comparison share a comparison id
 from __future__ import annotations
 
 import uuid
+from functools import partial
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -16,9 +17,10 @@ from streamlit.delta_generator import DeltaGenerator
 
 from ..backends import EMBEDDED, BackendError, ModelChoice
 from ..export import export_name, export_txt
-from ..generation import Generation, Request, validate_request
+from ..generation import Request
 from ..history import marker_spans, run_score
-from ..runs import LiveRun, run_together, target_of, verdict_of
+from ..runs import target_of, verdict_of
+from ..service import RunHandle, start, together
 from ..storage import RunRecord, list_runs
 from ..verdict import Target
 from ..vocab import MODE_LABELS, MODES, Lang, Mode, TargetKind, Unit, mode_label, unit_label, why_unavailable
@@ -195,31 +197,22 @@ def _run(
 ) -> None:
     engine = resources.engine()
     temperature = resources.temperature()
-    lives: list[LiveRun] = []
+    handles: list[RunHandle] = []
     problems: list[str] = []
     cid = uuid.uuid4().hex[:12]
     for choice, mode in columns:
-        request = Request(
-            instruction=instruction,
-            target=target.high,
-            target_kind=target.kind,
-            target_low=target.low,
-            lang=lang,
-            mode=mode,
-            unit=unit,
-            temperature=temperature,
-        )
+        request = Request.of(target, instruction, lang=lang, mode=mode, unit=unit, temperature=temperature)
+        build = partial(resources.build_backend, choice)
         try:
-            validate_request(request)
-            gen = Generation(resources.build_backend(choice), request)
+            handles.append(start(request, build, engine, origin="compare", comparison_id=cid))
         except (ValueError, BackendError) as exc:
             problems.append(f"{choice.label} · {MODE_LABELS[mode]}: {exc}")
-            continue
-        lives.append(LiveRun(gen, engine, origin="compare", comparison_id=cid))
     for p in problems:
         st.error(p)
-    if not lives:
+    if not handles:
         return
+    columns_run = together(handles)
+    lives = columns_run.lives
     st.session_state["c_id"] = cid
     stop_slot = stop_slot.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
@@ -238,7 +231,7 @@ def _run(
             count_ph.html(countdown_html(left, target.high, unit_label(gen.request.count_unit), drafting=gen.in_draft))
             raw_ph.html(highlight_raw(gen.raw[-1500:], []))
 
-    run_together(lives, paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
+    columns_run.run_together(paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
     area.empty()
     stop_slot.empty()
 

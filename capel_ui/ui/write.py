@@ -8,13 +8,13 @@ import streamlit as st
 
 from ..backends import Backend, BackendError, ModelChoice, uses_fallback
 from ..counting import count, count_detail
-from ..generation import Generation, Request, default_max_tokens, validate_request
+from ..generation import Request, default_max_tokens
 from ..history import run_score
-from ..judge import judge_run
 from ..repair import REPAIR_MODES
-from ..runs import LiveRun, run_together, verdict_of
+from ..runs import verdict_of
+from ..service import RunHandle, start
 from ..storage import get_run, list_runs
-from ..variants import finish, rank_key, start_variants
+from ..variants import rank_key
 from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
@@ -230,11 +230,9 @@ def render() -> None:
         if target_spec is None:
             return
         text = REWRITE[lang].format(text=source.strip()) if rewrite else instruction
-        request = Request(
-            instruction=text,
-            target=target_spec.high,
-            target_kind=target_spec.kind,
-            target_low=target_spec.low,
+        request = Request.of(
+            target_spec,
+            text,
             lang=lang,
             mode=mode,
             unit=unit,
@@ -247,29 +245,33 @@ def render() -> None:
             max_calls=int(max_calls),
         )
         try:
-            validate_request(request)
-            backend = resources.build_backend(choice)
-            gen = Generation(backend, request)
+            handle = start(
+                request,
+                lambda: resources.build_backend(choice),
+                resources.engine(),
+                origin="write",
+                variants=k,
+                judge=lambda: _build_judge(judge),
+                instruction=text,
+            )
         except (ValueError, BackendError) as exc:
             st.error(str(exc))
             return
         if k > 1:
-            _run_variants(backend, request, k, judge, b[1], live)
+            _run_variants(handle, b[1], live)
             _show_result(result)
             return
         st.session_state.pop("w_group", None)
-        live_run = LiveRun(gen, resources.engine(), origin="write", instruction=text)
-        run_id = live_run.run_id
-        st.session_state["w_run_id"] = run_id
+        st.session_state["w_run_id"] = handle.live.run_id
         stop_slot = b[1].empty()
         stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
         with live:
             st.html(scroll_into_view_html("w_live"), unsafe_allow_javascript=True)  # the countdown in view
-            if gen.notice:
-                st.info(gen.notice)
-            stream_live(live_run)
+            if handle.notice:
+                st.info(handle.notice)
+            stream_live(handle.live)
         stop_slot.empty()
-        _judge_single(judge, live_run)
+        _judge_single(handle)
     _show_result(result)
 
 
@@ -390,25 +392,18 @@ def _build_judge(judge: ModelChoice | None) -> Backend | None:
         return None
 
 
-def _judge_single(judge: ModelChoice | None, live_run: LiveRun) -> None:
-    backend = _build_judge(judge)
-    outcome = live_run.outcome
-    if backend is not None and outcome.text.strip():
-        with st.spinner(f"{backend.label} is rating the text…"):
-            judge_run(live_run.engine, live_run.run_id, backend, outcome.request.instruction, outcome.text)
+def _judge_single(handle: RunHandle) -> None:
+    if handle.judge is not None:
+        with st.spinner(f"{handle.judge.label} is rating the text…"):
+            handle.result()
 
 
 def _run_variants(
-    backend: Backend,
-    request: Request,
-    k: int,
-    judge: ModelChoice | None,
-    stop_col: st.delta_generator.DeltaGenerator,
-    area: st.delta_generator.DeltaGenerator,
+    handle: RunHandle, stop_col: st.delta_generator.DeltaGenerator, area: st.delta_generator.DeltaGenerator
 ) -> None:
     """Write K candidates at once, painting each one's countdown; then judge them if a judge is configured."""
-    group_id, lives = start_variants(backend, request, resources.engine(), k)
-    st.session_state["w_group"] = group_id
+    lives, request = handle.lives, handle.request
+    st.session_state["w_group"] = handle.group_id
     st.session_state["w_run_id"] = lives[0].run_id
     stop_slot = stop_col.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
@@ -420,13 +415,12 @@ def _run_variants(
         for live, slot in zip(lives, slots, strict=True):
             slot.html(countdown_html(request.target - live.gen.units_done, request.target, label))
 
-    run_together(lives, paint)
+    handle.run_together(paint)
     for slot in slots:
         slot.empty()
     stop_slot.empty()
-    judge_backend = _build_judge(judge)
     with st.spinner("Scoring the variants…"):
-        ranked = finish(lives, resources.engine(), judge_backend)
+        ranked = handle.result()
     st.session_state["w_run_id"] = ranked[0].run_id  # the best one is picked until the writer picks another
 
 
