@@ -199,3 +199,19 @@ def build_messages(
         content = f"{instruction.strip()}\n\n{limit_suffix(lang, unit, kind, low, target)}"
         return [{"role": "user", "content": content}]
     return [{"role": "user", "content": build_prompt(instruction, lang, target, mode, code=code)}]
+
+
+REWRITE: dict[str, str] = {
+    "en": "Rewrite the following text, keeping its meaning and tone:\n\n{text}",
+    "zh": "改写下面这段文字，保留原意和语气：\n\n{text}",
+}
+"""Write's "Rewrite my own text to length": the pasted text becomes this instruction."""
+
+
+def rewrite_source(instruction: str) -> str | None:
+    """The pasted text of a rewrite run's instruction (as `REWRITE` built it), or None for a plain instruction."""
+    for template in REWRITE.values():
+        head = template.split("{text}")[0]
+        if instruction.startswith(head) and len(instruction) > len(head):
+            return instruction[len(head) :]
+    return None

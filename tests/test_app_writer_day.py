@@ -13,11 +13,12 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import get_backend
 from capel_ui.generation import Generation, Request, default_max_tokens
+from capel_ui.prompts import REWRITE, rewrite_source
 from capel_ui.runs import LiveRun
 from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.ui.benchmark import metric_table, suite_label
 from capel_ui.ui.compare import comparison_chart
-from capel_ui.ui.write import REWRITE, prefill_for, rewrite_source
+from capel_ui.ui.state import prefill_for
 from capel_ui.vocab import MAX_TARGET
 from tests.saved_runs import save_parsed_run
 from tests.scripted_server import closed_port_url
@@ -277,3 +278,15 @@ def test_a_limit_below_one_is_refused_on_generate_with_a_message_and_nothing_sav
     [message] = [e.value for e in at.error]
     assert words in message and "must be" in message
     assert list_runs(engine()) == []
+
+
+def test_use_this_from_compare_opens_write_with_the_columns_inputs_and_its_text(app_test: AppTest) -> None:
+    at = app_test
+    run = get_run(engine(), save_parsed_run(engine(), "<3> One <2> two <1> three <0>", 3, instruction="Count to 3"))
+    at.session_state["prefill"] = {**prefill_for(run), "run_id": run.id}  # what state.use_column hands over
+    at.run()
+    assert not at.exception, at.exception
+    assert at.text_area(key="w_instruction").value == "Count to 3"
+    assert at.number_input(key="w_target").value == 3
+    assert at.session_state["w_run_id"] == run.id
+    assert [h for h in at.html if 'class="capel-text"' in h.value and "One two three" in h.value]

@@ -29,7 +29,8 @@ from ..vocab import (
     MODES,
     mode_label,
 )
-from . import resources
+from . import resources, state
+from .state import B
 
 DEFAULT_LENGTHS = {"rtg": "16,64", "lifebench": "16,32", "mtbench": "50", "custom": ""}
 SUITE_LABELS = {
@@ -220,7 +221,7 @@ def _run(config: BenchConfig, backend: Any) -> None:
         return
     outcome = state["outcome"]
     if outcome is not None:
-        st.session_state["b_selected"] = [outcome.bench_run_id]
+        state.put(B.SELECTED, [outcome.bench_run_id])
         failed = f", {outcome.failed} failed (see the error counts)" if outcome.failed else ""
         st.success(
             f"Bench run {outcome.bench_run_id} {outcome.status}: {outcome.generated} new, "
@@ -250,7 +251,7 @@ def _past_runs() -> list[int]:
         }
         for r in runs
     ]
-    preselected = set(st.session_state.get("b_selected", []))
+    preselected = set(state.get(B.SELECTED, []))
     picked = st.dataframe(
         rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="b_table"
     )

@@ -24,10 +24,10 @@ from ..service import RunHandle, start, together
 from ..storage import RunRecord, list_runs
 from ..verdict import Target
 from ..vocab import MODE_LABELS, MODES, Lang, Mode, TargetKind, Unit, mode_label, unit_label, why_unavailable
-from . import resources
+from . import resources, state
 from .render import clean_text_html, countdown_html, highlight_raw
+from .state import C
 from .target_form import (
-    TARGET_FIELDS,
     lang_radio,
     preset_pills,
     set_target_defaults,
@@ -36,13 +36,6 @@ from .target_form import (
     unit_picker,
 )
 from .views import SCORE_HELP, copy_button, lengths, quality_notes, wait_saved
-from .write import SHARED_INSTRUCTION, SHARED_TARGET
-
-CARRIED = "c_carried"
-CARRIED_TARGET = "c_carried_target"
-"""Write's target fields as Compare last took them."""
-OWN_TARGET = "c_target_kept"
-"""Compare's own target fields, kept outside widget state (which a page switch clears)."""
 
 MAX_COLUMNS = 8
 Column = tuple[ModelChoice, Mode]
@@ -119,24 +112,24 @@ def render() -> None:
     current = resources.model_choice()
     _carry_instruction()
     _carry_target()
-    set_target_defaults("c_", DEFAULT_TARGET)
-    preset_pills("c_")
+    set_target_defaults(C.PREFIX, DEFAULT_TARGET)
+    preset_pills(C.PREFIX)
     instruction = st.text_area(
         "Instruction",
-        key="c_instruction",
+        key=C.INSTRUCTION,
         height=80,
         placeholder="e.g. Write a product description for a hand-made ceramic mug.",
     )
     c = st.columns([1.2, 1.5, 2])
-    lang = lang_radio(c[0], "c_", DEFAULT_TARGET)
-    unit = unit_picker(c[1], "c_", lang)
+    lang = lang_radio(c[0], C.PREFIX, DEFAULT_TARGET)
+    unit = unit_picker(c[1], C.PREFIX, lang)
     models = _pick_models(c[2], current)
-    target = target_inputs(st.container(), "c_", DEFAULT_TARGET)
-    st.session_state[OWN_TARGET] = target_settings("c_")
+    target = target_inputs(st.container(), C.PREFIX, DEFAULT_TARGET)
+    state.put(C.OWN_TARGET, target_settings(C.PREFIX))
     modes: list[Mode] = st.multiselect(
         "Modes", MODES, default=["baseline", "capel", "exact"], format_func=MODE_LABELS.get, key="c_modes"
     )
-    kind: TargetKind = st.session_state["c_kind"]
+    kind: TargetKind = state.get(C.KIND)
     usable = _usable_columns([(m, mode) for m in models for mode in modes], lang, unit, kind)
     if len(usable) > MAX_COLUMNS:
         st.warning(f"{len(usable)} columns; only the first {MAX_COLUMNS} run.")
@@ -152,7 +145,7 @@ def render() -> None:
     )
     if run and target is not None:
         _run(instruction, target, lang, unit, usable, b[1])
-    cid = st.session_state.get("c_id")
+    cid = state.get(C.ID)
     if cid:
         _show(resources.engine(), cid)
 
@@ -213,7 +206,7 @@ def _run(
         return
     columns_run = together(handles)
     lives = columns_run.lives
-    st.session_state["c_id"] = cid
+    state.put(C.ID, cid)
     stop_slot = stop_slot.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
     area = st.empty()  # the live columns, headers included, go once the runs end: no leftover header row
@@ -283,8 +276,7 @@ def _column_actions(r: RunRecord) -> None:
         ".txt", export_txt(r), export_name(r, "txt"), "text/plain", key=f"c{r.id}-txt", icon=":material/download:"
     )
     if a[2].button("Use this", key=f"c{r.id}-use", help="Open this text on the Write page as its result."):
-        st.session_state["w_run_id"] = r.id
-        st.switch_page("app_pages/write.py")
+        state.use_column(r)
 
 
 def _carry_target() -> None:
@@ -292,27 +284,25 @@ def _carry_target() -> None:
     changed since last taken, so a writer compares models on the limit they were writing to; else restore
     Compare's own. Write's widgets when the switch came with their last edit (Write did not run since), else
     its copy."""
-    if "c_kind" in st.session_state:  # still on Compare: its own widgets hold
+    if state.has(C.KIND):  # still on Compare: its own widgets hold
         return
-    shared = st.session_state.get(SHARED_TARGET) or {}
-    write = {field: st.session_state.get(f"w_{field}", shared.get(field)) for field in TARGET_FIELDS}
-    if write != st.session_state.get(CARRIED_TARGET):
-        st.session_state[CARRIED_TARGET] = write
+    write = state.write_target()
+    if write != state.get(C.CARRIED_TARGET):
+        state.put(C.CARRIED_TARGET, write)
         taken = write
     else:
-        taken = st.session_state.get(OWN_TARGET) or {}
+        taken = state.get(C.OWN_TARGET) or {}
     for field, value in taken.items():
         if value is not None:
-            st.session_state[f"c_{field}"] = value
+            state.put(C.PREFIX + field, value)
 
 
 def _carry_instruction() -> None:
     """Bring the Write page's instruction over, unless the writer typed another one here."""
-    # Write's own box, when its last edit came with this page switch (Write did not run since), else its copy.
-    shared = st.session_state.get("w_instruction") or st.session_state.get(SHARED_INSTRUCTION, "")
-    if not shared or shared == st.session_state.get(CARRIED):
+    shared = state.write_instruction()
+    if not shared or shared == state.get(C.CARRIED):
         return
-    current = st.session_state.get("c_instruction", "")
-    if not current.strip() or current == st.session_state.get(CARRIED):
-        st.session_state["c_instruction"] = shared
-        st.session_state[CARRIED] = shared
+    current = state.get(C.INSTRUCTION, "")
+    if not current.strip() or current == state.get(C.CARRIED):
+        state.put(C.INSTRUCTION, shared)
+        state.put(C.CARRIED, shared)

@@ -9,9 +9,8 @@ import streamlit as st
 from ..history import history_rows
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
 from ..vocab import ORIGINS, mode_label
-from . import resources
+from . import resources, state
 from .views import SCORE_HELP, render_run
-from .write import prefill_for
 
 ALL = "All"
 
@@ -88,8 +87,7 @@ def render() -> None:
     render_run(run, key=f"h{run.id}")
     a = st.columns([1, 1, 4])
     if a[0].button("Re-run on Write", icon=":material/replay:", width="stretch", key=f"rerun{run.id}"):
-        st.session_state["prefill"] = prefill_for(run)  # the same inputs, a rewrite as a rewrite
-        st.switch_page("app_pages/write.py")
+        state.open_on_write(run)  # the same inputs, a rewrite as a rewrite
     with a[1].popover("Delete", icon=":material/delete:", width="stretch"):
         st.write("Delete this run for good?")
         if st.button("Yes, delete", type="primary", key=f"del{run.id}"):

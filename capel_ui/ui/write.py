@@ -10,6 +10,7 @@ from ..backends import Backend, BackendError, ModelChoice, uses_fallback
 from ..counting import count, count_detail
 from ..generation import Request, default_max_tokens
 from ..history import run_score
+from ..prompts import REWRITE
 from ..repair import REPAIR_MODES
 from ..runs import verdict_of
 from ..service import RunHandle, start
@@ -35,32 +36,13 @@ from ..vocab import (
     mode_label,
     unit_label,
 )
-from . import resources
+from . import resources, state
 from .render import clean_text_html, countdown_html, scroll_into_view_html
+from .state import W
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, target_settings, unit_picker
 from .views import badge, edit_box, quality_notes, render_run, stream_live, wait_saved
 
 DEFAULT_TARGET = 25
-WANTED_MODE = "w_mode_wanted"
-"""The mode the writer picked; kept apart from the widget so a model without a grammar never overwrites it."""
-SHARED_INSTRUCTION = "instruction_shared"
-"""The last instruction typed on Write, kept outside widget state (which a page switch clears) for Compare."""
-
-SHARED_TARGET = "target_shared"
-"""Write's language, unit and target fields (`target_form.target_settings`), kept outside widget state for
-Compare to start from."""
-REWRITE = {
-    "en": "Rewrite the following text, keeping its meaning and tone:\n\n{text}",
-    "zh": "改写下面这段文字，保留原意和语气：\n\n{text}",
-}
-
-
-def _apply_send_back() -> None:
-    """An edited text sent back from the edit box becomes the text to rewrite."""
-    text = st.session_state.pop("w_send_back", None)
-    if text is not None:
-        st.session_state["w_rewrite"] = True
-        st.session_state["w_source"] = text
 
 
 def _live_count(where: Any, text: str, unit: Unit, target: Target | None) -> None:
@@ -72,40 +54,8 @@ def _live_count(where: Any, text: str, unit: Unit, target: Target | None) -> Non
     where.caption(f"{count(text, unit)} {unit_label(unit)}{arrow}" + (f" · {detail}" if detail else ""))
 
 
-def rewrite_source(instruction: str) -> str | None:
-    """The pasted text of a rewrite run's instruction (as `REWRITE` built it), or None for a plain instruction."""
-    for template in REWRITE.values():
-        head = template.split("{text}")[0]
-        if instruction.startswith(head) and len(instruction) > len(head):
-            return instruction[len(head) :]
-    return None
-
-
-def prefill_for(run: Any) -> dict[str, Any]:
-    """The Write inputs that re-run `run` as it was asked: a rewrite run comes back as a rewrite of its text."""
-    fields = {"lang": run.lang, "unit": run.unit, "target": run.target, "mode": run.mode, "code": bool(run.code)}
-    fields |= {"kind": run.target_kind, "low": run.target_low or run.target}
-    source = rewrite_source(run.instruction or "")
-    if source is None:
-        return {**fields, "instruction": run.instruction, "rewrite": False}
-    return {**fields, "source": source, "rewrite": True}
-
-
-def _apply_prefill() -> None:
-    """History's Re-run hands over a run's settings; apply them before the widgets are drawn, and drop the
-    result shown before (it belongs to another run)."""
-    prefill = st.session_state.pop("prefill", None)
-    if not prefill:
-        return
-    for key, value in prefill.items():
-        st.session_state[f"w_{key}"] = value
-    st.session_state[WANTED_MODE] = prefill.get("mode")
-    st.session_state["w_preset"] = None
-    st.session_state.pop("w_run_id", None)
-
-
 def _mode_picked() -> None:
-    st.session_state[WANTED_MODE] = st.session_state.get("w_mode")
+    state.put(W.MODE_WANTED, state.get(W.MODE))
 
 
 def _settle_mode(
@@ -113,14 +63,14 @@ def _settle_mode(
 ) -> str | None:
     """Show the writer's own mode when it can run here; otherwise use CAPEL for now and say why (the writer's
     pick comes back once the model or the unit allows it). Returns that notice, if any."""
-    wanted = st.session_state.get(WANTED_MODE) or default
-    st.session_state[WANTED_MODE] = wanted
+    wanted = state.get(W.MODE_WANTED) or default
+    state.put(W.MODE_WANTED, wanted)
     if wanted in modes:
-        st.session_state["w_mode"] = wanted
+        state.put(W.MODE, wanted)
         return None
-    if st.session_state.get("w_mode") not in modes:
-        st.session_state["w_mode"] = "capel" if "capel" in modes else modes[0]
-    used = mode_label(st.session_state["w_mode"])
+    if state.get(W.MODE) not in modes:
+        state.put(W.MODE, "capel" if "capel" in modes else modes[0])
+    used = mode_label(state.get(W.MODE))
     if wanted in MARKER_MODES and not markers_can_count(lang, unit, kind):
         return f"{MARKER_LIMITS}: {used} is used for now."
     if not choice.capabilities.grammar:
@@ -139,33 +89,33 @@ def _settle_mode(
 def render() -> None:
     st.title("Write")
     st.caption("Text of an exact length: the model counts down as it writes, and every count is checked.")
-    _apply_prefill()
-    _apply_send_back()
-    set_target_defaults("w_", DEFAULT_TARGET)
-    for key, value in (("w_fallback", True), ("w_instruction", "")):
+    state.take_prefill()
+    state.take_send_back()
+    set_target_defaults(W.PREFIX, DEFAULT_TARGET)
+    for key, value in ((W.FALLBACK, True), (W.INSTRUCTION, "")):
         st.session_state.setdefault(key, value)
     choice = resources.model_choice()
 
-    preset_pills("w_")
-    rewrite = st.toggle("Rewrite my own text to length", key="w_rewrite")
+    preset_pills(W.PREFIX)
+    rewrite = st.toggle("Rewrite my own text to length", key=W.REWRITE)
     source = instruction = ""
     source_count = None
     if rewrite:  # the pasted text is the instruction: the typed one is hidden, not shown greyed out and stale
-        source = st.text_area("Your text", key="w_source", height=140, placeholder="Paste the text to rewrite…")
+        source = st.text_area("Your text", key=W.SOURCE, height=140, placeholder="Paste the text to rewrite…")
         source_count = st.empty()
     else:
         instruction = st.text_area(
             "Instruction",
-            key="w_instruction",
+            key=W.INSTRUCTION,
             height=90,
             placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
         )
-        st.session_state[SHARED_INSTRUCTION] = instruction
+        state.share_from_write(instruction, None)
     live_count = st.empty()
     c = st.columns([1.2, 1.5, 2])
-    lang = lang_radio(c[0], "w_", DEFAULT_TARGET)
-    unit = unit_picker(c[1], "w_", lang)
-    kind: TargetKind = st.session_state.get("w_kind") or "exactly"
+    lang = lang_radio(c[0], W.PREFIX, DEFAULT_TARGET)
+    unit = unit_picker(c[1], W.PREFIX, lang)
+    kind: TargetKind = state.get(W.KIND) or "exactly"
     target_row = st.container()
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
     grammar_ok = resources.takes_grammar(choice, probed)
@@ -173,9 +123,9 @@ def render() -> None:
     default_mode: Mode = "exact" if "exact" in modes and choice.provider in ("embedded", "gguf") else "capel"
     switched = _settle_mode(modes, default_mode, choice, lang, unit, kind)
     if switched and probed is not None and not probed.honoured:
-        used = mode_label(st.session_state["w_mode"])
+        used = mode_label(state.get(W.MODE))
         switched = f"The guaranteed modes are off on this server (see below the mode), so {used} is used for now."
-    mode: Mode = c[2].selectbox("Mode", modes, format_func=MODE_LABELS.get, key="w_mode", on_change=_mode_picked)
+    mode: Mode = c[2].selectbox("Mode", modes, format_func=MODE_LABELS.get, key=W.MODE, on_change=_mode_picked)
     if switched:
         st.info(switched, icon=":material/swap_horiz:")
     if probed is not None:
@@ -187,16 +137,16 @@ def render() -> None:
         )
     if not switched and not markers_can_count(lang, unit, kind):
         c[2].caption(MARKER_LIMITS + ".")
-    target_spec = target_inputs(target_row, "w_", DEFAULT_TARGET)
-    st.session_state[SHARED_TARGET] = target_settings("w_")
+    target_spec = target_inputs(target_row, W.PREFIX, DEFAULT_TARGET)
+    state.share_from_write(None, target_settings(W.PREFIX))
     _live_count(source_count if source_count is not None else live_count, source or instruction, unit, target_spec)
-    target = target_spec.high if target_spec else int(st.session_state["w_target"])
+    target = target_spec.high if target_spec else int(state.get(W.TARGET))
 
     with st.expander("Options"):
-        code = st.checkbox("Code-aware (a whole code line counts as one unit)", key="w_code")
+        code = st.checkbox("Code-aware (a whole code line counts as one unit)", key=W.CODE)
         fallback = st.checkbox(
             "Fall back to the baseline for models known to misread the countdown",
-            key="w_fallback",
+            key=W.FALLBACK,
             help="The paper saw o4-mini and gpt-4o-mini misread the countdown (§4.3).",
         )
         if uses_fallback(choice.model) and mode in ("capel", "draft-capel") and fallback:
@@ -221,7 +171,7 @@ def render() -> None:
     k, judge = _variant_settings(int(target), choice)
     b = st.columns([1, 1, 4])
     go = b[0].button("Generate", type="primary", icon=":material/edit:", width="stretch")
-    live = st.container(key="w_live")
+    live = st.container(key=W.LIVE)
     result = st.empty()  # drawn over at once: a new run never streams above the previous run's result
     if go:
         if rewrite and not source.strip():
@@ -261,12 +211,12 @@ def render() -> None:
             _run_variants(handle, b[1], live)
             _show_result(result)
             return
-        st.session_state.pop("w_group", None)
-        st.session_state["w_run_id"] = handle.live.run_id
+        state.drop(W.GROUP)
+        state.put(W.RUN_ID, handle.live.run_id)
         stop_slot = b[1].empty()
-        stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
+        stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=W.STOP)
         with live:
-            st.html(scroll_into_view_html("w_live"), unsafe_allow_javascript=True)  # the countdown in view
+            st.html(scroll_into_view_html(W.LIVE), unsafe_allow_javascript=True)  # the countdown in view
             if handle.notice:
                 st.info(handle.notice)
             stream_live(handle.live)
@@ -277,13 +227,13 @@ def render() -> None:
 
 def _show_result(result: st.delta_generator.DeltaGenerator) -> None:
     """The variants of the last request (if several), then the picked (or only) run in full."""
-    run_id = st.session_state.get("w_run_id")
+    run_id = state.get(W.RUN_ID)
     if run_id is None:
         return
     wait_saved(run_id)
     run = get_run(resources.engine(), run_id)
     if run is None:
-        st.session_state.pop("w_run_id", None)
+        state.drop(W.RUN_ID)
         return
     with result.container():
         _show_variants()
@@ -294,11 +244,11 @@ def _show_result(result: st.delta_generator.DeltaGenerator) -> None:
 
 
 def _show_run(run_id: int) -> None:
-    st.session_state["w_run_id"] = run_id
+    state.put(W.RUN_ID, run_id)
 
 
 def _send_back(text: str) -> None:
-    st.session_state["w_send_back"] = text
+    state.send_back(text)
 
 
 def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None, int | None, float | None]:
@@ -351,16 +301,16 @@ def _judge_options(current: ModelChoice) -> list[ModelChoice]:
 
 def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoice | None]:
     """How many candidates to write (default 3 for a short text) and the judge, if the writer has one."""
-    if not st.session_state.get("w_variants_set"):  # follows the target and model until the writer sets it
+    if not state.get(W.VARIANTS_SET):  # follows the target and model until the writer sets it
         local = choice.provider in ("embedded", "gguf")  # free to run K times; a paid API is not tripled unasked
-        st.session_state["w_variants"] = DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1
+        state.put(W.VARIANTS, DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1)
     c = st.columns([1, 3])
     k = c[0].number_input(
         "Variants",
         min_value=1,
         max_value=MAX_VARIANTS,
         step=1,
-        key="w_variants",
+        key=W.VARIANTS,
         on_change=_variants_set,
         help=f"Write several candidates at once, ranked by score; pick the one you want (default "
         f"{DEFAULT_VARIANTS} for texts up to {SHORT_TEXT} units on a local model, else 1).",
@@ -379,7 +329,7 @@ def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoic
 
 
 def _variants_set() -> None:
-    st.session_state["w_variants_set"] = True
+    state.put(W.VARIANTS_SET, True)
 
 
 def _build_judge(judge: ModelChoice | None) -> Backend | None:
@@ -403,10 +353,10 @@ def _run_variants(
 ) -> None:
     """Write K candidates at once, painting each one's countdown; then judge them if a judge is configured."""
     lives, request = handle.lives, handle.request
-    st.session_state["w_group"] = handle.group_id
-    st.session_state["w_run_id"] = lives[0].run_id
+    state.put(W.GROUP, handle.group_id)
+    state.put(W.RUN_ID, lives[0].run_id)
     stop_slot = stop_col.empty()
-    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="w_stop")
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=W.STOP)
     with area:
         slots = [col.empty() for col in st.columns(len(lives))]
     label = unit_label(request.count_unit)
@@ -421,12 +371,12 @@ def _run_variants(
     stop_slot.empty()
     with st.spinner("Scoring the variants…"):
         ranked = handle.result()
-    st.session_state["w_run_id"] = ranked[0].run_id  # the best one is picked until the writer picks another
+    state.put(W.RUN_ID, ranked[0].run_id)  # the best one is picked until the writer picks another
 
 
 def _show_variants() -> None:
     """The group's candidates side by side, best first, with scores; the picked one is shown in full below."""
-    group_id = st.session_state.get("w_group")
+    group_id = state.get(W.GROUP)
     if not group_id:
         return
     engine = resources.engine()
@@ -437,7 +387,7 @@ def _show_variants() -> None:
     if not runs:
         return
     runs.sort(key=lambda r: rank_key(verdict_of(r).verified, r.judge_score, r.score, r.fluency), reverse=True)
-    picked = st.session_state.get("w_run_id")
+    picked = state.get(W.RUN_ID)
     st.subheader(f"{len(runs)} variants, best first")
     for i, (col, r) in enumerate(zip(st.columns(len(runs)), runs, strict=True), 1):
         with col:
@@ -449,7 +399,7 @@ def _show_variants() -> None:
             if r.id == picked:
                 st.button("Picked", key=f"w_pick{r.id}", disabled=True, icon=":material/check:", width="stretch")
             elif st.button("Pick this one", key=f"w_pick{r.id}", width="stretch"):
-                st.session_state["w_run_id"] = r.id
+                state.put(W.RUN_ID, r.id)
                 st.rerun()
     st.divider()
     st.caption("The picked variant (its badge, copy and exports):")
