@@ -16,7 +16,7 @@ import gsm0338  # noqa: F401  (registers the "gsm03.38" codec)
 import regex
 from twitter_text import parse_tweet
 
-from .vocab import DEFAULT_UNIT, UNITS, Lang, Unit
+from .vocab import DEFAULT_UNIT, UNIT_SPECS, Lang, Unit
 
 # Every CJK Unified Ideographs block (base, Ext A-I), the compatibility ideographs, and the two
 # Han-script signs a writer counts as characters: 々 (iteration mark) and 〇 (ideographic zero).
@@ -137,6 +137,7 @@ def count_sms(text: str) -> int:
 
 
 COUNTERS: dict[Unit, Callable[[str], int]] = {
+    # one per key of vocab.UNIT_SPECS, looked up by the unit's name
     "en_words": count_en_words,
     "zh_chars": count_zh_chars,
     "zh_words": count_zh_words,
@@ -153,7 +154,7 @@ def count(text: str, unit: Unit) -> int:
     try:
         counter = COUNTERS[unit]
     except KeyError:
-        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}") from None
+        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNIT_SPECS)}") from None
     return counter(text)
 
 
