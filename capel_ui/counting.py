@@ -14,7 +14,6 @@ from functools import cache
 
 import gsm0338  # noqa: F401  (registers the "gsm03.38" codec)
 import regex
-from twitter_text import parse_tweet
 
 from .vocab import DEFAULT_UNIT, UNIT_SPECS, Lang, Unit
 
@@ -93,7 +92,11 @@ def count_zh_all(text: str) -> int:
 
 
 def count_x_weighted(text: str) -> int:
-    """X's weighted length by X's own rules (twitter-text): a URL is 23, CJK and emoji are 2, Latin is 1."""
+    """X's weighted length by X's own rules (twitter-text): a URL is 23, CJK and emoji are 2, Latin is 1. The
+    parser is imported here, not at the top: it takes a quarter of a second to load, and most commands never
+    count in this unit."""
+    from twitter_text import parse_tweet
+
     return parse_tweet(text).weightedLength
 
 

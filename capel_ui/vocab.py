@@ -184,6 +184,17 @@ def available_modes(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "e
     return [m for m in MODES if why_unavailable(m, grammar, lang, unit, kind) is None]
 
 
+# --- servers ----------------------------------------------------------------------------------------
+
+GrammarField = Literal["grammar", "guided_grammar", "structured_outputs", "ebnf", "json_schema", "custom_tool"]
+"""How a service takes a grammar. On chat completions: `grammar` (llama.cpp server), `guided_grammar` (older
+vLLM), `structured_outputs` (vLLM), `ebnf` (SGLang), `json_schema` (`response_format` with a JSON schema whose
+string `pattern` fixes the count: Ollama, LM Studio). `custom_tool`: OpenAI's Responses API with a forced custom
+tool whose input is constrained by a Lark grammar (GPT-5 family)."""
+GRAMMAR_FIELDS: tuple[GrammarField, ...] = get_args(GrammarField)
+"""(Named here, not in backends/, so the CLI can offer `--grammar-field` without loading a model client.)"""
+
+
 # --- runs -------------------------------------------------------------------------------------------
 
 Status = Literal["running", "complete", "partial", "failed", "cancelled"]
