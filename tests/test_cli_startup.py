@@ -25,21 +25,14 @@ print(",".join(m for m in {heavy!r} if m in sys.modules))
     "argv",
     [
         ["count", "--unit", "en_words"],
-        ["count", "--unit", "zh_all"],
+        ["count", "--unit", "x_weighted"],
         ["check", "--target", "2"],
         ["prompt", "--target", "3", "Hi"],
     ],
-    ids=["count", "count_zh_all", "check", "prompt"],
+    ids=["count", "count_x_weighted", "check", "prompt"],
 )
 def test_a_command_without_a_model_or_the_database_loads_neither(argv: list[str]) -> None:
     code = PROBE.format(heavy=HEAVY)
     done = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
-
-
-def test_counting_in_x_weighted_characters_loads_the_x_parser_when_asked() -> None:
-    code = PROBE.format(heavy=HEAVY)
-    argv = ["count", "--unit", "x_weighted"]
-    done = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "twitter_text"

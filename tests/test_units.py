@@ -4,6 +4,8 @@ unit added to those two tables alone is offered, labelled, counted and guarantee
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from capel_ui import counting, vocab
 from capel_ui.counting import count
@@ -69,3 +71,51 @@ def test_a_toy_unit_touches_only_its_spec_and_its_counter(monkeypatch, name, spe
     else:
         validate_request(request)
         assert target_grammar("en", name, 1, 20) == target_grammar("en", "chars", 1, 20)
+
+
+# ----- long texts: every counter in linear time, with the same count -----------------------------------------
+
+LONG = [
+    pytest.param("x_weighted", "Visit https://example.com/a.b today 🎉 ok. 東京 ", id="x_weighted"),
+    pytest.param("x_weighted", "plain words and more words ", id="x_weighted_ascii"),
+    pytest.param("sms", "Price: 5€ [sale] {today} ", id="sms_gsm7"),
+    pytest.param("sms", "Hello 世界, ok ", id="sms_ucs2"),
+    pytest.param("zh_words", "我爱北京天安门，今天天气很好。 ", id="zh_words"),
+]
+
+
+@pytest.mark.parametrize(("unit", "phrase"), LONG)
+def test_a_long_text_counted_in_pieces_counts_as_the_whole(unit: str, phrase: str) -> None:
+    text = phrase * (3 * counting.PIECE // len(phrase) + 1)
+    assert len(list(counting.pieces(text))) > 3
+    assert count(text, unit) == _whole(text, unit)
+
+
+def _whole(text: str, unit: str) -> int:
+    """The library's own count of the whole text at once (what the counters did before counting in pieces)."""
+    if unit == "x_weighted":
+        from twitter_text import parse_tweet
+
+        return parse_tweet(text).weightedLength
+    if unit == "sms":
+        try:
+            return len(text.encode("gsm03.38"))
+        except UnicodeEncodeError:
+            return len(text.encode("utf-16-le")) // 2
+    return sum(1 for tok in counting._jieba().lcut(text) if counting._ALNUM.search(tok))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=80) | st.text(max_size=80))
+def test_x_weighted_counts_as_twitter_text_does(text: str) -> None:
+    from twitter_text import parse_tweet
+
+    assert count(text, "x_weighted") == parse_tweet(text).weightedLength
+
+
+def test_pieces_cover_the_text_after_whitespace_and_never_exceed_their_size() -> None:
+    for text in ["", "abc", "a b " * 700, "x" * 2500, "ab\ncd " * 400 + "z" * 3000]:
+        parts = list(counting.pieces(text))
+        assert "".join(parts) == text
+        assert all(0 < len(p) <= counting.PIECE for p in parts)
+        assert all(p[-1].isspace() for p in parts[:-1] if any(c.isspace() for c in p))
