@@ -13,18 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from sqlalchemy import Engine
-
-from .backends import GRAMMAR_FIELDS
 from .cliargs import bounded
 from .counting import count, count_detail
-from .generation import Generation, Outcome, Request
-from .history import history_table, run_json, show_run
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
-from .runs import LiveRun, quality_fields
-from .storage import StorageError, get_engine, get_run, list_runs, runs_to_csv
 from .verdict import Target, live_state
 from .vocab import (
     DEFAULT_MAX_CALLS,
@@ -35,6 +28,7 @@ from .vocab import (
     EXIT_OK,
     EXIT_USAGE,
     FAILURES,
+    GRAMMAR_FIELDS,
     LANGS,
     MAX_CALLS,
     MAX_TARGET,
@@ -46,8 +40,13 @@ from .vocab import (
     unit_label,
 )
 
-if TYPE_CHECKING:  # the backends (and the openai client) load only when a command needs a model
+if TYPE_CHECKING:  # the backends (the openai client) and storage (SQLAlchemy) load only in the commands that use
+    # them, so `count` and `check` start fast (benchmarks/cli_speed.py)
+    from sqlalchemy import Engine
+
     from .backends import Backend
+    from .generation import Generation, Outcome, Request
+    from .runs import LiveRun
     from .service import RunHandle
     from .variants import Candidate
 
@@ -212,6 +211,8 @@ def _target_of(args: argparse.Namespace) -> Target | None:
 
 
 def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
+    from .generation import Request
+
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
     chosen = preset(args.preset) if args.preset else None
     target = _target_of(args) or (chosen.target if chosen else None)
@@ -246,6 +247,7 @@ class _Printer:
         self.printed = ""
 
     def chunk(self, chunk: str) -> None:
+
         gen = self.gen
         if not self.quiet:
             if gen.parser is None:
@@ -373,6 +375,7 @@ def _variant_line(c: Candidate) -> str:
 
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
     """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
+
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
     if args.json:
@@ -398,6 +401,7 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
 def _quality_json(outcome: Outcome) -> dict[str, object]:
     """`score` and `warnings` for `generate --json` (the same as a variant's)."""
     from .quality import warnings
+    from .runs import quality_fields
 
     found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)
     return {"score": quality_fields(outcome)["score"], "warnings": [w.message for w in found]}
@@ -409,10 +413,15 @@ def _saved(live: LiveRun) -> str:
 
 def _engine() -> Engine:
     """The History database, migrated; a broken one is a failure that names the file (StorageError)."""
+    from .storage import get_engine
+
     return get_engine()
 
 
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    from .history import history_table, run_json, show_run
+    from .storage import get_run, list_runs, runs_to_csv
+
     engine = _engine()
     if args.history_command == "show":
         run = get_run(engine, args.run_id)
@@ -468,12 +477,20 @@ def main(
         if args.command == "history":
             return cmd_history(args, stdout)
         return args.handler(args, stdout, stderr)
-    except StorageError as exc:
-        stderr.write(f"capel_ui: error: {exc}\n")
-        return EXIT_BACKEND
     except UsageError as exc:
         stderr.write(f"capel_ui: error: {exc}\n")
         return EXIT_USAGE
+    except _storage_error() as exc:
+        stderr.write(f"capel_ui: error: {exc}\n")
+        return EXIT_BACKEND
     except ValueError as exc:
         stderr.write(f"capel_ui: error: {exc}\n")
         return EXIT_USAGE
+
+
+def _storage_error() -> type[Exception]:
+    """StorageError, imported only once an exception reaches that `except` (Python evaluates it then): storage
+    loads SQLAlchemy, which `count`, `check` and `prompt` never need."""
+    from .storage import StorageError
+
+    return StorageError

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
 import gsm0338  # noqa: F401  (registers the "gsm03.38" codec)
 import regex
-from twitter_text import parse_tweet
 
-from .vocab import DEFAULT_UNIT, UNITS, Lang, Unit
+from .vocab import DEFAULT_UNIT, UNIT_SPECS, Lang, Unit
 
 # Every CJK Unified Ideographs block (base, Ext A-I), the compatibility ideographs, and the two
 # Han-script signs a writer counts as characters: 々 (iteration mark) and 〇 (ideographic zero).
@@ -42,6 +41,25 @@ _ZH_UNIT = re.compile(f"[{HAN_RANGES}]|{_NON_HAN_ALNUM}+(?:[.,'’\\-]{_NON_HAN_
 _LIFEBENCH_HAN = re.compile(r"[\u4e00-\u9fff]")
 _LIFEBENCH_WORD = re.compile(r"\b[a-zA-Z0-9'-]+\b")
 _WHITESPACE = re.compile(r"\s+")
+_LAST_SPACE = re.compile(r"\s(?=\S*\Z)")
+
+PIECE = 1000
+"""The counters that slow down on a long text (the GSM-7 codec is quadratic in its length, jieba in a long run of
+Han characters, twitter-text takes 20 µs a character) count it in pieces of at most this many characters, cut
+after a whitespace: a text of a few megabytes, or one huge "word", costs linear time."""
+
+
+def pieces(text: str, size: int = PIECE) -> Iterator[str]:
+    """`text` in consecutive pieces of at most `size` characters, each cut after its last whitespace when it has
+    one (a run of `size` characters without whitespace is cut where it reaches `size`). Short texts are one piece."""
+    start, n = 0, len(text)
+    while start < n:
+        end = min(start + size, n)
+        if end < n:
+            space = _LAST_SPACE.search(text, start, end)
+            end = space.end() if space else end
+        yield text[start:end]
+        start = end
 
 
 def count_en_words(text: str) -> int:
@@ -67,8 +85,10 @@ def _jieba():
 
 
 def count_zh_words(text: str) -> int:
-    """Chinese words by jieba segmentation; tokens without a letter, digit or Han character are dropped."""
-    return sum(1 for tok in _jieba().lcut(text) if _ALNUM.search(tok))
+    """Chinese words by jieba segmentation; tokens without a letter, digit or Han character are dropped. jieba cuts
+    at whitespace itself; a run of more than `PIECE` characters without one is cut there too."""
+    cut = _jieba().lcut
+    return sum(1 for piece in pieces(text) for tok in cut(piece) if _ALNUM.search(tok))
 
 
 def count_lifebench(text: str) -> int:
@@ -93,8 +113,18 @@ def count_zh_all(text: str) -> int:
 
 
 def count_x_weighted(text: str) -> int:
-    """X's weighted length by X's own rules (twitter-text): a URL is 23, CJK and emoji are 2, Latin is 1."""
-    return parse_tweet(text).weightedLength
+    """X's weighted length by X's own rules (twitter-text): a URL is 23, CJK and emoji are 2, Latin is 1. The
+    parser is imported where it is used, not at the top: it takes a quarter of a second to load, and most commands
+    never count in this unit."""
+    return sum(_x_weighted_piece(piece) for piece in pieces(text))  # a URL or an emoji holds no whitespace
+
+
+def _x_weighted_piece(piece: str) -> int:
+    if piece.isascii() and "." not in piece and "\r" not in piece:
+        return len(piece)  # no URL without a dot, no CRLF: every ASCII character weighs 1, as twitter-text says
+    from twitter_text import parse_tweet
+
+    return parse_tweet(piece).weightedLength
 
 
 GSM7_SEGMENT, GSM7_PART = 160, 153
@@ -121,12 +151,12 @@ class SmsLength:
 
 def sms_length(text: str) -> SmsLength:
     """GSM-7 (with its extension table) when every character has a GSM-7 code, else UCS-2, as phones send it."""
-    try:
-        encoded = text.encode("gsm03.38")
+    try:  # the codec maps one character at a time, so the pieces' septets add up
+        septets = sum(len(piece.encode("gsm03.38")) for piece in pieces(text))
     except UnicodeEncodeError:
         n, single, part, encoding = len(text.encode("utf-16-le")) // 2, UCS2_SEGMENT, UCS2_PART, "UCS-2"
     else:
-        n, single, part, encoding = len(encoded), GSM7_SEGMENT, GSM7_PART, "GSM-7"
+        n, single, part, encoding = septets, GSM7_SEGMENT, GSM7_PART, "GSM-7"
     segments = 0 if n == 0 else 1 if n <= single else math.ceil(n / part)
     return SmsLength(encoding, n, segments)
 
@@ -137,6 +167,7 @@ def count_sms(text: str) -> int:
 
 
 COUNTERS: dict[Unit, Callable[[str], int]] = {
+    # one per key of vocab.UNIT_SPECS, looked up by the unit's name
     "en_words": count_en_words,
     "zh_chars": count_zh_chars,
     "zh_words": count_zh_words,
@@ -153,7 +184,7 @@ def count(text: str, unit: Unit) -> int:
     try:
         counter = COUNTERS[unit]
     except KeyError:
-        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNITS)}") from None
+        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNIT_SPECS)}") from None
     return counter(text)
 
 

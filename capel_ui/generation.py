@@ -26,7 +26,6 @@ from .quality import fluency
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
 from .verdict import Target, Verdict, judge
 from .vocab import (
-    CHAR_GRAMMAR_UNITS,
     DEFAULT_UNIT,
     FAILURES,
     GRAMMAR_MODES,
@@ -35,13 +34,14 @@ from .vocab import (
     MARKER_MODES,
     MAX_CALLS,
     MODES,
-    WORD_GRAMMAR_UNITS,
     FailureKind,
     Lang,
     Mode,
     Status,
     TargetKind,
     Unit,
+    grammar_kind,
+    grammar_units_text,
     markers_can_count,
     unit_label,
 )
@@ -94,7 +94,7 @@ class Request:
     @property
     def plain(self) -> bool:
         """Exactly N in the language's word or Chinese-character unit: what the original prompts state."""
-        return self.target_kind == "exactly" and self.count_unit in WORD_GRAMMAR_UNITS.get(self.lang, ())
+        return self.target_kind == "exactly" and grammar_kind(self.lang, self.count_unit) == "words"
 
 
 def validate_request(request: Request, backend: Backend | None = None) -> None:
@@ -118,11 +118,8 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         raise ValueError(MARKER_LIMITS)
     if request.mode in GRAMMAR_MODES:
         if not supports(request.lang, request.count_unit):
-            raise ValueError(
-                f"{request.mode} mode guarantees en_words, lifebench, chars, x_weighted or sms (English) and "
-                f"zh_chars, lifebench, zh_all or chars (Chinese), not {request.count_unit}"
-            )
-        if request.count_unit in CHAR_GRAMMAR_UNITS.get(request.lang, ()) and request.target < 2:
+            raise ValueError(f"{request.mode} mode guarantees {grammar_units_text()}, not {request.count_unit}")
+        if grammar_kind(request.lang, request.count_unit) == "chars" and request.target < 2:
             raise ValueError("a character target in exact mode must allow at least 2 characters (a word and its stop)")
         if backend is not None and not backend.capabilities.grammar:
             raise ValueError(
@@ -135,7 +132,7 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
 def default_max_tokens(request: Request) -> int:
     """A generous output budget: small tokenizers split `<123>` into single digits, so markers are costly."""
     n = request.target
-    if request.count_unit in CHAR_GRAMMAR_UNITS.get(request.lang, ()):
+    if grammar_kind(request.lang, request.count_unit) == "chars":
         # A character limit: at worst one token per character (English), three per Han character or mark.
         return n * (1 if request.lang == "en" else 3) + 64
     # Byte-level tokenizers (SmolLM2's) can spend 3 tokens on a Han character and 3 more on the punctuation after

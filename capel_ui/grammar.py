@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from .prompts import validate_target
-from .vocab import CHAR_GRAMMAR_UNITS, GRAMMAR_UNITS, WORD_GRAMMAR_UNITS, Lang, Mode, Unit
+from .vocab import Lang, Mode, Unit, grammar_kind
 
 Syntax = Literal["gbnf", "lark", "regex"]
 SYNTAXES: tuple[Syntax, ...] = get_args(Syntax)
@@ -186,7 +186,7 @@ _SEPARATOR: dict[Lang, str] = {"en": " ", "zh": ""}
 
 def supports(lang: Lang, unit: Unit) -> bool:
     """Whether the guaranteed modes can promise an exact count in `unit` for `lang`."""
-    return unit in GRAMMAR_UNITS.get(lang, ())
+    return grammar_kind(lang, unit) is not None
 
 
 def _rules(lang: Lang) -> tuple[tuple[str, Expr], ...]:
@@ -368,9 +368,10 @@ def char_grammar(lang: Lang, low: int, high: int) -> str:
 def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> Grammar | str:
     """The `exact` mode grammar for a target from `low` to `high` in `unit` (exactly N: low == high == N); a
     character limit is GBNF text (see `char_grammar`), a word target a `Grammar` every syntax can render."""
-    if unit in CHAR_GRAMMAR_UNITS.get(lang, ()):
+    kind = grammar_kind(lang, unit)
+    if kind == "chars":
         return char_grammar(lang, low, high)
-    if unit not in WORD_GRAMMAR_UNITS.get(lang, ()):
+    if kind != "words":
         raise ValueError(f"no grammar can guarantee {unit} in {lang}")
     return exact_rules(lang, high) if low == high else bounded_word_rules(lang, low, high)
 

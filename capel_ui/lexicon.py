@@ -53,12 +53,28 @@ def english_words() -> tuple[str, ...]:
     return tuple(w for w in words if len(w) > 1 or w in ("a", "i") or w.isdigit())
 
 
-@cache
+LONGEST_WORD = 64
+"""Longer than any word wordfreq gives a frequency (its longest, in English and Chinese, has 34 letters)."""
+
+
 def zipf(word: str, lang: str = "en") -> float:
-    """wordfreq's Zipf frequency (0 for a word it has never seen), cached."""
+    """wordfreq's Zipf frequency (0 for a word it has never seen), cached. A word longer than any wordfreq knows
+    is 0 without a lookup (and is not kept in the cache)."""
+    if len(word) > LONGEST_WORD:
+        return 0.0
+    return _zipf(word, lang)
+
+
+@cache
+def _zipf(word: str, lang: str) -> float:
     from wordfreq import zipf_frequency
 
     return zipf_frequency(word, lang)
+
+
+GLUED_PART = 24
+"""The longest half `looks_glued` tries: longer than any common English word ("telecommunications" is 18), so a
+model's one-word answer of a million letters costs a few lookups, not a million."""
 
 
 def looks_glued(word: str) -> bool:
@@ -67,10 +83,11 @@ def looks_glued(word: str) -> bool:
     if re.search(r"[a-z][A-Z]", word):
         return True
     low = word.lower()
-    if not low.isalpha():
-        return False
+    splits = range(max(2, len(low) - GLUED_PART), min(len(low) - 1, GLUED_PART + 1))
+    if not splits or not low.isalpha():
+        return False  # no split leaves two common-word-sized halves: a bounded cost, however long the word
     own = zipf(low)
-    for i in range(2, len(low) - 1):
+    for i in splits:
         left, right = zipf(low[:i]), zipf(low[i:])
         if left >= 3.0 and right >= 3.0 and own < min(left, right) - 2.0:
             return True

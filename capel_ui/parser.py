@@ -557,6 +557,7 @@ class MarkerParser:
             return raw.strip()
         # Units only ever get appended, so extend the cached text (text_so_far runs once per streamed chunk).
         out: list[str] = []
+        end = len(self._clean)  # where the text built so far ends: one running sum, not a sum per unit
         for i in range(self._clean_n, len(self._units)):
             unit, before, _, _ = self._units[i]
             if i:
@@ -564,11 +565,14 @@ class MarkerParser:
                 newlines = self._units[i - 1][2] + before
                 if newlines:
                     out.append("\n" * newlines)
+                    end += newlines
                 elif self.lang != "zh" or (_LATIN_END.search(prev) and _LATIN_START.match(unit)):
                     # English units are words; in Chinese, two Latin units (`New` `York`) stay two words.
                     out.append(" ")
+                    end += 1
             out.append(unit)
-            self._unit_ends.append(len(self._clean) + sum(map(len, out)))
+            end += len(unit)
+            self._unit_ends.append(end)
         if out:
             self._clean += "".join(out)
             self._clean_n = len(self._units)

@@ -19,7 +19,7 @@ from .vocab import Lang
 
 # A word as the checks see it: letters, digits, inner ' ’ or - (any script); Han characters one at a time.
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_EN_WORD = re.compile(rf"[^\W_{_HAN}](?:[^\W_{_HAN}]|['’\-](?=[^\W_{_HAN}]))*")
+_EN_WORD = re.compile(rf"[^\W_{_HAN}]+(?:['’\-][^\W_{_HAN}]+)*")  # runs joined by single marks: one pass
 _HAN_CHAR = re.compile(f"[{_HAN}]")
 
 
@@ -80,13 +80,26 @@ def is_glued(word: str, lang: Lang = "en") -> bool:
 def glued(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
     """Words of `text` that look glued (known to wordfreq or not), leaving out the writer's own words."""
     own = _own(own_text)
-    return [w for w in words(text, lang) if w.lower() not in own and is_glued(w, lang)]
+    found = words(text, lang)
+    bad = {w for w in dict.fromkeys(found) if w.lower() not in own and is_glued(w, lang)}
+    return [w for w in found if w in bad]
 
 
 def nonwords(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
     """Words of `text` wordfreq does not know, leaving out words the writer used in `own_text`."""
     own = _own(own_text)
-    return [w for w in words(text, lang) if not is_word(w, lang, own)]
+    found = words(text, lang)
+    bad = {w for w in dict.fromkeys(found) if not is_word(w, lang, own)}
+    return [w for w in found if w in bad]
+
+
+def _kind(word: str, lang: Lang, own: set[str]) -> str | None:
+    """glued, nonword, or None for a good word (or one of the writer's own)."""
+    if word.lower() in own:
+        return None
+    if is_glued(word, lang):
+        return "glued"
+    return None if is_word(word, lang, own) else "nonword"
 
 
 def dangling_end(text: str, lang: Lang = "en") -> str | None:
@@ -102,14 +115,13 @@ def dangling_end(text: str, lang: Lang = "en") -> str | None:
 
 
 def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWarning]:
-    """Every non-word (glued ones said so) and a dangling ending, in reading order."""
-    bad = set(nonwords(text, lang, own_text)) | set(glued(text, lang, own_text))
-    out = [
-        QualityWarning("glued" if is_glued(w, lang) else "nonword", w)
-        for w in dict.fromkeys(words(text, lang))
-        if w in bad
-    ]
-    out += [QualityWarning("repeat", w) for w in repeats(text, lang)]
+    """Every non-word (glued ones said so) and a dangling ending, in reading order. Each distinct word is looked
+    at once, so a long text costs a pass over its words."""
+    own = _own(own_text)
+    found = words(text, lang)
+    kinds = ((_kind(w, lang, own), w) for w in dict.fromkeys(found))
+    out = [QualityWarning(kind, w) for kind, w in kinds if kind is not None]
+    out += [QualityWarning("repeat", w) for w in _repeats(found)]
     end = dangling_end(text, lang)
     if end is not None:
         out.append(QualityWarning("dangling", end))
@@ -118,9 +130,13 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
 
 def repeats(text: str, lang: Lang = "en") -> list[str]:
     """Words said `REPEAT_RUN` or more times in a row ("the the the"): a small model's loop under a grammar."""
+    return _repeats(words(text, lang))
+
+
+def _repeats(text_words: Sequence[str]) -> list[str]:
     found: dict[str, None] = {}
     run, last, first = 0, "", ""
-    for w in words(text, lang):
+    for w in text_words:
         run, first = (run + 1, first) if w.lower() == last else (1, w)
         last = w.lower()
         if run == REPEAT_RUN:

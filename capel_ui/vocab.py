@@ -6,7 +6,8 @@ Everything else imports these names; nothing re-declares them. Adding a mode, un
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -27,37 +28,72 @@ Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = get_args(Lang)
 LANG_LABELS: dict[Lang, str] = {"en": "English", "zh": "Chinese"}
 
-Unit = Literal["en_words", "zh_chars", "zh_words", "lifebench", "chars", "x_weighted", "sms", "zh_all"]
-UNITS: tuple[Unit, ...] = get_args(Unit)
-UNIT_LABELS: dict[Unit, str] = {
-    "en_words": "English words",
-    "zh_chars": "Chinese characters",
-    "zh_words": "Chinese words (jieba)",
-    "lifebench": "LIFEBench counter",
-    "chars": "characters",
-    "x_weighted": "X weighted characters",
-    "sms": "SMS characters",
-    "zh_all": "字 (all characters)",
+Unit = str
+"""A counting unit's name: a key of `UNIT_SPECS` (adding a unit is its spec here and its counter in counting.py)."""
+
+GrammarKind = Literal["words", "chars"]
+"""Which guaranteed grammar promises a unit: the word grammar (one English word, or one Han character, per grammar
+unit) or the character grammar (plain ASCII prose in English: no URL, no emoji, GSM-7 only; Han characters and
+Chinese punctuation in Chinese), every character of which counts exactly one."""
+GRAMMAR_KINDS: tuple[GrammarKind, ...] = get_args(GrammarKind)
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """What a counting unit is: its label, the languages it is offered for (and whose own unit it is), the
+    languages in which a CAPEL countdown (one word or one Chinese character per marker) can be judged in it, and
+    which grammar, per language, makes the guaranteed modes promise a count in it. Its counter is in counting.py."""
+
+    label: str
+    langs: tuple[Lang, ...]
+    default_for: tuple[Lang, ...] = ()
+    markers: tuple[Lang, ...] = ()
+    grammar: Mapping[Lang, GrammarKind] = field(default_factory=dict)
+
+
+UNIT_SPECS: dict[Unit, UnitSpec] = {
+    "en_words": UnitSpec("English words", ("en",), default_for=("en",), markers=("en",), grammar={"en": "words"}),
+    "zh_chars": UnitSpec("Chinese characters", ("zh",), default_for=("zh",), markers=("zh",), grammar={"zh": "words"}),
+    "zh_all": UnitSpec("字 (all characters)", ("zh",), grammar={"zh": "chars"}),
+    "zh_words": UnitSpec("Chinese words (jieba)", ("zh",), markers=("zh",)),
+    "chars": UnitSpec("characters", ("en", "zh"), grammar={"en": "chars", "zh": "chars"}),
+    "x_weighted": UnitSpec("X weighted characters", ("en",), grammar={"en": "chars"}),
+    "sms": UnitSpec("SMS characters", ("en",), grammar={"en": "chars"}),
+    "lifebench": UnitSpec(
+        "LIFEBench counter", ("en", "zh"), markers=("en", "zh"), grammar={"en": "words", "zh": "words"}
+    ),
 }
-DEFAULT_UNIT: dict[Lang, Unit] = {"en": "en_words", "zh": "zh_chars"}
-UNITS_FOR: dict[Lang, tuple[Unit, ...]] = {
-    "en": ("en_words", "chars", "x_weighted", "sms", "lifebench"),
-    "zh": ("zh_chars", "zh_all", "zh_words", "chars", "lifebench"),
-}
-WORD_GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("en_words", "lifebench"), "zh": ("zh_chars", "lifebench")}
-"""Units in which the word (or Han character) grammars make every grammar unit count exactly one."""
-CHAR_GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {"en": ("chars", "x_weighted", "sms"), "zh": ("zh_all", "chars")}
-"""Units in which the character grammars make every character they admit count exactly one (plain ASCII prose
-in English: no URL, no emoji, GSM-7 only; Han characters and Chinese punctuation in Chinese)."""
-GRAMMAR_UNITS: dict[Lang, tuple[Unit, ...]] = {
-    lang: WORD_GRAMMAR_UNITS[lang] + CHAR_GRAMMAR_UNITS[lang] for lang in ("en", "zh")
-}
-"""Units in which the guaranteed modes can promise the count."""
-MARKER_UNITS: dict[Lang, tuple[Unit, ...]] = {
-    "en": ("en_words", "lifebench"),
-    "zh": ("zh_chars", "zh_words", "lifebench"),
-}
-"""Units a CAPEL countdown (one word, or one Chinese character, per marker) can be judged in."""
+"""Every counting unit, in the order the pages offer them (a language's own unit first)."""
+UNITS: tuple[Unit, ...] = tuple(UNIT_SPECS)
+DEFAULT_UNIT: dict[Lang, Unit] = {lang: u for u, s in UNIT_SPECS.items() for lang in s.default_for}
+
+
+def units_for(lang: Lang) -> tuple[Unit, ...]:
+    """The units offered for `lang`, its own unit first."""
+    return tuple(u for u, s in UNIT_SPECS.items() if lang in s.langs)
+
+
+def grammar_kind(lang: Lang, unit: Unit) -> GrammarKind | None:
+    """Which grammar guarantees a count in `unit` for `lang`; None when none can (or the unit is unknown)."""
+    spec = UNIT_SPECS.get(unit)
+    return spec.grammar.get(lang) if spec else None
+
+
+def grammar_units(lang: Lang, kind: GrammarKind | None = None) -> tuple[Unit, ...]:
+    """The units a grammar (of `kind`, or any: word grammar's first) guarantees for `lang`."""
+    kinds = GRAMMAR_KINDS if kind is None else (kind,)
+    return tuple(u for k in kinds for u in UNIT_SPECS if grammar_kind(lang, u) == k)
+
+
+def _or(names: Sequence[str]) -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def grammar_units_text() -> str:
+    """The units the guaranteed modes promise, per language, for an error message: "en_words or chars (English)
+    and zh_chars (Chinese)"."""
+    return " and ".join(f"{_or(grammar_units(lang))} ({LANG_LABELS[lang]})" for lang in LANGS if grammar_units(lang))
+
 
 # --- targets ----------------------------------------------------------------------------------------
 
@@ -74,7 +110,8 @@ MARKER_LIMITS = (
 
 def unit_label(unit: str) -> str:
     """A unit's label for people; an unknown (old or foreign) unit name is shown as it is."""
-    return UNIT_LABELS.get(unit, unit)  # type: ignore[call-overload]
+    spec = UNIT_SPECS.get(unit)
+    return spec.label if spec else unit
 
 
 # --- modes ------------------------------------------------------------------------------------------
@@ -120,7 +157,8 @@ def mode_label(mode: str) -> str:
 
 def markers_can_count(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> bool:
     """Whether a CAPEL countdown can aim at this target: exactly N, in a word or Chinese-character unit."""
-    return kind == "exactly" and unit in MARKER_UNITS.get(lang, ())
+    spec = UNIT_SPECS.get(unit)
+    return kind == "exactly" and spec is not None and lang in spec.markers
 
 
 NO_GRAMMAR = "the model takes no grammar, or its server ignored one when asked"
@@ -133,7 +171,7 @@ def why_unavailable(mode: Mode, grammar: bool, lang: Lang, unit: Unit, kind: Tar
     spec = MODE_SPECS[mode]
     if spec.needs_grammar and not grammar:
         return NO_GRAMMAR
-    if spec.needs_grammar and unit not in GRAMMAR_UNITS.get(lang, ()):
+    if spec.needs_grammar and grammar_kind(lang, unit) is None:
         return f"no grammar can promise a count in {unit_label(unit)}"
     if spec.uses_markers and not markers_can_count(lang, unit, kind):
         return MARKERS_EXACT_ONLY
@@ -144,6 +182,17 @@ def available_modes(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "e
     """The modes a model can run for this language, unit and target kind: guaranteed ones only where a grammar
     can promise it, marker ones only where a countdown can count it."""
     return [m for m in MODES if why_unavailable(m, grammar, lang, unit, kind) is None]
+
+
+# --- servers ----------------------------------------------------------------------------------------
+
+GrammarField = Literal["grammar", "guided_grammar", "structured_outputs", "ebnf", "json_schema", "custom_tool"]
+"""How a service takes a grammar. On chat completions: `grammar` (llama.cpp server), `guided_grammar` (older
+vLLM), `structured_outputs` (vLLM), `ebnf` (SGLang), `json_schema` (`response_format` with a JSON schema whose
+string `pattern` fixes the count: Ollama, LM Studio). `custom_tool`: OpenAI's Responses API with a forced custom
+tool whose input is constrained by a Lark grammar (GPT-5 family)."""
+GRAMMAR_FIELDS: tuple[GrammarField, ...] = get_args(GrammarField)
+"""(Named here, not in backends/, so the CLI can offer `--grammar-field` without loading a model client.)"""
 
 
 # --- runs -------------------------------------------------------------------------------------------

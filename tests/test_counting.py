@@ -8,8 +8,6 @@ from hypothesis import strategies as st
 
 from capel_ui.counting import (
     COUNTERS,
-    DEFAULT_UNIT,
-    UNITS,
     count,
     count_en_words,
     count_lifebench,
@@ -17,6 +15,7 @@ from capel_ui.counting import (
     count_zh_words,
     marker_unit,
 )
+from capel_ui.vocab import DEFAULT_UNIT, UNITS
 
 NBSP = "\u00a0"
 

@@ -22,13 +22,12 @@ from capel_ui.runs import save_edit, target_of, verdict_of
 from capel_ui.storage import create_run, dispose_engines, get_engine, get_run, list_runs
 from capel_ui.verdict import Target, judge, live_state
 from capel_ui.vocab import (
-    CHAR_GRAMMAR_UNITS,
     HAND_EDIT_MODEL,
     MARKER_LIMITS,
     MARKERS_EXACT_ONLY,
     NO_GRAMMAR,
-    WORD_GRAMMAR_UNITS,
     available_modes,
+    grammar_units,
     mode_label,
     why_unavailable,
 )
@@ -170,7 +169,7 @@ def test_every_character_grammar_string_is_within_bounds_and_ends_a_sentence(hig
     """(The grammar is a chain of one rule per character, so the test sampler needs a deep recursion budget.)"""
     low = max(1, high - spread)
     s = sample(char_grammar(lang, low, high), random.Random(seed), max_depth=1000)  # type: ignore[arg-type]
-    for unit in CHAR_GRAMMAR_UNITS[lang]:  # type: ignore[index]
+    for unit in grammar_units(lang, "chars"):  # type: ignore[arg-type]
         assert low <= count(s, unit) <= high, (unit, s)
     assert s[-1] in ".!?。！？" and s[-2] not in " ，、；：。！？,;:.!?"
 
@@ -180,7 +179,7 @@ def test_every_character_grammar_string_is_within_bounds_and_ends_a_sentence(hig
 def test_every_word_range_grammar_string_is_within_the_range(high, spread, lang, seed) -> None:
     low = max(1, high - spread)
     s = sample(bounded_word_grammar(lang, low, high), random.Random(seed))  # type: ignore[arg-type]
-    for unit in WORD_GRAMMAR_UNITS[lang]:  # type: ignore[index]
+    for unit in grammar_units(lang, "words"):  # type: ignore[arg-type]
         assert low <= count(s, unit) <= high, (unit, s)
 
 

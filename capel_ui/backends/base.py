@@ -11,18 +11,11 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 from ..grammar import Grammar
 from ..prompts import Message
-from ..vocab import FailureKind
-
-GrammarField = Literal["grammar", "guided_grammar", "structured_outputs", "ebnf", "json_schema", "custom_tool"]
-"""How a service takes a grammar. On chat completions: `grammar` (llama.cpp server), `guided_grammar` (older
-vLLM), `structured_outputs` (vLLM), `ebnf` (SGLang), `json_schema` (`response_format` with a JSON schema whose
-string `pattern` fixes the count: Ollama, LM Studio). `custom_tool`: OpenAI's Responses API with a forced custom
-tool whose input is constrained by a Lark grammar (GPT-5 family)."""
-GRAMMAR_FIELDS: tuple[GrammarField, ...] = get_args(GrammarField)
+from ..vocab import GRAMMAR_FIELDS, FailureKind, GrammarField  # noqa: F401  (GRAMMAR_FIELDS: re-exported)
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 PrefillStyle = Literal["prefix", "continue_final_message", "assistant"]

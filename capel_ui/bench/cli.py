@@ -12,9 +12,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..backends.base import GRAMMAR_FIELDS
 from ..cliargs import bounded
-from ..vocab import BENCH_CONTROL_LABELS, BENCH_CONTROLS, FAILURES, LANGS, MAX_CALLS, MAX_TARGET, MODES
+from ..vocab import BENCH_CONTROL_LABELS, BENCH_CONTROLS, FAILURES, GRAMMAR_FIELDS, LANGS, MAX_CALLS, MAX_TARGET, MODES
 from .suites import CONTROL_SUITES, SUITE_HELP, SUITES, parse_lengths
 
 if TYPE_CHECKING:

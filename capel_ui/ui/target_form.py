@@ -13,7 +13,7 @@ import streamlit as st
 
 from ..presets import EXAMPLES, PRESET_BY_NAME, PRESETS
 from ..verdict import Target
-from ..vocab import MAX_TARGET, TARGET_KIND_LABELS, TARGET_KINDS, UNIT_LABELS, UNITS_FOR, Lang, TargetKind, Unit
+from ..vocab import MAX_TARGET, TARGET_KIND_LABELS, TARGET_KINDS, Lang, TargetKind, Unit, unit_label, units_for
 from .views import target_box
 
 LANG_LABELS: dict[Lang, str] = {"en": "English words", "zh": "Chinese characters"}
@@ -82,10 +82,10 @@ def _lang_changed(prefix: str, default: int) -> None:
 
 def unit_picker(where: Any, prefix: str, lang: Lang) -> Unit:
     """The counting unit, among the language's own; a unit of the other language falls back to the first."""
-    units = list(UNITS_FOR[lang])
+    units = list(units_for(lang))
     if st.session_state.get(f"{prefix}unit") not in units:
         st.session_state[f"{prefix}unit"] = units[0]
-    return where.selectbox("Counting unit", units, format_func=UNIT_LABELS.get, key=f"{prefix}unit")
+    return where.selectbox("Counting unit", units, format_func=unit_label, key=f"{prefix}unit")
 
 
 def target_inputs(where: Any, prefix: str, default: int) -> Target | None:

@@ -20,7 +20,6 @@ from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
     DEFAULT_VARIANTS,
-    GRAMMAR_UNITS,
     MARKER_LIMITS,
     MARKER_MODES,
     MAX_CALLS,
@@ -32,6 +31,7 @@ from ..vocab import (
     TargetKind,
     Unit,
     available_modes,
+    grammar_units,
     markers_can_count,
     mode_label,
     unit_label,
@@ -79,7 +79,7 @@ def _settle_mode(
             f"for now. {mode_label(wanted)} comes back when you pick the embedded model, a GGUF file, or a server "
             "that takes a grammar."
         )
-    units = " or ".join(unit_label(u) for u in GRAMMAR_UNITS[lang])
+    units = " or ".join(unit_label(u) for u in grammar_units(lang))
     return (
         f"{mode_label(wanted)} cannot guarantee a count in {unit_label(unit)}: {used} is used for now. "
         f"{mode_label(wanted)} comes back when you count in {units}."

@@ -1,0 +1,30 @@
+"""A reply that is one enormous "word" in one chunk costs what any reply of its size costs: the run stops as an
+overrun and is saved, partial, with the text that arrived. (The quality check once tried every split of a word
+in two, each looked up in wordfreq: a 25,000-letter word took 80 s, 5 MB never finished; the timing is in
+benchmarks/cli_speed.py.)"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from capel_ui.cli import main
+from capel_ui.storage import get_engine, list_runs
+from capel_ui.vocab import EXIT_MISS
+from tests.scripted_server import MODEL, ok
+
+WORD = "a" * 100_000
+
+
+@pytest.mark.parametrize("mode", ["capel", "baseline"])
+def test_a_one_word_reply_of_100_000_letters_is_saved_partial_as_an_overrun(scripted, mode: str) -> None:
+    scripted.script(ok([WORD]), then=ok([WORD]))  # a repair call gets the same
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", mode, "--target", "50", "Sea"]
+    err = io.StringIO()
+    code = main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=err)
+    assert code == EXIT_MISS
+    assert "far past the target of 50" in err.getvalue()
+    [run] = list_runs(get_engine())
+    assert (run.status, run.failure_kind, run.mode) == ("partial", "overrun", mode)
+    assert run.text == WORD
