@@ -21,6 +21,11 @@ RETRYABLE_KINDS = frozenset({"unreachable", "rate_limit", "server"})
 """The failure kinds worth another attempt (a timeout is not: the wait was already spent). The one list of
 them for backends; a `server` fault is retried only for a 5xx status."""
 
+WORDED_KINDS = frozenset(
+    {"timeout", "unreachable", "auth", "rate_limit", "not_found", "context", "bad_request", "server"}
+)
+"""The kinds of `Fault` this guard words: what a service says before its stream starts."""
+
 MAX_BACKOFF = 20.0
 WAIT_BUDGET = 30.0
 """Seconds one request may spend waiting between its attempts, in all. A server that asks (Retry-After) for

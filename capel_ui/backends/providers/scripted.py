@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ...prompts import Message
 from ...vocab import FailureKind
 from ..base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Fault, Options, Usage
+from ..guard import WORDED_KINDS
 from .spec import BackendArgs, ProviderSpec
 
 SCRIPTED_MODEL = "scripted"
@@ -94,6 +95,18 @@ class ScriptedBackend(Backend):
         if options.prefill and self.capabilities.prefill is None:
             raise BackendError("bad_request", f"{self.label} cannot continue a partial answer (no prefill)")
 
+    def _failure(self, turn: Turn, received: int) -> BackendError:
+        """The scripted failure, as a service's would reach the guard: a `Fault` for what the guard words."""
+        kind = turn.fail or "server"
+        if kind in WORDED_KINDS:
+            return Fault(kind, turn.detail, status=DEFAULT_STATUS.get(kind), retry_after=turn.retry_after)
+        if kind == "cut":
+            return BackendError(
+                "cut",
+                f"The stream from {self.label} was cut after {received} characters; the text that arrived is kept.",
+            )
+        return BackendError(kind, turn.detail or f"{self.label} failed ({kind}), as scripted.")
+
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         self._check(options)
         turn = self._next(messages, options)
@@ -106,8 +119,7 @@ class ScriptedBackend(Backend):
             first = first if first is not None else time.monotonic() - started
             yield chunk
         if turn.fail is not None:
-            status = DEFAULT_STATUS.get(turn.fail)
-            raise Fault(turn.fail, turn.detail, status=status, retry_after=turn.retry_after)
+            raise self._failure(turn, sum(map(len, turn.chunks)))
         asked = options.logprobs and self.capabilities.logprobs
         yield Usage(
             prompt_tokens=sum(len(m["content"].split()) for m in messages),
