@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..base import Backend, Capabilities
@@ -34,12 +35,5 @@ def http_api(args: BackendArgs, url: str | None) -> Backend:
 def llama_cpp(args: BackendArgs, path: Path | str | None) -> Backend:
     """A backend on the in-process llama.cpp server for a GGUF file (None: the embedded SmolLM2)."""
     handle = start_server(path)
-    return OpenAICompatBackend(
-        args.model,
-        base_url=handle.base_url,
-        api_key=handle.api_key,
-        label=args.label,
-        capabilities=args.capabilities,
-        timeout=args.timeout,
-        key_hint="the embedded server refused its own key; restart the app",
-    )
+    hint = "the embedded server refused its own key; restart the app"
+    return http_api(replace(args, api_key=handle.api_key, key_hint=hint), handle.base_url)

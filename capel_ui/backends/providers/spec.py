@@ -1,4 +1,5 @@
-"""What a provider is, and the registry of them: each provider module declares one `ProviderSpec` and registers it.
+"""What a provider is, and the registry of them: each provider module declares one `ProviderSpec`, and
+`providers/__init__.py` registers them in order (a test may `register` its own).
 
 Callers never compare provider names: they ask the spec (local? keyed? takes a base URL? which models?). A
 provider's name is open: any registered name is one (`spec_of` checks it), so a new provider is one module.
