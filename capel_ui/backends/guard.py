@@ -62,6 +62,8 @@ class Guarded(Backend):
         self._sleep = sleep
 
     def __getattr__(self, name: str) -> Any:  # only called for what this wrapper does not have itself
+        if name == "inner":  # not set yet (a copy being made): no inner to ask
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     def __repr__(self) -> str:
