@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from .backends import spec_of
 from .counting import count
 from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
@@ -28,9 +29,6 @@ from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origi
 
 SAVE_INTERVAL = 1.0
 """Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
-
-LOCAL_PROVIDERS = frozenset({"embedded", "gguf"})
-"""Providers served on a random local port: their URL means nothing later, so it is not stored."""
 
 
 class LiveRun:
@@ -72,7 +70,7 @@ class LiveRun:
             "prompt": gen.prompt,
             "model": backend.model,
             "backend": backend.provider,
-            "base_url": None if backend.provider in LOCAL_PROVIDERS else backend.base_url,
+            "base_url": None if spec_of(backend.provider).local else backend.base_url,
             "mode": gen.mode,
             "lang": req.lang,
             "unit": req.count_unit,

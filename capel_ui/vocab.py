@@ -304,10 +304,11 @@ class FailureSpec:
 
 FAILURES: dict[FailureKind, FailureSpec] = {
     "unreachable": FailureSpec("the server could not be reached", retry=True),
-    "timeout": FailureSpec("the server did not answer in time", retry=True),
+    # not retried: the wait was already spent once, and a writer is better told at once
+    "timeout": FailureSpec("the server did not answer in time"),
     "auth": FailureSpec("the key is missing or was refused"),
     "rate_limit": FailureSpec("the provider asked to wait (429) or the quota is spent", retry=True),
-    "server": FailureSpec("the server failed (5xx)", retry=True),
+    "server": FailureSpec("the server failed (5xx)", retry=True),  # retried only for a 5xx status (guard.py)
     "context": FailureSpec("the request does not fit the model's context window"),
     "not_found": FailureSpec("no such model or address", bad_input=True),
     "bad_request": FailureSpec("the server refused the request as sent", bad_input=True),

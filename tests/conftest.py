@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
-from capel_ui.backends import Backend, get_backend, registry
+from capel_ui.backends import Backend, ScriptedBackend, get_backend, registry, staged
 from capel_ui.backends.probe import clear_cache as clear_probe_cache
 from tests.scripted_server import ScriptedServer
 
@@ -53,6 +53,14 @@ def scripted() -> Iterator[ScriptedServer]:
     """A fresh OpenAI-compatible stand-in for a remote vendor; give it a script with `.script(...)`."""
     with ScriptedServer() as server:
         yield server
+
+
+@pytest.fixture
+def scripted_model() -> Iterator[ScriptedBackend]:
+    """The in-process scripted model that `get_backend("scripted")` returns: give it replies with `.reply(...)`,
+    read what was sent in `.requests`. For tests that are not about a wire format (no server, no port)."""
+    with staged(ScriptedBackend()) as model:
+        yield model
 
 
 @pytest.fixture(scope="session")

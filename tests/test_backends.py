@@ -12,6 +12,7 @@ from capel_ui.backends import (
     EMBEDDED,
     BackendError,
     Capabilities,
+    Guarded,
     ModelChoice,
     OpenAICompatBackend,
     Options,
@@ -40,15 +41,19 @@ MESSAGES = [{"role": "user", "content": "Say hello."}]
 NO_WAIT = {"retry-after": "0"}
 
 
-def backend_for(server, *, sleeps: list[float] | None = None, **kw) -> OpenAICompatBackend:
+GUARD_SETTINGS = ("max_retries", "backoff", "wait_budget")
+
+
+def guarded(url: str, *, sleeps: list[float] | None = None, api_key: str | None = "sk-test", **kw) -> Guarded:
+    """The chat backend at `url` inside the retry guard, whose backoff sleeps are recorded instead of slept."""
+    guard = {k: kw.pop(k) for k in GUARD_SETTINGS if k in kw}
+    inner = OpenAICompatBackend(MODEL, base_url=url, api_key=api_key, **kw)
+    return Guarded(inner, sleep=(sleeps.append if sleeps is not None else lambda s: None), **guard)
+
+
+def backend_for(server, *, sleeps: list[float] | None = None, **kw) -> Guarded:
     """A backend on the scripted server whose backoff sleeps are recorded instead of slept."""
-    return OpenAICompatBackend(
-        MODEL,
-        base_url=server.url,
-        api_key="sk-test",
-        sleep=(sleeps.append if sleeps is not None else lambda s: None),
-        **kw,
-    )
+    return guarded(server.url, sleeps=sleeps, **kw)
 
 
 def failure_of(backend, options: Options | None = None) -> BackendError:
@@ -100,7 +105,7 @@ def test_the_stand_in_answers_model_lists_and_non_streaming_calls_like_a_vendor(
 
 def test_connection_refused_is_unreachable_and_names_the_url():
     url = closed_port_url()
-    backend = OpenAICompatBackend(MODEL, base_url=url, api_key=None, max_retries=1, sleep=lambda s: None)
+    backend = guarded(url, api_key=None, max_retries=1)
     error = failure_of(backend)
     assert error.kind == "unreachable"
     assert url in error.message
@@ -239,7 +244,7 @@ def test_the_waits_of_one_request_add_up_to_at_most_the_budget(scripted):
 
 def test_unreachable_server_is_retried_with_backoff_then_reported():
     sleeps: list[float] = []
-    backend = OpenAICompatBackend(MODEL, base_url=closed_port_url(), api_key=None, max_retries=2, sleep=sleeps.append)
+    backend = guarded(closed_port_url(), api_key=None, max_retries=2, sleeps=sleeps)
     error = failure_of(backend)
     assert error.kind == "unreachable" and "tried 3 times" in error.message
     assert len(sleeps) == 2

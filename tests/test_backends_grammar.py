@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from capel_ui.backends import OpenAICompatBackend, OpenAIResponsesBackend, capabilities_for, get_backend, probe
+from capel_ui.backends import Backend, OpenAICompatBackend, OpenAIResponsesBackend, capabilities_for, get_backend, probe
 from capel_ui.backends.jsonstring import JsonStringReader
 from capel_ui.backends.openai_responses import REASONING_ROOM, TOOL_NAME
 from capel_ui.backends.probe import PROBE_ANSWER
@@ -40,9 +40,9 @@ def chunks_of(s: str, size: int = 7) -> list[str]:
     return [s[i : i + size] for i in range(0, len(s), size)]
 
 
-def gpt5(server, model: str = "gpt-5-mini") -> OpenAIResponsesBackend:
+def gpt5(server, model: str = "gpt-5-mini") -> Backend:
     backend = get_backend(model, provider="openai", base_url=server.url, api_key="sk-test")
-    assert isinstance(backend, OpenAIResponsesBackend)
+    assert isinstance(backend.inner, OpenAIResponsesBackend)
     return backend
 
 
@@ -76,9 +76,9 @@ def test_deepseek_models_take_no_grammar(model, reasoning):
 
 
 def test_the_registry_picks_the_responses_api_for_grammar_tools_and_chat_for_the_rest(scripted):
-    assert isinstance(gpt5(scripted), OpenAIResponsesBackend)
+    assert isinstance(gpt5(scripted).inner, OpenAIResponsesBackend)
     chat = get_backend("gpt-4.1", provider="openai", base_url=scripted.url, api_key="sk-test")
-    assert type(chat) is OpenAICompatBackend
+    assert type(chat.inner) is OpenAICompatBackend
 
 
 def test_openai_base_url_is_honoured_as_the_openai_client_honours_it(scripted, monkeypatch):

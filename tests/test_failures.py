@@ -36,7 +36,7 @@ def test_a_deadline_is_the_model_s_answer_like_the_output_limit():
 
 
 def test_only_transient_failures_are_retried_and_only_the_output_limit_is_continued():
-    assert {k for k, s in FAILURES.items() if s.retry} == {"unreachable", "timeout", "rate_limit", "server"}
+    assert {k for k, s in FAILURES.items() if s.retry} == {"unreachable", "rate_limit", "server"}
     assert {k for k, s in FAILURES.items() if s.resume} == {"length"}
 
 

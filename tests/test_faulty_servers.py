@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from capel_ui.backends import BackendError, OpenAICompatBackend, get_backend
+from capel_ui.backends import BackendError, Guarded, OpenAICompatBackend, get_backend
 from capel_ui.backends.openai_compat import check_base_url
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, overrun_limit
@@ -37,8 +37,9 @@ from tests.stopping import stop_after_first_chunk, stop_while_waiting
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def backend(server) -> OpenAICompatBackend:
-    return OpenAICompatBackend(MODEL, base_url=server.url, api_key="sk-test", sleep=lambda s: None)
+def backend(server) -> Guarded:
+    inner = OpenAICompatBackend(MODEL, base_url=server.url, api_key="sk-test")
+    return Guarded(inner, sleep=lambda s: None)
 
 
 def run(server, **request) -> Generation:

@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from capel_ui.backends import get_backend
+from capel_ui.backends import Turn, get_backend
 from capel_ui.generation import Generation, Request
 from capel_ui.runs import LiveRun, display_status, live_run, settle, verdict_of
 from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.vocab import STALE_AFTER
-from tests.scripted_server import MODEL, closed_port_url, cut_after, ok
+from tests.scripted_server import MODEL, closed_port_url, ok
 
 
 @pytest.fixture
@@ -21,8 +21,14 @@ def engine():
     return get_engine()
 
 
-def start(server_url: str, engine, *, target: int = 3, mode: str = "baseline", origin: str = "cli", **kw) -> LiveRun:
-    backend = get_backend(MODEL, provider="compatible", base_url=server_url, max_retries=0)
+def start(
+    server_url: str | None, engine, *, target: int = 3, mode: str = "baseline", origin: str = "cli", **kw
+) -> LiveRun:
+    """A run on the scripted server at `server_url`, or (None) on the in-process scripted model."""
+    if server_url is None:
+        backend = get_backend("scripted", max_retries=0)
+    else:
+        backend = get_backend(MODEL, provider="compatible", base_url=server_url, max_retries=0)
     gen = Generation(backend, Request("Describe a lighthouse", target, mode=mode))
     return LiveRun(gen, engine, origin=origin, **kw)
 
@@ -33,17 +39,17 @@ def ticking(step: float = 10.0):
     return lambda: next(counter) * step
 
 
-def test_a_run_is_saved_as_running_before_any_text_arrives(scripted, engine):
-    scripted.script(ok(["One two three."]))
-    live = start(scripted.url, engine, origin="compare", comparison_id="c1")
+def test_a_run_is_saved_as_running_before_any_text_arrives(scripted_model, engine):
+    scripted_model.reply("One two three.")
+    live = start(None, engine, origin="compare", comparison_id="c1")
     row = get_run(engine, live.run_id)
     assert (row.status, row.origin, row.comparison_id, row.text) == ("running", "compare", "c1", "")
     live.run()
 
 
-def test_a_finished_run_is_saved_complete_and_verified(scripted, engine):
-    scripted.script(ok(["One two ", "three."]))
-    live = start(scripted.url, engine)
+def test_a_finished_run_is_saved_complete_and_verified(scripted_model, engine):
+    scripted_model.reply(["One two ", "three."])
+    live = start(None, engine)
     live.run()
     row = get_run(engine, live.run_id)
     assert (row.status, row.text, row.count, row.verified) == ("complete", "One two three.", 3, True)
@@ -58,17 +64,17 @@ def test_a_finished_run_keeps_its_tokens_and_timings(scripted, engine):
     assert row.seconds is not None and row.seconds >= 0
 
 
-def test_an_off_target_run_is_complete_but_not_verified(scripted, engine):
-    scripted.script(ok(["One two three four."]))
-    live = start(scripted.url, engine)
+def test_an_off_target_run_is_complete_but_not_verified(scripted_model, engine):
+    scripted_model.reply("One two three four.")
+    live = start(None, engine)
     live.run()
     row = get_run(engine, live.run_id)
     assert (row.status, row.count, row.verified) == ("complete", 4, False)
 
 
-def test_text_is_saved_while_it_streams(scripted, engine):
-    scripted.script(ok(["One ", "two ", "three."], delay=0.05))
-    live = start(scripted.url, engine, clock=ticking())
+def test_text_is_saved_while_it_streams(scripted_model, engine):
+    scripted_model.reply(Turn(("One ", "two ", "three."), delay=0.05))
+    live = start(None, engine, clock=ticking())
     seen = []
     for _ in live.stream():
         seen.append(get_run(engine, live.run_id))
@@ -77,9 +83,9 @@ def test_text_is_saved_while_it_streams(scripted, engine):
     assert (seen[1].status, seen[1].text) == ("running", "One two")
 
 
-def test_a_stream_cut_in_the_middle_is_saved_partial_with_its_text(scripted, engine):
-    scripted.script(cut_after(["One two ", "three."]))
-    live = start(scripted.url, engine)
+def test_a_stream_cut_in_the_middle_is_saved_partial_with_its_text(scripted_model, engine):
+    scripted_model.reply(Turn(("One two ", "three."), fail="cut"))
+    live = start(None, engine)
     live.run()
     row = get_run(engine, live.run_id)
     assert (row.status, row.text, row.verified) == ("partial", "One two three.", False)
@@ -93,9 +99,9 @@ def test_an_unreachable_server_is_saved_failed_with_what_to_do(engine):
     assert (row.status, row.text, row.verified, row.failure_kind) == ("failed", "", False, "unreachable")
 
 
-def test_a_cancelled_run_keeps_the_text_that_arrived(scripted, engine):
-    scripted.script(ok(["One ", "two ", "three ", "four."], delay=0.05))
-    live = start(scripted.url, engine, target=4)
+def test_a_cancelled_run_keeps_the_text_that_arrived(scripted_model, engine):
+    scripted_model.reply(Turn(("One ", "two ", "three ", "four."), delay=0.05))
+    live = start(None, engine, target=4)
     stream = live.stream()
     next(stream)
     live.cancel()
@@ -105,18 +111,18 @@ def test_a_cancelled_run_keeps_the_text_that_arrived(scripted, engine):
     assert (row.status, row.verified) == ("cancelled", False) and row.text.startswith("One")
 
 
-def test_a_stream_abandoned_by_its_reader_is_saved_cancelled(scripted, engine):
-    scripted.script(ok(["One ", "two ", "three."], delay=0.05))
-    live = start(scripted.url, engine)
+def test_a_stream_abandoned_by_its_reader_is_saved_cancelled(scripted_model, engine):
+    scripted_model.reply(Turn(("One ", "two ", "three."), delay=0.05))
+    live = start(None, engine)
     stream = live.stream()
     next(stream)
     stream.close()  # a Stop click, a closed tab or Ctrl-C
     assert get_run(engine, live.run_id).status == "cancelled"
 
 
-def test_a_run_without_a_database_is_not_saved(scripted, engine):
-    scripted.script(ok(["One two three."]))
-    live = start(scripted.url, None)
+def test_a_run_without_a_database_is_not_saved(scripted_model, engine):
+    scripted_model.reply("One two three.")
+    live = start(None, None)
     outcome = live.run()
     assert live.run_id is None and outcome.verified and list_runs(engine) == []
 

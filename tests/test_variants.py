@@ -58,14 +58,14 @@ def test_a_server_without_logprobs_is_not_asked_and_the_score_still_saves(script
 # ----- variants --------------------------------------------------------------------------------------------
 
 
-def test_variants_are_k_runs_of_one_group_ranked_verified_first_then_by_score(scripted) -> None:
-    scripted.script(ok(GLUED), ok(SHORT), ok(GOOD))
-    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url)
+def test_variants_are_k_runs_of_one_group_ranked_verified_first_then_by_score(scripted_model) -> None:
+    scripted_model.reply(GLUED, SHORT, GOOD)
+    backend = get_backend("scripted")
     handle = start(Request("Describe a lighthouse", 4, mode="baseline"), backend, engine(), origin="cli", variants=3)
     handle.run_together()
     group_id, ranked = handle.group_id, handle.result()
 
-    assert len(scripted.chat_requests) == 3
+    assert len(scripted_model.requests) == 3
     runs = list_runs(engine(), group_id=group_id)
     assert len(runs) == 3 and {r.origin for r in runs} == {"variant"}
     assert [c.outcome.text for c in ranked] == [GOOD, GLUED, SHORT]  # clean > glued > off target

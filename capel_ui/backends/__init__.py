@@ -1,4 +1,5 @@
-"""Model backends: one interface (`Backend.stream`), reached through the `openai` client."""
+"""Model backends: one interface (`Backend.stream`), one module per provider (`providers/`), and one guard
+(`guard.Guarded`) around every backend `get_backend` builds for retries, Stop and the words of a failure."""
 
 from .base import (
     GRAMMAR_FIELDS,
@@ -7,14 +8,18 @@ from .base import (
     CancelToken,
     Capabilities,
     FailureKind,
+    Fault,
     GrammarField,
     Options,
     Usage,
 )
 from .embedded import ServerHandle, smollm2_path, start_server
+from .guard import Guarded
 from .openai_compat import OpenAICompatBackend
 from .openai_responses import OpenAIResponsesBackend
 from .probe import ProbeResult, needs_probe, probe, refusal
+from .providers import BackendArgs, register, spec_of, visible
+from .providers.scripted import ScriptedBackend, Turn, staged
 from .registry import (
     COUNTDOWN_FALLBACK,
     EMBEDDED,
@@ -43,11 +48,14 @@ __all__ = [
     "PROVIDERS",
     "ApiKey",
     "Backend",
+    "BackendArgs",
     "BackendError",
     "CancelToken",
     "Capabilities",
     "FailureKind",
+    "Fault",
     "GrammarField",
+    "Guarded",
     "KeySource",
     "ModelChoice",
     "OpenAICompatBackend",
@@ -56,7 +64,9 @@ __all__ = [
     "ProbeResult",
     "Provider",
     "ProviderSpec",
+    "ScriptedBackend",
     "ServerHandle",
+    "Turn",
     "Usage",
     "capabilities_for",
     "get_backend",
@@ -66,9 +76,13 @@ __all__ = [
     "probe",
     "provider_of",
     "refusal",
+    "register",
     "resolve_key",
     "secrets_files",
     "smollm2_path",
+    "spec_of",
+    "staged",
     "start_server",
     "uses_fallback",
+    "visible",
 ]

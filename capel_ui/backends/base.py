@@ -121,6 +121,19 @@ class BackendError(Exception):
         return self.message
 
 
+class Fault(BackendError):
+    """A failure as a backend saw it, before it is worded: `guard.Guarded` (around every backend `get_backend`
+    returns) decides whether to retry it and writes the message the user reads. `detail` is the service's own
+    text (for a 400, a context overflow, an odd status); `retry_after` the wait the service asked for, if any."""
+
+    def __init__(
+        self, kind: FailureKind, detail: str = "", *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(kind, detail or kind, status=status)
+        self.detail = detail
+        self.retry_after = retry_after
+
+
 class Backend(ABC):
     """A model behind an API. `stream()` yields str chunks and finally one Usage; it raises BackendError."""
 
@@ -129,6 +142,7 @@ class Backend(ABC):
     capabilities: Capabilities
     base_url: str | None
     provider: str = "compatible"  # which entry of the registry built it (set by `get_backend`)
+    key_hint: str = "type a key in the sidebar or set the provider's environment variable"  # for a refused key
 
     @abstractmethod
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:

@@ -4,8 +4,6 @@ llama.cpp and the embedded model all share this one code path."""
 from __future__ import annotations
 
 import json
-import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -20,17 +18,8 @@ import openai
 from ..grammar import Grammar, grammar_text
 from ..prompts import Message
 from .abort import TrackingBackend, http_client, shutdown
-from .base import DEFAULT_CAPABILITIES, Backend, BackendError, CancelToken, Capabilities, Options, Usage
+from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Fault, Options, Usage
 from .jsonstring import JsonStringReader
-
-REMOTE_APIS = frozenset({"openai", "deepseek"})
-"""Providers whose URL the writer does not choose: when they cannot be reached, the network is to check."""
-
-RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
-MAX_BACKOFF = 20.0
-WAIT_BUDGET = 30.0
-"""Seconds one request may spend waiting between its attempts, in all. A server that asks (Retry-After) for
-a longer wait than is left gets no retry: the user hears at once how long it asked for, instead of a spinner."""
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -54,15 +43,6 @@ def _retry_after(exc: Exception) -> float | None:
         return None
 
 
-def _duration(seconds: float) -> str:
-    """`45 s`, `15 min`, `2.5 h`: a wait as people read it."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def check_base_url(url: str) -> str:
     """The base URL as given, if it is a web address (http or https, with a host); else a BackendError saying
     what a base URL looks like. Checked before anything is sent."""
@@ -80,22 +60,6 @@ def check_base_url(url: str) -> str:
     return value
 
 
-def _prompt_overflow(message: str) -> tuple[int, int] | None:
-    """(prompt tokens, context size) when a context error says the prompt alone does not fit, as OpenAI, vLLM
-    and llama.cpp word it; None when the prompt fits and only the output budget overflows, or it is unclear."""
-    text = message.replace(",", "")
-    limit = re.search(r"(?:maximum context length is|context size(?: is)?|n_ctx\D{0,4})\s*(\d+)", text)
-    prompt = re.search(
-        r"(?:messages resulted in|(\d+) in the messages|n_prompt_tokens\D{0,4}|prompt (?:is|has|contains))\s*(\d+)?",
-        text,
-    )
-    if not limit or not prompt:
-        return None
-    n = int(prompt.group(1) or prompt.group(2) or 0)
-    size = int(limit.group(1))
-    return (n, size) if n >= size else None
-
-
 class OpenAICompatBackend(Backend):
     """A model behind an OpenAI-compatible chat completions endpoint."""
 
@@ -107,23 +71,15 @@ class OpenAICompatBackend(Backend):
         api_key: str | None,
         label: str | None = None,
         capabilities: Capabilities = DEFAULT_CAPABILITIES,
-        max_retries: int = 3,
-        backoff: float = 0.5,
-        wait_budget: float = WAIT_BUDGET,
         timeout: float = 120.0,
-        key_hint: str = "type a key in the sidebar or set the provider's environment variable",
-        sleep: Callable[[float], None] = time.sleep,
+        key_hint: str = Backend.key_hint,
     ) -> None:
         self.model = model
         self.base_url = check_base_url(base_url) if base_url is not None else None
         self.label = label or model
         self.capabilities = capabilities
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.wait_budget = wait_budget
         self.key_hint = key_hint
-        self._sleep = sleep
-        # The client's own retries are off: ours are bounded, logged in the message, and stop once text arrived.
+        # The client's own retries are off: `guard.Guarded` retries, bounded, and never once text arrived.
         self._network = TrackingBackend()  # lets a Stop abort a request still waiting for its first byte
         self._client = openai.OpenAI(
             base_url=base_url,
@@ -193,125 +149,42 @@ class OpenAICompatBackend(Backend):
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
 
-    def _failure(self, exc: Exception, attempts: int) -> BackendError:
-        """Turn a client exception into a message that says what to do."""
-        tried = f" (tried {attempts} times)" if attempts > 1 else ""
+    def _failure(self, exc: openai.APIError) -> BackendError:
+        """What went wrong, as a `Fault` the guard words (and may retry)."""
         status = getattr(exc, "status_code", None)
         if isinstance(exc, openai.APITimeoutError):
-            return BackendError(
-                "timeout",
-                f"{self.label} at {self._where()} did not answer in time{tried}; try again or raise the timeout.",
-            )
+            return Fault("timeout")
         if isinstance(exc, openai.APIConnectionError):
-            if self.provider in REMOTE_APIS:  # its URL is fixed: the writer's own connection is what to check
-                return BackendError(
-                    "unreachable",
-                    f"Could not reach {self._where()}{tried}: check your network connection and try again.",
-                )
-            return BackendError(
-                "unreachable",
-                f"Could not connect to {self._where()}{tried}: is the server running and the base URL right?",
-            )
+            return Fault("unreachable")
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            return BackendError(
-                "auth", f"{self._where()} refused the API key ({status}): {self.key_hint}.", status=status
-            )
+            return Fault("auth", status=status)
         if isinstance(exc, openai.RateLimitError):
-            return BackendError(
-                "rate_limit",
-                f"{self._where()} is rate-limiting requests (429){tried}; wait a minute or lower concurrency.",
-                status=status,
-            )
+            return Fault("rate_limit", status=status, retry_after=_retry_after(exc))
         if isinstance(exc, openai.NotFoundError):
-            return BackendError(
-                "not_found",
-                f"{self._where()} does not know the model {self.model!r} (404); check the model id.",
-                status=status,
-            )
+            return Fault("not_found", status=status)
         if isinstance(exc, openai.BadRequestError):
             text = str(exc).lower()
-            if "context" in text or "too long" in text or ("maximum" in text and "token" in text):
-                overflow = _prompt_overflow(str(exc))
-                if overflow is not None:
-                    return BackendError(
-                        "context",
-                        f"The prompt alone ({overflow[0]} tokens) is too long for {self.label}'s context of "
-                        f"{overflow[1]} tokens; shorten the instruction or the text to rewrite.",
-                        status=status,
-                    )
-                return BackendError(
-                    "context",
-                    f"The prompt plus the output limit is too long for {self.label}'s context; shorten the prompt, "
-                    "or lower the output limit or the target.",
-                    status=status,
-                )
-            return BackendError("bad_request", f"{self._where()} rejected the request (400): {exc}", status=status)
+            too_long = "context" in text or "too long" in text or ("maximum" in text and "token" in text)
+            return Fault("context" if too_long else "bad_request", str(exc), status=status)
         if isinstance(exc, openai.InternalServerError):
-            return BackendError(
-                "server",
-                f"{self._where()} failed with a server error ({status}){tried}; try again later.",
-                status=status,
-            )
-        if isinstance(exc, openai.APIStatusError):
-            return BackendError("server", f"{self._where()} answered {status}: {exc}", status=status)
-        return BackendError("server", f"{self._where()} failed: {exc}")
-
-    def _too_long(self, exc: Exception, asked: float, attempts: int) -> BackendError:
-        """The server asked for a longer wait than this request has left: stop now and say how long it asked."""
-        status = getattr(exc, "status_code", None)
-        tried = f"; tried {attempts} times" if attempts > 1 else ""
-        wait = _duration(asked)
-        if isinstance(exc, openai.RateLimitError):
-            return BackendError(
-                "rate_limit",
-                f"{self._where()} is rate-limiting requests (429) and asks to wait {wait} before the next one{tried}; "
-                f"try again after that, or lower concurrency.",
-                status=status,
-            )
-        return BackendError(
-            "server",
-            f"{self._where()} is unavailable ({status}) and asks to wait {wait} before retrying{tried}; "
-            "try again after that.",
-            status=status,
-        )
+            return Fault("server", status=status, retry_after=_retry_after(exc))
+        return Fault("server", str(exc), status=status)
 
     def _create(self, params: dict[str, Any], client: openai.OpenAI) -> Any:
         """One attempt at opening the stream (the Responses backend calls its own endpoint here)."""
         return client.chat.completions.create(**params)
 
-    def _open(self, params: dict[str, Any], cancel: CancelToken | None = None) -> Any:
-        """Start the stream, retrying connection failures, 429 and 5xx with bounded exponential backoff.
-
-        The waits of one request add up to at most `wait_budget` seconds; a Retry-After beyond what is left
-        ends the request at once (see `WAIT_BUDGET`).
-        """
-        attempt = 0
-        waited = 0.0
+    def _open(self, params: dict[str, Any]) -> Any:
+        """Start the stream (one attempt: `guard.Guarded` retries)."""
         client = self._client
         path = self.capabilities.prefill_path
         messages = params.get("messages") or []  # a Responses request has `input` instead
         if path and messages and messages[-1].get("role") == "assistant" and self.base_url:
             client = client.with_options(base_url=self.base_url.rstrip("/") + path)  # e.g. DeepSeek's beta
-        while True:
-            attempt += 1
-            try:
-                return self._create(params, client)
-            except RETRYABLE as exc:
-                stopped = cancel is not None and cancel.is_set()  # aborted on purpose: no retry
-                if stopped or attempt > self.max_retries or isinstance(exc, openai.APITimeoutError):
-                    raise self._failure(exc, attempt) from exc
-                left = max(self.wait_budget - waited, 0.0)
-                asked = _retry_after(exc)
-                if asked is not None and asked > left:
-                    raise self._too_long(exc, asked, attempt) from exc
-                if asked is None:
-                    delay = min(self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4), MAX_BACKOFF, left)
-                else:
-                    delay = asked
-                self._sleep(delay)
-                waited += delay
-            except openai.APIError as exc:
-                raise self._failure(exc, attempt) from exc
+        try:
+            return self._create(params, client)
+        except openai.APIError as exc:
+            raise self._failure(exc) from exc
 
     def _release(self, forget: Any, thread: int) -> None:
         if forget is not None:
@@ -354,7 +227,7 @@ class OpenAICompatBackend(Backend):
 
         forget = options.cancel.on_set(abort) if options.cancel is not None else None
         try:
-            response = self._open(params, options.cancel)
+            response = self._open(params)
         except BaseException:
             self._release(forget, thread)
             raise

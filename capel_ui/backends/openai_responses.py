@@ -4,7 +4,8 @@ The model is forced (`tool_choice`) to call one custom tool whose input must mat
 the grammar with LLGuidance, the engine the tests check every grammar with. The tool input streams as
 `response.custom_tool_call_input.delta` events, which this backend yields as text chunks like any other stream,
 so the live countdown, the validator and the verdict are the same. Without a grammar (CAPEL, baseline) the
-model writes plain text (`response.output_text.delta`). Retries, keys and error messages are the chat backend's.
+model writes plain text (`response.output_text.delta`). Retries and error
+messages are `guard.Guarded`'s, as for every backend.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ class OpenAIResponsesBackend(OpenAICompatBackend):
         choices = [e for e in EFFORTS if e in supported and e != effort] or list(above[:1])
         return choices[0] if choices else None
 
-    def _failure(self, exc: Exception, attempts: int) -> BackendError:
+    def _failure(self, exc: openai.APIError) -> BackendError:
         """The chat backend's messages, plus the two 400s only this route meets: custom tools and grammars."""
         if isinstance(exc, openai.BadRequestError):
             text = str(exc).lower()
@@ -127,7 +128,7 @@ class OpenAIResponsesBackend(OpenAICompatBackend):
                     "model for the exact modes, or a non-exact mode.",
                     status=exc.status_code,
                 )
-        return super()._failure(exc, attempts)
+        return super()._failure(exc)
 
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         params = self.request_params(messages, options)

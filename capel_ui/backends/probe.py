@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..grammar import Grammar, Lit
 from ..vocab import MODE_SPECS, Mode
 from .base import Backend, BackendError, Options, Usage
+from .providers import spec_of
 
 PROBE_ANSWER = "<7> ok."
 PROBE_GRAMMAR = Grammar(Lit(PROBE_ANSWER))
@@ -90,8 +91,8 @@ def _ask(build: Callable[[], Backend], grammar_field: str) -> ProbeResult:
 
 
 def needs_probe(provider: str, base_url: str | None, grammar_field: str | None) -> bool:
-    """Only an OpenAI-compatible server given a grammar field is asked: the registry knows every other model."""
-    return provider == "compatible" and bool(grammar_field) and bool(base_url)
+    """Only a server whose grammar field the writer named is asked: the registry knows every other model."""
+    return spec_of(provider).takes_grammar_field and bool(grammar_field) and bool(base_url)
 
 
 def refusal(backend: Backend, modes: Iterable[Mode]) -> str | None:

@@ -18,7 +18,6 @@ from sqlalchemy.engine import Engine
 
 from ..backends import (
     EMBEDDED,
-    PROVIDERS,
     ApiKey,
     Backend,
     BackendError,
@@ -29,6 +28,7 @@ from ..backends import (
     needs_probe,
     probe,
     resolve_key,
+    visible,
 )
 from ..storage import database_url, get_engine
 
@@ -58,9 +58,9 @@ def api_key(provider: Provider) -> ApiKey | None:
 
 
 def keyed_api_models() -> list[ModelChoice]:
-    """The paper's API models (OpenAI, DeepSeek) whose key is at hand: what Compare and the judge offer."""
-    providers: tuple[Provider, ...] = ("openai", "deepseek")
-    return [ModelChoice(p, model) for p in providers if api_key(p) for model in PROVIDERS[p].models]
+    """The vendors' API models (OpenAI, DeepSeek) whose key is at hand: what Compare and the judge offer."""
+    keyed = [spec for spec in visible() if spec.keyed and api_key(spec.name)]
+    return [ModelChoice(spec.name, model) for spec in keyed for model in spec.models]
 
 
 def db_url() -> str:
@@ -75,7 +75,7 @@ def engine() -> Engine:
 
 def build_backend(choice: ModelChoice) -> Backend:
     """A backend for the choice, with this session's typed key; raises BackendError saying what to do."""
-    if choice.provider in ("embedded", "gguf"):
+    if choice.spec.local:
         with st.spinner("Starting the embedded model…"):  # shows only if it takes long: the first start
             return _backend(choice)
     return _backend(choice)

@@ -10,13 +10,14 @@ from sqlalchemy.engine import make_url
 
 from ..backends import (
     EMBEDDED,
-    EMBEDDED_MODEL,
     GRAMMAR_FIELDS,
-    PROVIDERS,
     BackendError,
     ModelChoice,
     Provider,
+    ProviderSpec,
     resolve_key,
+    spec_of,
+    visible,
 )
 from ..backends.openai_compat import check_base_url
 from ..storage import StorageError, get_engine
@@ -52,35 +53,12 @@ def _check_database() -> None:
 
 def _model() -> None:
     st.subheader("Model")
-    names: list[Provider] = list(PROVIDERS)
-    provider: Provider = st.selectbox("Provider", names, format_func=lambda p: PROVIDERS[p].label, key="provider")
-    spec = PROVIDERS[provider]
-    base_url = None
-    grammar_field = None
-    if provider == "embedded":
-        model = EMBEDDED_MODEL
-    elif provider == "gguf":
-        model = st.text_input("GGUF file", placeholder="/path/to/model.gguf", key="gguf_path").strip()
-    elif provider == "compatible":
-        base_url = st.text_input("Base URL", value=spec.base_url or "", key="compat_url").strip() or None
-        if base_url:
-            try:
-                check_base_url(base_url)  # said here, as it is typed; nothing is sent to a malformed URL
-            except BackendError as exc:
-                st.error(str(exc))
-        model = st.text_input("Model id", placeholder="e.g. qwen3:8b", key="compat_model").strip()
-        field = st.selectbox(
-            "Grammar support",
-            ["none", *GRAMMAR_FIELDS],
-            key="compat_grammar",
-            help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old). SGLang: ebnf. "
-            "Ollama, LM Studio: json_schema. A Responses API gateway: custom_tool. The Write page probes it.",
-        )
-        grammar_field = None if field == "none" else field
-    else:
-        options = [*spec.models, "other…"]
-        picked = st.selectbox("Model", options, key=f"model_{provider}")
-        model = st.text_input("Model id", key=f"custom_{provider}").strip() if picked == "other…" else picked
+    names: list[Provider] = [spec.name for spec in visible()]
+    provider: Provider = st.selectbox("Provider", names, format_func=lambda p: spec_of(p).label, key="provider")
+    spec = spec_of(provider)
+    base_url = _base_url(spec) if spec.takes_base_url else None
+    model = _model_id(spec)
+    grammar_field = _grammar_field() if spec.takes_grammar_field else None
     if spec.note:
         st.caption(spec.note)
     if spec.key_env:
@@ -90,6 +68,41 @@ def _model() -> None:
     else:
         st.session_state[resources.MODEL_CHOICE] = EMBEDDED
         st.caption("No model given yet: the embedded model is used.")
+
+
+def _base_url(spec: ProviderSpec) -> str | None:
+    """The server's address, checked as it is typed; nothing is sent to a malformed URL."""
+    base_url = st.text_input("Base URL", value=spec.base_url or "", key="compat_url").strip() or None
+    if base_url:
+        try:
+            check_base_url(base_url)
+        except BackendError as exc:
+            st.error(str(exc))
+    return base_url
+
+
+def _model_id(spec: ProviderSpec) -> str:
+    """The model, asked for as the provider declares (`ProviderSpec.model_input`)."""
+    if spec.model_input == "fixed":
+        return spec.default_model or ""
+    if spec.model_input == "file":
+        return st.text_input("GGUF file", placeholder="/path/to/model.gguf", key=f"{spec.name}_path").strip()
+    if spec.model_input == "id" or not spec.models:
+        key = "compat_model" if spec.takes_base_url else f"custom_{spec.name}"  # a server's, kept across providers
+        return st.text_input("Model id", placeholder="e.g. qwen3:8b", key=key).strip()
+    picked = st.selectbox("Model", [*spec.models, "other…"], key=f"model_{spec.name}")
+    return st.text_input("Model id", key=f"custom_{spec.name}").strip() if picked == "other…" else picked
+
+
+def _grammar_field() -> str | None:
+    field = st.selectbox(
+        "Grammar support",
+        ["none", *GRAMMAR_FIELDS],
+        key="compat_grammar",
+        help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old). SGLang: ebnf. "
+        "Ollama, LM Studio: json_schema. A Responses API gateway: custom_tool. The Write page probes it.",
+    )
+    return None if field == "none" else field
 
 
 def _key(provider: Provider, env: str) -> None:

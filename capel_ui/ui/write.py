@@ -120,7 +120,7 @@ def render() -> None:
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
     grammar_ok = resources.takes_grammar(choice, probed)
     modes = available_modes(grammar_ok, lang, unit, kind)
-    default_mode: Mode = "exact" if "exact" in modes and choice.provider in ("embedded", "gguf") else "capel"
+    default_mode: Mode = "exact" if "exact" in modes and choice.spec.local else "capel"
     switched = _settle_mode(modes, default_mode, choice, lang, unit, kind)
     if switched and probed is not None and not probed.honoured:
         used = mode_label(state.get(W.MODE))
@@ -162,7 +162,7 @@ def render() -> None:
             help="A CAPEL countdown that goes wrong keeps its verified part and the model continues from the next "
             "marker, up to this many calls in all; 1 turns repair off. On by default for models without a grammar.",
         )
-    if lang == "zh" and choice.provider == "embedded":
+    if lang not in choice.spec.languages:
         st.info(
             "SmolLM2 does not write Chinese: Exact mode still gives the right number of characters, not good "
             "prose. Use a Chinese-capable model (e.g. a Qwen GGUF or an API) for real text."
@@ -294,7 +294,7 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
 def _judge_options(current: ModelChoice) -> list[ModelChoice]:
     """Models that can judge: the API models a key is at hand for, and the sidebar's own server if it has a URL."""
     options = resources.keyed_api_models()
-    if current.provider == "compatible" and current.base_url and current not in options:
+    if current.spec.takes_base_url and current.base_url and current not in options:
         options.append(current)
     return options
 
@@ -302,7 +302,7 @@ def _judge_options(current: ModelChoice) -> list[ModelChoice]:
 def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoice | None]:
     """How many candidates to write (default 3 for a short text) and the judge, if the writer has one."""
     if not state.get(W.VARIANTS_SET):  # follows the target and model until the writer sets it
-        local = choice.provider in ("embedded", "gguf")  # free to run K times; a paid API is not tripled unasked
+        local = choice.spec.local  # free to run K times; a paid API is not tripled unasked
         state.put(W.VARIANTS, DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1)
     c = st.columns([1, 3])
     k = c[0].number_input(

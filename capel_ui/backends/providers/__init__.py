@@ -1,0 +1,13 @@
+"""Every provider, one module each, registered here in the sidebar's order.
+
+A new provider is one module here declaring its `ProviderSpec`, plus its name in the list below; a test can
+register a provider of its own with `register(...)` without touching any module.
+"""
+
+from . import compatible, deepseek, embedded, gguf, openai, scripted
+from .spec import PROVIDERS, BackendArgs, ModelInput, ProviderSpec, register, spec_of, visible
+
+for _module in (embedded, gguf, openai, deepseek, compatible, scripted):
+    register(_module.SPEC)
+
+__all__ = ["PROVIDERS", "BackendArgs", "ModelInput", "ProviderSpec", "register", "spec_of", "visible"]

@@ -1,0 +1,39 @@
+"""What several providers share: the llama.cpp capabilities and the two ways to build a backend over HTTP."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ..base import Backend, Capabilities
+from ..embedded import start_server
+from ..openai_compat import OpenAICompatBackend
+from ..openai_responses import OpenAIResponsesBackend
+from .spec import BackendArgs
+
+LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True, prefill="assistant")
+
+
+def backend_class(caps: Capabilities) -> type[OpenAICompatBackend]:
+    """The Responses API for grammar tools, chat completions for everything else: callers never choose."""
+    return OpenAIResponsesBackend if caps.grammar_field == "custom_tool" else OpenAICompatBackend
+
+
+def http_api(args: BackendArgs, url: str | None) -> Backend:
+    """A backend for an OpenAI-style API at `url` (None: the `openai` client's own, OPENAI_BASE_URL or OpenAI's)."""
+    return backend_class(args.capabilities)(
+        args.model,
+        base_url=url,
+        api_key=args.api_key,
+        label=args.label,
+        capabilities=args.capabilities,
+        timeout=args.timeout,
+        key_hint=args.key_hint,
+    )
+
+
+def llama_cpp(args: BackendArgs, path: Path | str | None) -> Backend:
+    """A backend on the in-process llama.cpp server for a GGUF file (None: the embedded SmolLM2)."""
+    handle = start_server(path)
+    hint = "the embedded server refused its own key; restart the app"
+    return http_api(replace(args, api_key=handle.api_key, key_hint=hint), handle.base_url)

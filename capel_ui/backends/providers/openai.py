@@ -1,0 +1,57 @@
+"""OpenAI: chat completions, and the Responses API's grammar tools for the GPT-5 family."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..base import Capabilities
+from .common import http_api
+from .spec import ProviderSpec
+
+REASONING_OPENAI = Capabilities(reasoning=True, max_completion_tokens=True, ignores_temperature=True)
+CHAT_OPENAI = Capabilities(logprobs=True)  # chat models return token log-probabilities (the fluency score)
+# GPT-5 family: reasoning models that take grammar-constrained custom tools (Responses API). gpt-5, -mini and
+# -nano reason at least "minimal"; from gpt-5.1 on the smallest effort is "none".
+GPT5 = replace(REASONING_OPENAI, grammar_field="custom_tool", reasoning_effort="minimal")
+GPT5_1 = replace(GPT5, reasoning_effort="none")
+OPENAI_MODELS: dict[str, Capabilities] = {
+    "gpt-5.6-sol": GPT5_1,
+    "gpt-5.6-terra": GPT5_1,
+    "gpt-5.6-luna": GPT5_1,
+    "gpt-5.5": GPT5_1,
+    "gpt-5.4": GPT5_1,
+    "gpt-5.4-mini": GPT5_1,
+    "gpt-5.4-nano": GPT5_1,
+    "gpt-5.2": GPT5_1,
+    "gpt-5.1": GPT5_1,
+    "gpt-5": GPT5,
+    "gpt-5-mini": GPT5,
+    "gpt-5-nano": GPT5,
+    "gpt-4.1": CHAT_OPENAI,
+    "gpt-4.1-mini": CHAT_OPENAI,
+    "gpt-4.1-nano": CHAT_OPENAI,
+    "gpt-4o": CHAT_OPENAI,
+    "gpt-4o-mini": CHAT_OPENAI,
+    "o4-mini": REASONING_OPENAI,
+    "o3": REASONING_OPENAI,
+    "o3-mini": REASONING_OPENAI,
+    "o1": REASONING_OPENAI,
+}
+"""OpenAI's models of 2026 and what each takes; any other id typed is sent as it is (with the default)."""
+
+SPEC = ProviderSpec(
+    "openai",
+    "OpenAI",
+    # no URL typed: None, so the `openai` client reads OPENAI_BASE_URL itself
+    lambda args: http_api(args, args.base_url),
+    base_url="https://api.openai.com/v1",
+    key_env="OPENAI_API_KEY",
+    keyed=True,
+    model_input="list",
+    models=("gpt-4.1", *(m for m in OPENAI_MODELS if m not in ("gpt-4.1", "o3-mini", "o1"))),
+    model_caps=OPENAI_MODELS,
+    default_caps=Capabilities(logprobs=True),
+    prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
+    note="GPT-5-family models run the exact modes through a grammar-constrained custom tool (Responses API); "
+    "OPENAI_BASE_URL is honoured as the openai client honours it (gateways, proxies, Azure's /openai/v1).",
+)

@@ -1,0 +1,109 @@
+"""What a provider is, and the registry of them: each provider module declares one `ProviderSpec`, and
+`providers/__init__.py` registers them in order (a test may `register` its own).
+
+Callers never compare provider names: they ask the spec (local? keyed? takes a base URL? which models?). A
+provider's name is open: any registered name is one (`spec_of` checks it), so a new provider is one module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ...vocab import LANGS, Lang
+from ..base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities
+
+ModelInput = Literal["fixed", "file", "list", "id"]
+"""What the sidebar asks for the model: nothing (the provider's one model), a file path, a pick from the
+provider's models (or another id typed), or an id typed."""
+
+
+@dataclass(frozen=True)
+class BackendArgs:
+    """What a provider's factory gets to build its backend (the key already looked up, see `resolve_key`)."""
+
+    spec: ProviderSpec
+    model: str
+    base_url: str | None  # the URL typed, if any
+    api_key: str | None  # the key to send, if any
+    key_hint: str  # what to do when the key is refused
+    capabilities: Capabilities
+    label: str
+    timeout: float
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """Everything about one provider, declared once (in its own module under `providers/`)."""
+
+    name: str
+    label: str
+    factory: Callable[[BackendArgs], Backend]
+    base_url: str | None = None  # the default address (a compatible server's is only a placeholder)
+    key_env: str | None = None  # the variable its key is known by; None: it takes no key
+    keyed: bool = False  # a vendor's API: no key, no backend; its address is fixed, so a failure to reach it
+    # points at the writer's network
+    local: bool = False  # runs on this machine: free to run many times, its address is not worth saving
+    model_input: ModelInput = "id"
+    takes_base_url: bool = False  # the writer gives the address (and the sidebar asks for it)
+    takes_grammar_field: bool = False  # the writer names the grammar field, so the Write page probes it
+    models: tuple[str, ...] = ()  # offered in the pickers, default first
+    model_caps: dict[str, Capabilities] = field(default_factory=dict)
+    default_caps: Capabilities = DEFAULT_CAPABILITIES
+    caps_for: Callable[[str, str | None], Capabilities] | None = None  # instead of the tables above
+    owns: Callable[[str], bool] = lambda model: False  # a model id that is this provider's whatever the URL
+    prefixes: tuple[str, ...] = ()  # model ids starting so are this provider's (with `models`), given no URL
+    model_label: Callable[[str], str] | None = None  # how a model is named; default `id (label)`
+    languages: tuple[Lang, ...] = LANGS  # what its models write well
+    note: str = ""
+    hidden: bool = False  # for tests: registered like any other, never offered in the sidebar
+
+    @property
+    def default_model(self) -> str | None:
+        return self.models[0] if self.models else None
+
+    def recognises(self, model: str) -> bool:
+        """Whether a model id given without a URL is this provider's (`provider_of`)."""
+        return model in self.models or bool(self.prefixes and model.startswith(self.prefixes))
+
+    def capabilities(self, model: str, grammar_field: str | None = None) -> Capabilities:
+        """What `model` takes: its entry (a dated id gets its family's), with the grammar field chosen."""
+        if self.caps_for is not None:
+            return self.caps_for(model, grammar_field)
+        caps = self.model_caps.get(model) or self.model_caps.get(_family(model), self.default_caps)
+        return replace(caps, grammar_field=grammar_field) if grammar_field else caps  # type: ignore[arg-type]
+
+    def name_model(self, model: str) -> str:
+        """How `model` is named to people everywhere (pickers, captions, error messages)."""
+        return self.model_label(model) if self.model_label else f"{model} ({self.label})"
+
+
+def _family(model: str) -> str:
+    """A dated snapshot's family (`gpt-5-mini-2025-08-07` → `gpt-5-mini`), so it gets the family's capabilities."""
+    return re.sub(r"-\d{4}-\d{2}-\d{2}$", "", model)
+
+
+PROVIDERS: dict[str, ProviderSpec] = {}
+"""Every registered provider by name, in the sidebar's order."""
+
+
+def register(spec: ProviderSpec) -> ProviderSpec:
+    """Add (or replace) a provider; returns it, so a module can write `SPEC = register(ProviderSpec(...))`."""
+    PROVIDERS[spec.name] = spec
+    return spec
+
+
+def spec_of(name: str) -> ProviderSpec:
+    """The registered provider called `name`; a BackendError naming the known ones for any other."""
+    try:
+        return PROVIDERS[name]
+    except KeyError:
+        known = ", ".join(n for n, s in PROVIDERS.items() if not s.hidden)
+        raise BackendError("bad_request", f"Unknown provider {name!r}: one of {known}.") from None
+
+
+def visible() -> list[ProviderSpec]:
+    """The providers people pick from (the test-only ones left out)."""
+    return [s for s in PROVIDERS.values() if not s.hidden]
