@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from capel_ui.backends import OpenAICompatBackend
+from capel_ui.backends import get_backend
 from capel_ui.bench.runner import run_sample
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request
@@ -63,7 +63,7 @@ def test_cli_exit_code_and_benchmark_status_agree_with_the_failure_table(scripte
         stdout=out,
         stderr=err,
     )
-    backend = OpenAICompatBackend(MODEL, base_url=scripted.url, api_key="sk-test", max_retries=0)
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, api_key="sk-test", max_retries=0)
     row = run_sample(backend, Request("Write.", 10, mode="baseline", **limits))
     assert row is not None and row["error_message"].split(":")[0] == kind
     answer = FAILURES[kind].answer
@@ -80,7 +80,7 @@ def continuation(start: int) -> list[str]:
 
 def test_a_one_call_run_and_a_repaired_run_are_the_same_object_and_report_calls_alike(scripted):
     scripted.script(ok(countdown(5, wrong="skip", at=3)), ok(countdown(5, wrong="skip", at=3)), ok(continuation(2)))
-    backend = OpenAICompatBackend(MODEL, base_url=scripted.url, api_key="sk-test", max_retries=0)
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, api_key="sk-test", max_retries=0)
     one = Generation(backend, Request("Sea", 5, max_calls=1))
     repaired = Generation(backend, Request("Sea", 5, max_calls=3))
     assert type(one) is type(repaired)
@@ -96,7 +96,7 @@ def test_a_one_call_run_and_a_repaired_run_are_the_same_object_and_report_calls_
 
 def test_a_repaired_run_keeps_each_call_s_request_and_reply(scripted):
     scripted.script(ok(countdown(5, wrong="skip", at=3)), ok(continuation(2)))
-    backend = OpenAICompatBackend(MODEL, base_url=scripted.url, api_key="sk-test", max_retries=0)
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, api_key="sk-test", max_retries=0)
     gen = Generation(backend, Request("Sea", 5, max_calls=2))
     outcome = gen.run()
     first, second = gen.calls
