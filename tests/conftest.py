@@ -48,11 +48,19 @@ def secrets(tmp_path, monkeypatch) -> SecretsFiles:
     return files
 
 
-@pytest.fixture
-def scripted() -> Iterator[ScriptedServer]:
-    """A fresh OpenAI-compatible stand-in for a remote vendor; give it a script with `.script(...)`."""
+@pytest.fixture(scope="session")
+def scripted_session() -> Iterator[ScriptedServer]:
+    """The one scripted server of this test process (tests take `scripted`, which resets it for them)."""
     with ScriptedServer() as server:
         yield server
+
+
+@pytest.fixture
+def scripted(scripted_session: ScriptedServer) -> Iterator[ScriptedServer]:
+    """An OpenAI-compatible stand-in for a remote vendor, as if fresh: no script, nothing received; give it a
+    script with `.script(...)`. Answers still in progress when the test ends are released."""
+    yield scripted_session.reset()
+    scripted_session.reset()
 
 
 @pytest.fixture(scope="session")
