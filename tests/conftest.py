@@ -49,18 +49,23 @@ def secrets(tmp_path, monkeypatch) -> SecretsFiles:
 
 
 @pytest.fixture(scope="session")
-def scripted_session() -> Iterator[ScriptedServer]:
-    """The one scripted server of this test process (tests take `scripted`, which resets it for them)."""
-    with ScriptedServer() as server:
-        yield server
+def scripted_session() -> Iterator[list[ScriptedServer]]:
+    """The scripted server of this test process, in a list of one (tests take `scripted`, which resets it for
+    them, and starts a new one after a test stopped it to stand for an unreachable server)."""
+    servers = [ScriptedServer().start()]
+    yield servers
+    servers[0].stop()
 
 
 @pytest.fixture
-def scripted(scripted_session: ScriptedServer) -> Iterator[ScriptedServer]:
+def scripted(scripted_session: list[ScriptedServer]) -> Iterator[ScriptedServer]:
     """An OpenAI-compatible stand-in for a remote vendor, as if fresh: no script, nothing received; give it a
     script with `.script(...)`. Answers still in progress when the test ends are released."""
-    yield scripted_session.reset()
-    scripted_session.reset()
+    if scripted_session[0].stopped:
+        scripted_session[0] = ScriptedServer().start()
+    server = scripted_session[0]
+    yield server.reset()
+    server.reset()
 
 
 @pytest.fixture(scope="session")

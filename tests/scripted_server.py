@@ -218,6 +218,7 @@ class Received:
 class ScriptedServer:
     def __init__(self, *, models: Sequence[str] = (MODEL,)) -> None:
         self._default_models = tuple(models)
+        self._stopped = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.reset()
@@ -275,7 +276,12 @@ class ScriptedServer:
         self._thread.start()
         return self
 
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
     def stop(self) -> None:
+        self._stopped = True
         self._stop.set()
         self._httpd.shutdown()
         self._httpd.server_close()
