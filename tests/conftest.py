@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
@@ -14,6 +15,24 @@ from tests.scripted_server import ScriptedServer
 
 if TYPE_CHECKING:
     from streamlit.testing.v1 import AppTest
+
+    from tests.test_browser import Server
+
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    # Each worker runs its own embedded model (and the browser tests' streamlit one): llama.cpp's threads on every
+    # core in each process would spin against each other. One thread each (embedded.py) keeps them all fast.
+    os.environ.setdefault("CAPEL_EMBEDDED_THREADS", "1")
+
+XDIST_GROUPS = {"browser": "browser", "test_storage_postgres.py": "postgres"}
+"""Tests that share a costly session fixture run in one pytest-xdist worker: the browser tests (one `streamlit
+run`, one chromium) and the PostgreSQL ones (one throwaway cluster)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        group = XDIST_GROUPS["browser"] if item.get_closest_marker("browser") else XDIST_GROUPS.get(item.path.name)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
@@ -48,11 +67,24 @@ def secrets(tmp_path, monkeypatch) -> SecretsFiles:
     return files
 
 
+@pytest.fixture(scope="session")
+def scripted_session() -> Iterator[list[ScriptedServer]]:
+    """The scripted server of this test process, in a list of one (tests take `scripted`, which resets it for
+    them, and starts a new one after a test stopped it to stand for an unreachable server)."""
+    servers = [ScriptedServer().start()]
+    yield servers
+    servers[0].stop()
+
+
 @pytest.fixture
-def scripted() -> Iterator[ScriptedServer]:
-    """A fresh OpenAI-compatible stand-in for a remote vendor; give it a script with `.script(...)`."""
-    with ScriptedServer() as server:
-        yield server
+def scripted(scripted_session: list[ScriptedServer]) -> Iterator[ScriptedServer]:
+    """An OpenAI-compatible stand-in for a remote vendor, as if fresh: no script, nothing received; give it a
+    script with `.script(...)`. Answers still in progress when the test ends are released."""
+    if scripted_session[0].stopped:
+        scripted_session[0] = ScriptedServer().start()
+    server = scripted_session[0]
+    yield server.reset()
+    server.reset()
 
 
 @pytest.fixture
@@ -67,6 +99,24 @@ def scripted_model() -> Iterator[ScriptedBackend]:
 def embedded() -> Backend:
     """The embedded SmolLM2-135M behind llama.cpp's server (started once per test process; it must run)."""
     return get_backend("embedded")
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`streamlit run app.py` for the browser tests, started once per session with its own SQLite database."""
+    from tests.test_browser import streamlit_server
+
+    with streamlit_server(tmp_path_factory.mktemp("streamlit")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """Debian's chromium under playwright, launched once per session (each test opens its own context)."""
+    from tests.test_browser import launched_chromium
+
+    with launched_chromium() as browser:
+        yield browser
 
 
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"

@@ -16,7 +16,11 @@ web page instead of an API answer), `bad_json_after` (some chunks, then a `data:
 `endless` (one chunk after another until the client hangs up) and `answer` (a behaviour computed from the
 request: a simulated model that reads a repair's prefill or quoted prefix). `countdown` writes CAPEL output
 (right, or going wrong in a chosen way at a chosen marker) for scripts.
-When the script runs out the server answers with `then` (by default a 500 that says the script ran out).
+When the script runs out the server answers with `then` (by default a 500 that says the script ran out, with
+`retry-after: 0` so a client's retries do not sleep).
+
+One server serves a whole test session (the `scripted` fixture): `reset()` gives the next test an empty script
+and empty records, and releases whatever the previous test left waiting (a `hang`, a `stall_after`, `endless`).
 
 OpenAI's Responses API (`POST /responses`) is spoken too, with the same behaviours: `ok` streams the chunks as
 `response.custom_tool_call_input.delta` events when the request carries tools (else as
@@ -213,13 +217,11 @@ class Received:
 
 class ScriptedServer:
     def __init__(self, *, models: Sequence[str] = (MODEL,)) -> None:
-        self.models = list(models)
-        self.requests: list[Received] = []
-        self.hung_up: list[Received] = []  # requests whose client closed the connection before the answer ended
-        self._script: list[Behaviour] = []
-        self._then: Behaviour | None = None
+        self._default_models = tuple(models)
+        self._stopped = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self.reset()
         self._httpd = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
@@ -227,6 +229,21 @@ class ScriptedServer:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
         )
+
+    def reset(self) -> ScriptedServer:
+        """A clean slate for the next test: no script, no records; answers still in progress end at once.
+
+        A request keeps the records and the stop signal of the test it arrived in, so a late one of an earlier
+        test never shows in this test's `requests` or `hung_up`."""
+        with self._lock:
+            self._stop.set()
+            self._stop = threading.Event()
+            self.models = list(self._default_models)
+            self.requests: list[Received] = []
+            self.hung_up: list[Received] = []  # requests whose client closed the connection before the answer ended
+            self._script: list[Behaviour] = []
+            self._then: Behaviour | None = None
+        return self
 
     # ----- script ---------------------------------------------------------------------------------------
     def script(self, *behaviours: Behaviour, then: Behaviour | None = None) -> ScriptedServer:
@@ -240,7 +257,7 @@ class ScriptedServer:
         with self._lock:
             if self._script:
                 return self._script.pop(0)
-            return self._then or status(500, "the scripted server's script ran out")
+            return self._then or status(500, "the scripted server's script ran out", {"retry-after": "0"})
 
     @property
     def chat_requests(self) -> list[Received]:
@@ -259,7 +276,12 @@ class ScriptedServer:
         self._thread.start()
         return self
 
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
     def stop(self) -> None:
+        self._stopped = True
         self._stop.set()
         self._httpd.shutdown()
         self._httpd.server_close()
@@ -297,11 +319,14 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     scripted: ScriptedServer
+    stop: threading.Event  # the stop signal of the test this request belongs to
+    hung_up: list[Received]  # that test's record of requests whose client hung up
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
     def _record(self) -> Received:
+        """Read the request and keep it in the records of the test it arrived in (with that test's stop signal)."""
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -311,6 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
         received = Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         with self.scripted._lock:
             self.scripted.requests.append(received)
+            self.stop, self.hung_up = self.scripted._stop, self.scripted.hung_up
         return received
 
     def do_GET(self) -> None:
@@ -341,7 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test): fine
             self.close_connection = True
             with self.scripted._lock:
-                self.scripted.hung_up.append(received)
+                self.hung_up.append(received)
 
     # ----- answers --------------------------------------------------------------------------------------
     def _json(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
@@ -361,7 +387,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(b.code, b.body, b.headers)
             return
         if b.kind == "hang":
-            self.scripted._stop.wait(b.seconds)
+            self.stop.wait(b.seconds)
             self.close_connection = True
             return
         if b.kind == "html":
@@ -376,7 +402,7 @@ class _Handler(BaseHTTPRequestHandler):
         if b.kind == "endless":
             self._start_stream()
             for i in range(b.code):
-                if self.scripted._stop.wait(b.seconds):
+                if self.stop.wait(b.seconds):
                     break
                 delta = {"role": "assistant", "content": b.chunks[0]} if i == 0 else {"content": b.chunks[0]}
                 self._event(_chunk(model, delta))
@@ -399,7 +425,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if b.kind == "stall":
-            self.scripted._stop.wait(b.seconds)
+            self.stop.wait(b.seconds)
             self.close_connection = True
             return
         if b.kind == "stream_error":
@@ -536,7 +562,7 @@ class _ResponsesStream:
             self.h._json(b.code, b.body, b.headers)
             return
         if b.kind == "hang":
-            self.h.scripted._stop.wait(b.seconds)
+            self.h.stop.wait(b.seconds)
             self.h.close_connection = True
             return
         self.h._start_stream()
@@ -557,7 +583,7 @@ class _ResponsesStream:
             self.h.close_connection = True
             return
         if b.kind == "stall":
-            self.h.scripted._stop.wait(b.seconds)
+            self.h.stop.wait(b.seconds)
             self.h.close_connection = True
             return
         if b.kind == "stream_error":

@@ -1,7 +1,8 @@
 """The app in a real browser: Debian's chromium driven by playwright against `streamlit run` on 127.0.0.1.
 
 No browser is ever downloaded: playwright launches /usr/lib/chromium/chromium (`bash scripts/setup.sh --test`
-installs it). One server per module, with its own SQLite database; each test opens a fresh browser session.
+installs it). One server per test session (shared with test_browser_presets.py, which runs after this module:
+this module's first test finds its database empty); each test opens a fresh browser context.
 Screenshots of every page land in test-artifacts/ (git-ignored) at the repo root.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -111,14 +113,21 @@ def streamlit_server(folder: Path) -> Iterator[Server]:
             proc.wait()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with streamlit_server(tmp_path_factory.mktemp("streamlit")) as s:
-        yield s
+@pytest.fixture
+def server(app_server: Server) -> Server:
+    """The session's `streamlit run` (tests/conftest.py's `app_server`): its database is shared by the tests."""
+    return app_server
 
 
-@pytest.fixture(scope="module")
-def browser():
+@pytest.fixture
+def browser(chromium):
+    """The session's headless chromium (tests/conftest.py's `chromium`)."""
+    return chromium
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Debian's chromium under playwright, closed at the end."""
     if not Path(CHROMIUM).is_file():
         pytest.fail(f"{CHROMIUM} is missing: run `bash scripts/setup.sh --test` to install Debian's chromium.")
     with sync_playwright() as pw:

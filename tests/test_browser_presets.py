@@ -1,7 +1,7 @@
 """Every preset end to end in a real browser (Debian's chromium, `streamlit run`, the embedded model in its
 guaranteed mode), and the edit box: edit a result with its count and verdict, save it as an edit, send it back.
 
-Uses the server, browser and page fixtures of test_browser.py (one server per module, its own database).
+Uses the server, browser and page fixtures of test_browser.py (the session's one server and database).
 """
 
 from __future__ import annotations

@@ -172,7 +172,8 @@ def test_a_configured_judge_rates_each_variant_and_the_rating_is_stored(scripted
 
 
 def test_a_failing_judge_stores_nothing_and_the_run_stands(scripted) -> None:
-    scripted.script(ok(GOOD), status(500, "judge down"), then=status(500, "judge down"))
+    down = status(500, "judge down", {"retry-after": "0"})  # retried at once: the test need not wait
+    scripted.script(ok(GOOD), down, then=down)
     code, _, err = cli(
         "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
         "--judge", "judge-model", "--judge-base-url", scripted.url, "Describe a lighthouse",

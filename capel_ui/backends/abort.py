@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import threading
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 import httpcore2
@@ -104,13 +106,20 @@ class TrackingBackend(httpcore2.NetworkBackend):
             self._current.pop(thread_id, None)
 
 
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    """The default TLS context, built once per process: loading the CA bundle takes tens of milliseconds (more on
+    a busy machine), and every client verifies servers the same way."""
+    return httpx2.create_ssl_context()
+
+
 def http_client(network: TrackingBackend) -> httpx2.Client:
     """The `openai` client's default HTTP client, its connections made through `network`."""
-    transport = httpx2.HTTPTransport()
+    transport = httpx2.HTTPTransport(verify=_ssl_context())
     limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)  # the openai SDK's defaults
     # httpx builds its pool without a way to pass a network backend; this pool is the one it would build.
     transport._pool = httpcore2.ConnectionPool(
-        ssl_context=httpx2.create_ssl_context(),
+        ssl_context=_ssl_context(),
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
