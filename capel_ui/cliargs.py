@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 
@@ -16,6 +17,8 @@ def bounded(name: str, low: float, high: float | None = None, kind: type = int) 
             n = kind(value)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be {what} {bound}, got {value!r}") from None
+        if not math.isfinite(n):  # nan passes every comparison, inf is no limit: both are refused here
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number {bound}, got {value!r}")
         if n < low or (high is not None and n > high):
             raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {n}")
         return n

@@ -157,6 +157,15 @@ BAD_INPUT = [
     pytest.param(["check", "--target", "5", non_utf8_file], ["not UTF-8"], id="non_utf8_file_to_check"),
     pytest.param(["generate", "--target", "5", "--temperature", "3", "x"], ["temperature", "0 to 2"], id="temperature"),
     pytest.param(
+        ["generate", "--target", "5", "--temperature", "nan", "x"], ["temperature", "finite"], id="temperature_nan"
+    ),
+    pytest.param(
+        ["generate", "--target", "5", "--time-limit", "nan", "x"], ["time limit", "finite"], id="time_limit_nan"
+    ),
+    pytest.param(
+        ["generate", "--target", "5", "--time-limit", "inf", "x"], ["time limit", "finite"], id="time_limit_inf"
+    ),
+    pytest.param(
         ["generate", "--target", "5", "--model", "mystery-9", "x"], ["'mystery-9'", "--base-url"], id="unknown_model"
     ),
     pytest.param(["generate", "--target", "5", "   "], ["instruction is empty"], id="empty_instruction"),

@@ -15,12 +15,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capel_ui.parser import check_output
-from capel_ui.storage import get_engine
+from capel_ui.storage import get_engine, update_run
 from capel_ui.ui.render import (
     COPY_SCRIPT,
     clean_text_html,
     copy_button_html,
     countdown_html,
+    error_html,
     error_rows,
     highlight_raw,
 )
@@ -204,3 +205,24 @@ def test_payload_alone_as_the_whole_output_is_escaped_everywhere(payload: str) -
     ):
         page = assert_inert(markup)
         assert payload in page.text
+
+
+HOSTILE_FAILURE = "Session expired. [Log in again](http://evil.example/login) **now** <b>please</b>"
+
+
+def test_an_error_box_shows_a_servers_text_as_the_characters_it_is() -> None:
+    box = error_html(HOSTILE_FAILURE)
+    assert "[Log in again](http://evil.example/login)" in box and "&lt;b&gt;please&lt;/b&gt;" in box
+    assert_inert(box)
+
+
+def test_a_saved_runs_failure_text_is_plain_text_on_the_write_page(app_test: AppTest) -> None:
+    engine = get_engine(os.environ["DATABASE_URL"])
+    run_id = save_parsed_run(engine, "<1> a <0>", 1, instruction="x")
+    update_run(engine, run_id, failure=HOSTILE_FAILURE, status="partial")
+    app_test.session_state["w_run_id"] = run_id
+    app_test.run()
+
+    assert not app_test.exception, app_test.exception
+    assert not [e for e in app_test.error if "evil.example" in e.value]  # never Markdown (a clickable link)
+    assert [h for h in app_test.html if "[Log in again](http://evil.example/login)" in h.value]

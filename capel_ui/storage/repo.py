@@ -407,7 +407,8 @@ def _cell(name: str, value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False) if value else ""
     else:
         text = str(value)
-    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+    # Spreadsheets skip leading spaces and line breaks before they look for a formula: so does this check.
+    return f"'{text}" if text.lstrip(" \t\r\n").startswith(FORMULA_STARTS) or text.startswith(FORMULA_STARTS) else text
 
 
 def runs_to_csv(runs: Iterable[RunRecord]) -> str:

@@ -31,6 +31,8 @@ STYLE = """<style>
  background:#fff;cursor:pointer;min-width:5.5rem}
 .capel-copy:hover{border-color:#2f5d8a;color:#2f5d8a}
 .capel-copy-text{position:absolute;left:-9999px;width:1px;height:1px;opacity:0}
+.capel-error{white-space:pre-wrap;word-break:break-word;padding:.75rem 1rem;border-radius:.5rem;background:#fdecea;
+ color:#7d1a12;line-height:1.5}
 </style>"""
 
 
@@ -96,6 +98,12 @@ def highlight_raw(
 
 def _pin(messages: list[str]) -> str:
     return f'<span class="pin" title="{escape(" · ".join(messages))}">⟂</span>'
+
+
+def error_html(text: str) -> str:
+    """A server's or model's error text in an error box, as plain text: a hostile body's Markdown or HTML (a
+    "Log in again" link to another site) shows as the characters it is, never as a link."""
+    return f'{STYLE}<div class="capel-error" role="alert">{escape(text)}</div>'
 
 
 def clean_text_html(text: str) -> str:
