@@ -21,9 +21,9 @@ from capel_ui.ui.render import (
     clean_text_html,
     copy_button_html,
     countdown_html,
-    error_html,
     error_rows,
     highlight_raw,
+    plain_markdown,
 )
 from tests.saved_runs import save_parsed_run
 
@@ -210,10 +210,10 @@ def test_payload_alone_as_the_whole_output_is_escaped_everywhere(payload: str) -
 HOSTILE_FAILURE = "Session expired. [Log in again](http://evil.example/login) **now** <b>please</b>"
 
 
-def test_an_error_box_shows_a_servers_text_as_the_characters_it_is() -> None:
-    box = error_html(HOSTILE_FAILURE)
-    assert "[Log in again](http://evil.example/login)" in box and "&lt;b&gt;please&lt;/b&gt;" in box
-    assert_inert(box)
+def test_an_error_box_escapes_every_markdown_link_style_and_autolink_in_a_servers_text() -> None:
+    box = plain_markdown(HOSTILE_FAILURE)
+    assert "](" not in box and "**" not in box and "<b>" not in box and "http://" not in box
+    assert box.replace("\\", "") == HOSTILE_FAILURE  # the same characters, each shown as written
 
 
 def test_a_saved_runs_failure_text_is_plain_text_on_the_write_page(app_test: AppTest) -> None:
@@ -224,5 +224,5 @@ def test_a_saved_runs_failure_text_is_plain_text_on_the_write_page(app_test: App
     app_test.run()
 
     assert not app_test.exception, app_test.exception
-    assert not [e for e in app_test.error if "evil.example" in e.value]  # never Markdown (a clickable link)
-    assert [h for h in app_test.html if "[Log in again](http://evil.example/login)" in h.value]
+    [error] = [e.value for e in app_test.error]
+    assert error == plain_markdown(HOSTILE_FAILURE)  # never Markdown: no clickable link to another site

@@ -25,7 +25,7 @@ from ..storage import RunRecord, list_runs
 from ..verdict import Target
 from ..vocab import MODE_LABELS, MODES, Lang, Mode, TargetKind, Unit, mode_label, unit_label, why_unavailable
 from . import resources, state
-from .render import clean_text_html, countdown_html, error_html, highlight_raw
+from .render import clean_text_html, countdown_html, highlight_raw, plain_markdown
 from .state import C
 from .target_form import (
     lang_radio,
@@ -257,7 +257,7 @@ def _show(engine: Engine, cid: str) -> None:
             calls = f"{max(len(r.attempts), 1)} call(s) · "
             st.caption(f"{calls}{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
             if r.failure:
-                st.html(error_html(r.failure))
+                st.error(plain_markdown(r.failure))
             if r.text.strip():
                 st.caption(lengths(r))
                 st.html(clean_text_html(r.text))

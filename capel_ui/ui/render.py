@@ -8,6 +8,7 @@ so the escaping is tested directly.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
@@ -31,8 +32,6 @@ STYLE = """<style>
  background:#fff;cursor:pointer;min-width:5.5rem}
 .capel-copy:hover{border-color:#2f5d8a;color:#2f5d8a}
 .capel-copy-text{position:absolute;left:-9999px;width:1px;height:1px;opacity:0}
-.capel-error{white-space:pre-wrap;word-break:break-word;padding:.75rem 1rem;border-radius:.5rem;background:#fdecea;
- color:#7d1a12;line-height:1.5}
 </style>"""
 
 
@@ -100,10 +99,14 @@ def _pin(messages: list[str]) -> str:
     return f'<span class="pin" title="{escape(" · ".join(messages))}">⟂</span>'
 
 
-def error_html(text: str) -> str:
-    """A server's or model's error text in an error box, as plain text: a hostile body's Markdown or HTML (a
-    "Log in again" link to another site) shows as the characters it is, never as a link."""
-    return f'{STYLE}<div class="capel-error" role="alert">{escape(text)}</div>'
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain_markdown(text: str) -> str:
+    """A server's or model's text for a Markdown element (an error box) shown as the characters it is: every
+    character Markdown or Streamlit could read as syntax is escaped, so a hostile body's `[Log in again](url)`,
+    a bare URL (autolinked only while its `:` is plain) or `:red[...]` stays text, never a link or a style."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
 
 
 def clean_text_html(text: str) -> str:

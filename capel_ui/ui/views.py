@@ -24,7 +24,7 @@ from ..storage import RunRecord
 from ..verdict import Verdict, judge, live_state
 from ..vocab import MAX_TARGET, mode_label, unit_label
 from .live_text import live_text_area
-from .render import clean_text_html, copy_button_html, countdown_html, error_html, error_rows, highlight_raw
+from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw, plain_markdown
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
 SCORE_HELP = (
@@ -146,7 +146,7 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
     """A saved run as the Write page shows it: verdict, clean text, copy/export, raw with errors, numbers."""
     verdict = verdict_line(run, key)
     if run.failure:
-        st.html(error_html(run.failure))
+        st.error(plain_markdown(run.failure))
     if verdict.status == "failed":  # nothing arrived: the failure and what to do, no text, no downloads
         _footer(run, show_prompt)
         return

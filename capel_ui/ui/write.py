@@ -37,7 +37,7 @@ from ..vocab import (
     unit_label,
 )
 from . import resources, state
-from .render import clean_text_html, countdown_html, error_html, scroll_into_view_html
+from .render import clean_text_html, countdown_html, scroll_into_view_html
 from .state import W
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, target_settings, unit_picker
 from .views import badge, edit_box, quality_notes, render_run, stream_live, wait_saved
@@ -205,7 +205,7 @@ def render() -> None:
                 instruction=text,
             )
         except (ValueError, BackendError) as exc:
-            st.html(error_html(str(exc)))
+            st.error(str(exc))
             return
         if k > 1:
             _run_variants(handle, b[1], live)
