@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -315,14 +318,34 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         for chunk in stream:
             printer.chunk(chunk)
     except KeyboardInterrupt:
-        live.cancel()
-        stream.close()  # saves the run as cancelled, with the text that arrived
-        return _report(live, args, printer, err, interrupted=True)
+        with _uninterrupted():  # a second Ctrl-C must not cut the save short and leave the run `running`
+            live.cancel()
+            stream.close()  # saves the run as cancelled, with the text that arrived
+            return _report(live, args, printer, err, interrupted=True)
     [best] = handle.result()
     if handle.judge is not None and best.outcome.text.strip():
         rating = best.judge_score
         err.write(f"judge {handle.judge.label}: {rating if rating is not None else 'no rating'}\n")
     return _report(live, args, printer, err, interrupted=False)
+
+
+def stop_as_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM handled as Ctrl-C is (`__main__` installs it): the run is cancelled and keeps its text."""
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """While a stopped run saves what arrived, further Ctrl-C and SIGTERM are held off (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
 
 
 def _judge_backend(args: argparse.Namespace) -> Backend | None:

@@ -14,9 +14,11 @@ from tests.scripted_server import MODEL, ScriptedServer
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def interrupt_generate(scripted: ScriptedServer, *args: str, after: float) -> tuple[int, str, str]:
-    """Run `generate` against `scripted` with `args`, press Ctrl-C `after` seconds into its request; return
-    (exit code, stdout, stderr)."""
+def interrupt_generate(
+    scripted: ScriptedServer, *args: str, after: float, signals: tuple[int, ...] = (signal.SIGINT,)
+) -> tuple[int, str, str]:
+    """Run `generate` against `scripted` with `args`, send `signals` (Ctrl-C by default; several: 50 ms apart)
+    `after` seconds into its request; return (exit code, stdout, stderr)."""
     argv = ["generate", "--model", MODEL, "--base-url", scripted.url, *args, "Describe a lighthouse"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "capel_ui", *argv],
@@ -29,6 +31,9 @@ def interrupt_generate(scripted: ScriptedServer, *args: str, after: float) -> tu
     while not scripted.chat_requests and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(after)
-    proc.send_signal(signal.SIGINT)
+    for i, sig in enumerate(signals):
+        if i:
+            time.sleep(0.05)
+        proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     return proc.returncode, out.decode(), err.decode()

@@ -23,14 +23,19 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # core in each process would spin against each other. One thread each (embedded.py) keeps them all fast.
     os.environ.setdefault("CAPEL_EMBEDDED_THREADS", "1")
 
-XDIST_GROUPS = {"browser": "browser", "test_storage_postgres.py": "postgres"}
-"""Tests that share a costly session fixture run in one pytest-xdist worker: the browser tests (one `streamlit
-run`, one chromium) and the PostgreSQL ones (one throwaway cluster)."""
+XDIST_GROUPS = {
+    "test_browser.py": "browser",
+    "test_browser_presets.py": "browser-presets",
+    "test_storage_postgres.py": "postgres",
+}
+"""Tests that share a costly session fixture run in one pytest-xdist worker: each browser file (one `streamlit
+run`, one chromium per worker; the two files in two workers, so neither waits for the other) and the
+PostgreSQL ones (one throwaway cluster)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        group = XDIST_GROUPS["browser"] if item.get_closest_marker("browser") else XDIST_GROUPS.get(item.path.name)
+        group = XDIST_GROUPS.get(item.path.name)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
 

@@ -548,3 +548,20 @@ def test_a_benchmark_scores_an_output_cut_at_the_token_limit_and_notes_it(script
     row = run_sample(backend_for(scripted), Request("Write.", 3, mode="baseline"))
     assert row is not None
     assert (row["status"], row["count"], row["error_message"].split(":")[0]) == ("ok", 5, "length")
+
+
+@pytest.mark.parametrize(
+    ("provider", "sent"),
+    [("compatible", False), ("openai", True)],
+    ids=["a_compatible_server_gets_no_openai_account", "openai_gets_its_account"],
+)
+def test_openai_org_and_project_ids_are_sent_to_openai_only(scripted, monkeypatch, provider, sent) -> None:
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-secret")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    scripted.script(ok(["Hi."]))
+    backend = get_backend(MODEL, provider=provider, base_url=scripted.url)
+    generate(backend, Request("Say hi", 1, mode="baseline"))
+    [request] = scripted.chat_requests
+    headers = request.headers
+    assert ("openai-organization" in headers, "openai-project" in headers) == (sent, sent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -309,9 +310,16 @@ def test_acceptance_generate_exact_37_words_from_the_command_line():
     assert "37/37" in done.stderr.decode()
 
 
-def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted):
+@pytest.mark.parametrize(
+    "signals",
+    [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGINT, signal.SIGINT)],
+    ids=["ctrl_c", "sigterm", "ctrl_c_twice"],
+)
+def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals):
     scripted.script(ok(["word "] * 60, delay=0.1))
-    code, out, err = interrupt_generate(scripted, "--mode", "baseline", "--target", "60", "--json", after=1.0)
+    code, out, err = interrupt_generate(
+        scripted, "--mode", "baseline", "--target", "60", "--json", after=1.0, signals=signals
+    )
     assert code == 130, err  # some words arrived, not all 60
     result = json.loads(out)
     assert result["status"] == "cancelled"

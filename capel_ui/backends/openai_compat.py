@@ -73,6 +73,7 @@ class OpenAICompatBackend(Backend):
         capabilities: Capabilities = DEFAULT_CAPABILITIES,
         timeout: float = 120.0,
         key_hint: str = Backend.key_hint,
+        openai_account: bool = False,
     ) -> None:
         self.model = model
         self.base_url = check_base_url(base_url) if base_url is not None else None
@@ -88,6 +89,8 @@ class OpenAICompatBackend(Backend):
             timeout=timeout,
             http_client=http_client(self._network),
         )
+        if not openai_account:  # OPENAI_ORG_ID / OPENAI_PROJECT_ID name an OpenAI account: never sent elsewhere
+            self._client.organization = self._client.project = None
         if base_url is None:  # the client chose it (OPENAI_BASE_URL, else OpenAI's): name the one in use
             self.base_url = str(self._client.base_url).rstrip("/")
 

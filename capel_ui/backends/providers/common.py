@@ -19,8 +19,9 @@ def backend_class(caps: Capabilities) -> type[OpenAICompatBackend]:
     return OpenAIResponsesBackend if caps.grammar_field == "custom_tool" else OpenAICompatBackend
 
 
-def http_api(args: BackendArgs, url: str | None) -> Backend:
-    """A backend for an OpenAI-style API at `url` (None: the `openai` client's own, OPENAI_BASE_URL or OpenAI's)."""
+def http_api(args: BackendArgs, url: str | None, *, openai_account: bool = False) -> Backend:
+    """A backend for an OpenAI-style API at `url` (None: the `openai` client's own, OPENAI_BASE_URL or OpenAI's).
+    `openai_account`: send OPENAI_ORG_ID and OPENAI_PROJECT_ID (OpenAI's own provider only)."""
     return backend_class(args.capabilities)(
         args.model,
         base_url=url,
@@ -29,6 +30,7 @@ def http_api(args: BackendArgs, url: str | None) -> Backend:
         capabilities=args.capabilities,
         timeout=args.timeout,
         key_hint=args.key_hint,
+        openai_account=openai_account,
     )
 
 

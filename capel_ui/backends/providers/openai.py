@@ -43,7 +43,7 @@ SPEC = ProviderSpec(
     "openai",
     "OpenAI",
     # no URL typed: None, so the `openai` client reads OPENAI_BASE_URL itself
-    lambda args: http_api(args, args.base_url),
+    lambda args: http_api(args, args.base_url, openai_account=True),
     base_url="https://api.openai.com/v1",
     key_env="OPENAI_API_KEY",
     keyed=True,
