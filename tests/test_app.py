@@ -264,6 +264,10 @@ def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) 
 
 @pytest.mark.model
 def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_id(app: AppTest) -> None:
+    # Temperature 0: SmolLM2's sampled baseline now and then runs past its output budget (a partial run), which
+    # is not what this test is about.
+    app.toggle(key="temperature_default").set_value(False).run()
+    app.slider(key="temperature_value").set_value(0.0)
     app.switch_page("app_pages/compare.py").run()
     assert [m.label for m in app.multiselect(key="c_models").value] == ["SmolLM2-135M (embedded)"]
     app.text_area(key="c_instruction").input("Write a product description for a hand-made ceramic mug.")
