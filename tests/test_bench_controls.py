@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from capel_ui import storage
-from capel_ui.backends import get_backend
+from capel_ui.backends import Capabilities, Options, ScriptedBackend, get_backend
 from capel_ui.bench.charts import HIT_TITLE, ls_heatmap, mald_em_figure
 from capel_ui.bench.report import aggregate, format_table
 from capel_ui.bench.runner import BenchConfig, bench_key, check_modes, request_for, run_bench, run_results, target_for
@@ -21,8 +22,10 @@ from capel_ui.bench.suites import fill_lifebench, load_suite
 from capel_ui.cli import main
 from capel_ui.generation import Generation
 from capel_ui.metrics import at_least_score, at_most_score, length_score, lifebench_scores, meets, within
+from capel_ui.prompts import Message
 from capel_ui.verdict import Target
 from capel_ui.vocab import BenchControl
+from tests.llg import accepts
 from tests.scripted_server import ScriptedServer, ok
 
 
@@ -306,16 +309,22 @@ def _exit_code(argv: list[str], out: io.StringIO, err: io.StringIO) -> int:
         return int(exc.code or 0)
 
 
-@pytest.mark.model
-def test_the_exact_mode_keeps_an_at_most_run_within_the_limit_on_the_embedded_model(engine, embedded) -> None:
+def test_the_exact_mode_sends_an_at_most_grammar_and_scores_a_run_within_the_limit(engine) -> None:
+    def twelve(messages: Sequence[Message], options: Options) -> str:
+        return "春" * 12 + "。" if "字" in messages[-1]["content"] else " ".join(["word"] * 12) + "."
+
+    model = ScriptedBackend(twelve, capabilities=Capabilities(grammar_field="grammar"))
     config = BenchConfig(
         suite="lifebench", model="embedded", modes=("exact",), lengths=(16,), limit=2, control="at_most"
     )
-    out = run_bench(config, backend=embedded, engine=engine)
+    out = run_bench(config, backend=model, engine=engine)
     records = run_results(engine, [out.bench_run_id])
     assert [(r.lang, r.control, r.target, r.status) for r in records] == [
         ("en", "at_most", 16, "ok"),
         ("zh", "at_most", 16, "ok"),
     ]
-    assert all(1 < r.count <= 16 and r.exact for r in records)
+    gbnf = model.requests[0][1].grammar  # the English sample's grammar (GBNF text): at most 16 words
+    assert isinstance(gbnf, str)
+    assert accepts("gbnf", gbnf, "One two three.") and not accepts("gbnf", gbnf, " ".join(["word"] * 17) + ".")
+    assert all(r.count == 12 and r.exact for r in records)
     assert all(row["within"] == 1.0 and row["ls"] == 100.0 for row in aggregate(records))

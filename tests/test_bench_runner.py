@@ -7,16 +7,24 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from capel_ui import storage
-from capel_ui.backends import Backend, OpenAICompatBackend, Options, Usage, capabilities_for, get_backend, start_server
+from capel_ui.backends import (
+    Backend,
+    Capabilities,
+    Options,
+    ScriptedBackend,
+    get_backend,
+    staged,
+)
 from capel_ui.bench.cli import ProgressLine
 from capel_ui.bench.runner import (
     STOP_GRACE,
@@ -32,36 +40,6 @@ from capel_ui.bench.suites import load_suite
 from capel_ui.cli import main
 from capel_ui.prompts import Message
 from tests.scripted_server import ScriptedServer, cut_after, hang, honour_grammar, ok
-
-
-class CountingBackend(OpenAICompatBackend):
-    """The real embedded backend, counting generation calls and how many ran at once."""
-
-    def __init__(self) -> None:
-        handle = start_server()
-        super().__init__(
-            "embedded",
-            base_url=handle.base_url,
-            api_key=handle.api_key,
-            label="SmolLM2-135M (embedded)",
-            capabilities=capabilities_for("embedded", "embedded"),
-        )
-        self.provider = "embedded"  # as get_backend names it: a known model, never probed
-        self.calls = 0
-        self.active = 0
-        self.max_active = 0
-        self._lock = threading.Lock()
-
-    def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
-        with self._lock:
-            self.calls += 1
-            self.active += 1
-            self.max_active = max(self.max_active, self.active)
-        try:
-            yield from super().stream(messages, options)
-        finally:
-            with self._lock:
-                self.active -= 1
 
 
 def closed_port_backend() -> Backend:
@@ -168,12 +146,18 @@ def test_ctrl_c_keeps_finished_results_and_marks_the_run_interrupted(engine, scr
 # ----- the real embedded model ---------------------------------------------------------------------------------
 
 
-@pytest.mark.model
+def sixteen_units(messages: Sequence[Message], options: Options) -> str:
+    """16 English words or 16 Chinese characters, as the sample's language asks (a model that always obeys)."""
+    asked = messages[-1]["content"]
+    return "春" * 16 + "。" if re.search(r"[\u4e00-\u9fff]", asked) else " ".join(["word"] * 16) + "."
+
+
 def test_results_are_saved_and_a_second_run_generates_nothing(engine) -> None:
-    backend = CountingBackend()
+    backend = ScriptedBackend(sixteen_units, capabilities=Capabilities(grammar_field="grammar"))
     seen: list[tuple[int, int]] = []
     first = run_bench(EXACT, backend=backend, engine=engine, progress=lambda d, t, eta: seen.append((d, t)))
-    assert (first.status, first.total, first.generated, backend.calls) == ("complete", 2, 2, 2)
+    assert (first.status, first.total, first.generated, len(backend.requests)) == ("complete", 2, 2, 2)
+    assert all(options.grammar is not None for _, options in backend.requests)
     assert seen[0] == (0, 2) and seen[-1] == (2, 2)
     records = run_results(engine, [first.bench_run_id])
     assert [(r.item_id, r.lang, r.target, r.mode, r.status) for r in records] == [
@@ -192,17 +176,22 @@ def test_results_are_saved_and_a_second_run_generates_nothing(engine) -> None:
     )
 
     second = run_bench(EXACT, backend=backend, engine=engine)
-    assert backend.calls == 2  # nothing generated again
+    assert len(backend.requests) == 2  # nothing generated again
     assert (second.bench_run_id, second.skipped, second.generated) == (first.bench_run_id, 2, 0)
     assert len(run_results(engine, [first.bench_run_id])) == 2
 
 
-@pytest.mark.model
 def test_two_requests_are_in_flight_with_concurrency_two(engine) -> None:
-    backend = CountingBackend()
+    both_in_flight = threading.Barrier(2, timeout=10)  # breaks (and the samples fail) if only one is ever in flight
+
+    def answer(messages: Sequence[Message], options: Options) -> str:
+        both_in_flight.wait()
+        return sixteen_units(messages, options)
+
+    backend = ScriptedBackend(answer, capabilities=Capabilities(grammar_field="grammar"))
     config = BenchConfig(suite="lifebench", model="embedded", modes=("exact",), lengths=(16,), limit=2, concurrency=2)
     out = run_bench(config, backend=backend, engine=engine)
-    assert (out.status, out.generated, backend.calls, backend.max_active) == ("complete", 2, 2, 2)
+    assert (out.status, out.generated, len(backend.requests)) == ("complete", 2, 2)
     assert all(r.status == "ok" and r.count == 16 for r in run_results(engine, [out.bench_run_id]))
 
 
@@ -229,15 +218,15 @@ def test_a_prompt_too_long_for_the_model_is_one_error_among_scored_samples(tmp_p
 # ----- the CLI -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.model
 def test_cli_json_prints_one_object_whose_results_are_the_documented_rows() -> None:
     out, err = io.StringIO(), io.StringIO()
+    model = ScriptedBackend(sixteen_units, capabilities=Capabilities(grammar_field="grammar"))
     argv = [
         "bench",
         "--suite",
         "lifebench",
         "--model",
-        "embedded",
+        "scripted",
         "--modes",
         "exact",
         "--lengths",
@@ -246,7 +235,8 @@ def test_cli_json_prints_one_object_whose_results_are_the_documented_rows() -> N
         "2",
         "--json",
     ]
-    assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
+    with staged(model):
+        assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
     payload = json.loads(out.getvalue())
     assert payload["status"] == "complete" and payload["samples"] == 2 and payload["stored"] == 2
     rows = payload["results"]
@@ -260,7 +250,7 @@ def test_cli_json_prints_one_object_whose_results_are_the_documented_rows() -> N
     for row in rows:
         assert keys <= set(row)
         assert (row["model"], row["n"], row["em"], row["mald"], row["ld"], row["ls"], row["errors"]) == (
-            "embedded",
+            "scripted",
             1,
             1.0,
             0.0,

@@ -16,13 +16,14 @@ from capel_ui.parser import check_output
 pytestmark = pytest.mark.model
 
 INSTRUCTION = {"en": "Describe a lighthouse.", "zh": "描写一座灯塔。"}
-# Ten targets drawn once in 1..300, taken in turn by English and Chinese (a Chinese character costs ~3 tokens);
-# the shortest and the longest of each language are run (the model is slow: one test per case that differs).
+# Ten targets drawn once in 1..300, taken in turn by English and Chinese (a Chinese character costs ~3 tokens):
+# the shortest and the longest English ones and the shortest Chinese one are run (the model is slow: one test per
+# case that differs; a long Chinese text is the same grammar as a short one, and costs the suite 15 s).
 DRAWN = list(zip(random.Random(2024).sample(range(1, 301), 10), ["en", "zh"] * 5, strict=True))
 EXACT_CASES = [
-    case
-    for lang in ("en", "zh")
-    for case in (min(c for c in DRAWN if c[1] == lang), max(c for c in DRAWN if c[1] == lang))
+    min(c for c in DRAWN if c[1] == "en"),
+    max(c for c in DRAWN if c[1] == "en"),
+    min(c for c in DRAWN if c[1] == "zh"),
 ]
 
 

@@ -1,0 +1,25 @@
+"""Every preset on the real embedded model in its guaranteed mode, in this process: the text is verified, within
+the preset's limit in its unit, and ends at a sentence end. (The browser runs a few of them end to end through
+the page: test_browser_presets.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from capel_ui.counting import count
+from capel_ui.generation import Request, generate
+from capel_ui.presets import PRESETS, Preset
+
+pytestmark = pytest.mark.model
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p.key for p in PRESETS])
+def test_every_preset_gives_a_verified_text_within_its_limit(embedded, preset: Preset) -> None:
+    request = Request(
+        preset.example, preset.number, lang=preset.lang, mode="exact", unit=preset.unit, target_kind=preset.kind
+    )
+    outcome = generate(embedded, request)
+    n = count(outcome.text, preset.unit)
+    assert outcome.verified and outcome.count == n
+    assert request.target_spec.within(n)
+    assert outcome.text.rstrip()[-1] in ".!?。！？"
