@@ -58,7 +58,7 @@ def test_exact_mode_hits_the_target(embedded, target, lang):
     assert outcome.finish_reason == "stop"
 
 
-@pytest.mark.parametrize(("lang", "target"), [("en", 1), ("en", 7), ("zh", 5), ("en", 16)])
+@pytest.mark.parametrize(("lang", "target"), [("en", 1), ("en", 7), ("zh", 5)])
 def test_exact_countdown_is_a_valid_countdown_with_clean_text(embedded, lang, target):
     outcome = generate(embedded, Request(INSTRUCTION[lang], target, lang=lang, mode="exact-countdown", seed=target))
     check = check_output(outcome.raw, target, lang)
