@@ -23,14 +23,11 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # core in each process would spin against each other. One thread each (embedded.py) keeps them all fast.
     os.environ.setdefault("CAPEL_EMBEDDED_THREADS", "1")
 
-XDIST_GROUPS = {
-    "test_browser.py": "browser",
-    "test_browser_presets.py": "browser-presets",
-    "test_storage_postgres.py": "postgres",
-}
-"""Tests that share a costly session fixture run in one pytest-xdist worker: each browser file (one `streamlit
-run`, one chromium per worker; the two files in two workers, so neither waits for the other) and the
-PostgreSQL ones (one throwaway cluster)."""
+XDIST_GROUPS = {"test_storage_postgres.py": "postgres"}
+"""Tests that share a costly session fixture run in one pytest-xdist worker: the PostgreSQL ones (one throwaway
+cluster). The browser tests are not grouped: each worker starts its own `streamlit run` and chromium (about 5 s)
+the first time it gets one, and the model-bound browser tests then share both workers instead of queueing
+behind each other in one."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
