@@ -40,9 +40,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, make_url
+from sqlalchemy import URL, Engine, create_engine, event, inspect, make_url
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import case, column, false, insert, select, table, true, update
 from sqlalchemy.types import JSON, Boolean, Float, Integer, String, Text, TypeEngine
@@ -288,7 +288,7 @@ def database_url() -> str:
 
 def _sqlite_file(url: str) -> Path | None:
     """The file of a SQLite URL (None for other databases and in-memory ones)."""
-    parsed = make_url(url)
+    parsed = _parsed_url(url)
     database = parsed.database or ""
     if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
         return None
@@ -300,16 +300,111 @@ def _shown(engine: Engine) -> str:
     return str(path) if path else engine.url.render_as_string(hide_password=True)
 
 
+_DAMAGED = ("file is not a database", "database disk image is malformed")
+
+
+def _damaged(where: object, reason: str) -> StorageError:
+    return StorageError(
+        f"{where} is not a CAPEL Studio database (or is damaged); move it aside and a new one will be "
+        f"created, or set DATABASE_URL to another database (SQLite says: {reason})"
+    )
+
+
 def _storage_error(engine: Engine, exc: DBAPIError) -> StorageError:
     """A StorageError for a database that could not be opened or upgraded, saying what to do."""
     reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
-    damaged = ("file is not a database", "database disk image is malformed")
-    if isinstance(exc.orig, sqlite3.DatabaseError) and any(d in reason for d in damaged):
-        return StorageError(
-            f"{_shown(engine)} is not a CAPEL Studio database (or is damaged); move it aside and a new one will be "
-            f"created, or set DATABASE_URL to another database (SQLite says: {reason})"
-        )
+    if isinstance(exc.orig, sqlite3.DatabaseError) and any(d in reason for d in _DAMAGED):
+        return _damaged(_shown(engine), reason)
     return StorageError(f"cannot open the database at {_shown(engine)} ({reason}); check it, or set DATABASE_URL")
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+OUR_TABLES = frozenset(Base.metadata.tables)
+V1_RUN_COLUMNS = frozenset({"instruction", "prompt", "raw", "text", "mode", "lang", "model"})
+"""Columns every CAPEL Studio `runs` table has had since the first shipped schema."""
+
+
+def _tables_of(path: Path) -> tuple[set[str], set[str]]:
+    """The user tables of the SQLite file at `path` and the columns of its `runs` table, read without writing
+    (no pragma is set, nothing is created); StorageError if it cannot be read or is damaged."""
+    try:
+        with path.open("rb") as f:
+            header = f.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise StorageError(f"cannot read the database at {path} ({reason}); check it, or set DATABASE_URL") from exc
+    if header != SQLITE_HEADER:
+        raise _damaged(path, "file is not a database")
+    try:
+        conn = sqlite3.connect(path)
+        try:
+            names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")} if "runs" in names else set()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise _damaged(path, str(exc).strip()) from exc
+    return {n for n in names if not n.startswith("sqlite_")}, columns
+
+
+def refuse_foreign_file(path: Path) -> None:
+    """Raise StorageError, having written nothing, unless `path` is missing, empty, an empty SQLite database or a
+    CAPEL Studio one: another application's database (its own `contacts`, or a `runs` table of its own) is never
+    given our tables, and a damaged file is reported before any connection could switch it to WAL."""
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return
+    if not path.is_file():
+        raise StorageError(f"cannot open the database at {path} (a folder, not a file); set DATABASE_URL to a file")
+    tables, run_columns = _tables_of(path)
+    foreign = sorted(tables - OUR_TABLES)
+    if "runs" in tables and not run_columns >= V1_RUN_COLUMNS:
+        foreign = sorted({*foreign, "runs"})
+    if foreign:
+        raise StorageError(
+            f"{path} belongs to another application (its tables: {', '.join(foreign[:5])}); CAPEL Studio writes only "
+            "to an empty file or its own database, so it left this one untouched: set DATABASE_URL to another file"
+        )
+
+
+_CREDENTIALS = re.compile(r"(//[^/@:\s]*:)[^/@\s]*@")
+
+
+def _parsed_url(url: str) -> URL:
+    """`url` parsed; StorageError (one line, any password hidden) for a string that is not a database URL."""
+    try:
+        return make_url(url)
+    except ArgumentError as exc:
+        shown = _CREDENTIALS.sub(r"\1***@", url)[:80]
+        raise StorageError(
+            f"DATABASE_URL {shown!r} is not a database URL; use sqlite:///path/to/file.db or "
+            "postgresql+psycopg://user@host/dbname"
+        ) from exc
+
+
+def _new_engine(url: str) -> Engine:
+    """`create_engine(url)`, with one line saying what to use when the URL names no driver we have."""
+    parsed = _parsed_url(url)
+    shown = parsed.render_as_string(hide_password=True)
+    try:
+        return create_engine(parsed, pool_pre_ping=True)
+    except NoSuchModuleError as exc:
+        raise StorageError(
+            f"no database driver for {parsed.drivername!r} in DATABASE_URL {shown}; use sqlite:///path/to/file.db "
+            "or postgresql+psycopg://user@host/dbname"
+        ) from exc
+    except ImportError as exc:
+        raise StorageError(f"the driver for {shown} is not installed ({exc}); install it or use SQLite") from exc
+
+
+def _make_folder(path: Path) -> None:
+    """Create the database file's folder (SQLite cannot); StorageError naming it when that is impossible."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"cannot create the folder {path.parent} for the database ({exc.strerror or exc}); "
+            "set DATABASE_URL to a file in a folder you can write"
+        ) from exc
 
 
 def create_migrated_engine(url: str) -> Engine:
@@ -319,8 +414,9 @@ def create_migrated_engine(url: str) -> Engine:
     """
     path = _sqlite_file(url)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)  # SQLite cannot create missing folders
-    engine = create_engine(url, pool_pre_ping=True)
+        _make_folder(path)
+        refuse_foreign_file(path)
+    engine = _new_engine(url)
     _install_sqlite_hooks(engine)
     try:
         migrate(engine)

@@ -1,0 +1,109 @@
+"""What CAPEL Studio does with a database it must not write: another application's SQLite file, a damaged one,
+and paths and URLs that name no usable database. Each is one line (exit 3 on the CLI), and the file is left
+byte for byte as it was."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from capel_ui.cli import main
+from capel_ui.storage import StorageError, dispose_engines, get_engine
+
+
+def sqlite_file(path: Path, *ddl: str) -> Path:
+    conn = sqlite3.connect(path)
+    for statement in ddl:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    return path
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file in `folder`, by name: a file added beside the database (-wal, -journal) shows too."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    path = tmp_path / "databases"
+    path.mkdir()
+    return path
+
+
+FOREIGN = {
+    "contacts": ("CREATE TABLE contacts (id INTEGER PRIMARY KEY, name TEXT, phone TEXT)",),
+    "its_own_runs": ("CREATE TABLE runs (id INTEGER PRIMARY KEY, distance_km REAL, minutes INTEGER)",),
+}
+
+
+@pytest.mark.parametrize("name", FOREIGN)
+def test_another_applications_sqlite_file_is_refused_and_left_untouched(folder: Path, name: str) -> None:
+    path = sqlite_file(
+        folder / "other.db", *FOREIGN[name], "INSERT INTO " + FOREIGN[name][0].split()[2] + " (id) VALUES (1)"
+    )
+    before = snapshot(folder)
+    with pytest.raises(StorageError, match=r"belongs to another application .*left this one untouched"):
+        get_engine(f"sqlite:///{path}")
+    assert snapshot(folder) == before
+
+
+def test_an_empty_sqlite_file_becomes_a_capel_database(folder: Path) -> None:
+    path = sqlite_file(folder / "empty.db", "VACUUM")
+    engine = get_engine(f"sqlite:///{path}")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM runs")).scalar() == 0
+
+
+def test_a_damaged_capel_database_is_reported_without_being_written(folder: Path) -> None:
+    path = folder / "capel-damaged.db"
+    get_engine(f"sqlite:///{path}")
+    dispose_engines()
+    data = bytearray(path.read_bytes())
+    data[100:400] = b"\xff" * 300  # page 1's b-tree header and cell pointers: the schema can no longer be read
+    path.write_bytes(bytes(data))
+    for side in folder.glob("capel-damaged.db-*"):
+        side.unlink()
+    before = snapshot(folder)
+    with pytest.raises(StorageError, match=r"is not a CAPEL Studio database \(or is damaged\)"):
+        get_engine(f"sqlite:///{path}")
+    assert snapshot(folder) == before
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdin=io.StringIO(""), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+BAD_DATABASES = {
+    "parent_is_a_file": ("sqlite:////dev/null/capel.db", "cannot create the folder /dev/null"),
+    "folder_cannot_be_created": ("sqlite:////proc/capel-studio/capel.db", "cannot create the folder /proc/capel"),
+    "unknown_scheme": ("foo://bar/baz", "no database driver for 'foo'"),
+    "not_a_url": ("just some words", "is not a database URL"),
+    "password_in_a_bad_url": ("postgres ql://me:hunter2@db/x", "is not a database URL"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_DATABASES)
+@pytest.mark.parametrize("command", [("history",), ("generate", "--model", "scripted", "--target", "2", "Hello.")])
+def test_a_database_that_cannot_be_used_is_one_line_and_exit_3(monkeypatch, case: str, command: tuple[str, ...]):
+    url, said = BAD_DATABASES[case]
+    monkeypatch.setenv("DATABASE_URL", url)
+    code, _, err = cli(*command)
+    assert code == 3 and said in err
+    assert err.count("\n") == 1 and "Traceback" not in err and "hunter2" not in err
+
+
+def test_the_cli_refuses_another_applications_file_with_exit_3_and_writes_nothing(folder: Path, monkeypatch):
+    path = sqlite_file(folder / "contacts.db", *FOREIGN["contacts"])
+    before = snapshot(folder)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
+    code, _, err = cli("generate", "--model", "scripted", "--target", "2", "Hello.")
+    assert code == 3 and "belongs to another application (its tables: contacts)" in err
+    assert snapshot(folder) == before
