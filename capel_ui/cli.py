@@ -383,8 +383,12 @@ def _generate_variants(handle: RunHandle, args: argparse.Namespace, out: TextIO,
         for i, c in enumerate(ranked, 1):
             out.write(f"--- variant {i} of {len(ranked)}{_variant_line(c)}\n{c.outcome.text}\n")
     best = ranked[0].outcome
-    saved = f" · saved as group {group_id}" if handle.engine is not None else ""
+    unsaved = [lv.save_error for lv in lives if lv.save_error]
+    saved = f" · saved as group {group_id}" if handle.engine is not None and not unsaved else ""
     err.write(f"best of {len(ranked)}:{_variant_line(ranked[0])[2:]}{saved}\n")
+    if unsaved:
+        err.write(f"capel_ui: error: {len(unsaved)} of the {len(lives)} variants {unsaved[0]}; their text is above\n")
+        return EXIT_BACKEND
     return EXIT_OK if best.verified else EXIT_MISS
 
 
@@ -403,9 +407,15 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     unit = unit_label(outcome.request.count_unit)
     if args.json:
         doc = {**outcome.as_json(), **_quality_json(outcome), "run_id": live.run_id}
+        if live.save_error:
+            doc["save_error"] = live.save_error
         printer.out.write(json.dumps(doc, ensure_ascii=False) + "\n")
     else:
         printer.finish(outcome.text)
+    if live.save_error:  # the text is above (or in the JSON); History does not have it
+        err.write(f"{outcome.verdict.headline(outcome.request.count_unit)}\n")
+        err.write(f"capel_ui: error: this run {live.save_error}; the text printed above is the only copy\n")
+        return EXIT_BACKEND
     if interrupted:
         err.write(f"interrupted: kept {outcome.count} {unit} that arrived{_saved(live)}\n")
         return EXIT_INTERRUPTED

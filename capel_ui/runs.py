@@ -6,10 +6,16 @@ the row is created as the run starts (status `running`), saved at most every `SA
 text arrives (so a killed process leaves the text of its last save), and saved once more with the final
 status, verdict, timings and tokens in a `finally`, so a Stop click, a closed tab or Ctrl-C keep what
 arrived. Pages and the CLI only draw what a LiveRun yields.
+
+The database may fail under a run (a lock another process holds, a full disk, a read-only file): the text
+never waits on it. A failed first or progress save is logged and the stream goes on; the final save is tried
+again (`save_retries`), creating the row then if it never could be; if it still fails, `save_error` says where
+and why, and the surface shows the text with that message (the CLI exits 3).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,25 +24,41 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from .backends import spec_of
 from .counting import count
 from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
-from .storage import RunRecord, create_run, update_run
+from .storage import RunRecord, create_run, database_label, update_run
 from .verdict import Target, Verdict, judge
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
 
 SAVE_INTERVAL = 1.0
 """Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
+SAVE_ERRORS = (SQLAlchemyError, OSError)
+"""What a save can raise when the database, not the run, is at fault."""
+
+log = logging.getLogger(__name__)
+
+
+def _reason(exc: BaseException) -> str:
+    """The database's own words, on one line (`database is locked`, `attempt to write a readonly database`)."""
+    cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
 
 
 class LiveRun:
     """One generation tied to its saved row (or to no row, when `engine` is None: `--no-save`).
 
     `stream()` yields text chunks; `cancel()` is safe from any thread; `closed` is set once the final
-    state is saved, so another thread can wait for it (`settle`).
+    state is saved, so another thread can wait for it (`settle`). `save_error` is set when the run could not
+    be saved at all (the database failed every try).
     """
+
+    save_retries: tuple[float, ...] = (0.5, 2.0, 5.0)
+    """Seconds to wait before each further try of the final save (each try also waits out SQLite's busy
+    timeout): a lock held by another process for up to about half a minute does not cost the run."""
 
     def __init__(
         self,
@@ -55,9 +77,31 @@ class LiveRun:
         self._clock = clock
         self._last_save = clock()
         self.run_id: int | None = None
+        self.save_error: str | None = None
+        self._start = self._start_fields(origin, instruction, comparison_id, group_id)
         if engine is not None:
-            self.run_id = create_run(engine, **self._start_fields(origin, instruction, comparison_id, group_id))
-            _LIVE[self.run_id] = self
+            try:
+                self.run_id = create_run(engine, **self._start)
+            except SAVE_ERRORS as exc:  # the run goes on; its final save tries to create the row again
+                log.info("could not save the new run to %s: %s", database_label(engine), _reason(exc))
+            else:
+                _LIVE[self.run_id] = self
+
+    def _save_final(self, engine: Engine) -> None:
+        """Save the final state, trying again after each of `save_retries`; set `save_error` if it never could."""
+        fields, reason = final_fields(self.gen.outcome()), ""
+        for wait in (0.0, *self.save_retries):
+            time.sleep(wait)
+            try:
+                if self.run_id is None:
+                    self.run_id = create_run(engine, **{**self._start, **fields})
+                else:
+                    update_run(engine, self.run_id, **fields)
+                return
+            except SAVE_ERRORS as exc:
+                reason = _reason(exc)
+                log.info("could not save run %s: %s", self.run_id, reason)
+        self.save_error = f"could not be saved to {database_label(engine)} ({reason})"
 
     def _start_fields(
         self, origin: Origin, instruction: str | None, comparison_id: str | None, group_id: str | None
@@ -118,15 +162,18 @@ class LiveRun:
         if self.run_id is None or self.engine is None:
             return
         now = self.gen.outcome()  # the text and count as if the output ended here
-        update_run(self.engine, self.run_id, raw=now.raw, text=now.text, count=now.count, errors=now.errors)
+        try:
+            update_run(self.engine, self.run_id, raw=now.raw, text=now.text, count=now.count, errors=now.errors)
+        except SAVE_ERRORS as exc:  # the stream goes on; the final save tries again
+            log.info("could not save run %s's progress: %s", self.run_id, _reason(exc))
 
     def close(self) -> None:
         """Save the final state once (idempotent), then release anyone waiting in `settle`."""
         if self.closed.is_set():
             return
         try:
-            if self.run_id is not None and self.engine is not None:
-                update_run(self.engine, self.run_id, **final_fields(self.gen.outcome()))
+            if self.engine is not None:
+                self._save_final(self.engine)
         finally:
             if self.run_id is not None:
                 _LIVE.pop(self.run_id, None)

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import io
 import sqlite3
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
+from capel_ui.backends import Turn
 from capel_ui.cli import main
-from capel_ui.storage import StorageError, dispose_engines, get_engine
+from capel_ui.runs import LiveRun
+from capel_ui.storage import StorageError, dispose_engines, get_engine, get_run
+from capel_ui.storage import engine as engine_module
 
 
 def sqlite_file(path: Path, *ddl: str) -> Path:
@@ -107,3 +112,40 @@ def test_the_cli_refuses_another_applications_file_with_exit_3_and_writes_nothin
     code, _, err = cli("generate", "--model", "scripted", "--target", "2", "Hello.")
     assert code == 3 and "belongs to another application (its tables: contacts)" in err
     assert snapshot(folder) == before
+
+
+# ----- the database fails under a run ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def locked_db(folder: Path, monkeypatch) -> Iterator[sqlite3.Connection]:
+    """A CAPEL Studio database another process holds an exclusive lock on (as a long write would); writers here
+    give up after 50 ms (CAPEL_DB_BUSY_TIMEOUT_MS) and a run tries its final save twice more, quickly."""
+    path = folder / "capel.db"
+    get_engine(f"sqlite:///{path}")
+    dispose_engines()
+    monkeypatch.setattr(engine_module, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(LiveRun, "save_retries", (0.05, 0.05))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")
+    yield other
+    other.close()
+    dispose_engines()
+
+
+def test_a_run_the_database_refuses_to_the_end_prints_its_text_says_where_and_exits_3(locked_db, scripted_model):
+    scripted_model.reply("One two three.")
+    code, out, err = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "3", "Count.")
+    assert code == 3 and out.strip() == "One two three."
+    assert "capel_ui: error: this run could not be saved to " in err and "(database is locked)" in err
+    assert "Traceback" not in err
+
+
+def test_a_lock_released_while_the_run_streams_costs_nothing(locked_db, scripted_model, folder: Path):
+    scripted_model.reply(Turn(("One", " two", " three."), delay=0.1))
+    threading.Timer(0.15, locked_db.rollback).start()  # the other process finishes while the model writes
+    code, _, err = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "3", "Count.")
+    assert code == 0 and "saved as run 1" in err
+    run = get_run(get_engine(), 1)
+    assert (run.status, run.text, run.verified) == ("complete", "One two three.", True)

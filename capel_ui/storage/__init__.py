@@ -11,7 +11,14 @@ from __future__ import annotations
 
 # Not storage's: only until capel_ui/ui/benchmark.py imports it from capel_ui.vocab; then delete this line.
 from ..vocab import PROJECT_ROOT  # noqa: F401
-from .engine import StorageError, create_migrated_engine, database_url, dispose_engines, get_engine
+from .engine import (
+    StorageError,
+    create_migrated_engine,
+    database_label,
+    database_url,
+    dispose_engines,
+    get_engine,
+)
 from .repo import (
     CSV_COLUMNS,
     DISTINCT_COLUMNS,
@@ -47,6 +54,7 @@ __all__ = [
     "clean_base_url",
     "create_migrated_engine",
     "create_run",
+    "database_label",
     "database_url",
     "delete_bench_run",
     "delete_run",

@@ -53,7 +53,8 @@ from .schema import Base, SchemaMigration, utcnow
 log = logging.getLogger(__name__)
 
 DEFAULT_DB_PATH = PROJECT_ROOT / "data" / "capel.db"
-BUSY_TIMEOUT_MS = 5000
+BUSY_TIMEOUT_MS = int(os.environ.get("CAPEL_DB_BUSY_TIMEOUT_MS", "5000"))
+"""How long a SQLite writer waits for another's lock before the write fails (a run then tries again)."""
 WRITE_OPTION = "capel_write"
 """Execution option marking a connection that will write; on SQLite it begins with BEGIN IMMEDIATE."""
 
@@ -247,7 +248,7 @@ def migrate(engine: Engine, upgrades: Sequence[Step] = UPGRADES) -> list[int]:
     done = _recorded_now(engine)
     if done and max(done) > newest:
         raise StorageError(
-            f"the database at {_shown(engine)} has schema version {max(done)}, newer than this CAPEL Studio "
+            f"the database at {database_label(engine)} has schema version {max(done)}, newer than this CAPEL Studio "
             f"knows ({newest}); update CAPEL Studio or set DATABASE_URL to another database"
         )
     recorded: list[int] = []
@@ -295,7 +296,8 @@ def _sqlite_file(url: str) -> Path | None:
     return Path(database).expanduser()
 
 
-def _shown(engine: Engine) -> str:
+def database_label(engine: Engine) -> str:
+    """Where `engine`'s database is, for messages: the SQLite file, or the URL without its password."""
     path = _sqlite_file(str(engine.url))
     return str(path) if path else engine.url.render_as_string(hide_password=True)
 
@@ -314,8 +316,9 @@ def _storage_error(engine: Engine, exc: DBAPIError) -> StorageError:
     """A StorageError for a database that could not be opened or upgraded, saying what to do."""
     reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
     if isinstance(exc.orig, sqlite3.DatabaseError) and any(d in reason for d in _DAMAGED):
-        return _damaged(_shown(engine), reason)
-    return StorageError(f"cannot open the database at {_shown(engine)} ({reason}); check it, or set DATABASE_URL")
+        return _damaged(database_label(engine), reason)
+    where = database_label(engine)
+    return StorageError(f"cannot open the database at {where} ({reason}); check it, or set DATABASE_URL")
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"

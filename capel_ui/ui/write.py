@@ -221,8 +221,17 @@ def render() -> None:
                 st.info(handle.notice)
             stream_live(handle.live)
         stop_slot.empty()
+        if handle.live.save_error:
+            _show_unsaved(handle.live.save_error, handle.live.outcome.text)
+            return
         _judge_single(handle)
     _show_result(result)
+
+
+def _show_unsaved(error: str, text: str) -> None:
+    """A run the database refused to the end: its text, to copy now (History does not have it)."""
+    st.error(f"This run {error}. Its text is below; copy it now, History does not have it.")
+    st.code(text, language=None, wrap_lines=True)
 
 
 def _show_result(result: st.delta_generator.DeltaGenerator) -> None:
