@@ -302,7 +302,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
             variants=args.variants,
             judge=lambda: _judge_backend(args),  # built before any generation, so a bad name fails fast
         )
-    except BackendError as exc:
+    except BackendError as exc:  # worded and redacted by the backend's guard
         err.write(f"capel_ui: error: {exc.message}\n")
         return EXIT_USAGE if FAILURES[exc.kind].bad_input else EXIT_BACKEND
     except ValueError as exc:
@@ -511,14 +511,21 @@ def main(
             return cmd_history(args, stdout)
         return args.handler(args, stdout, stderr)
     except UsageError as exc:
-        stderr.write(f"capel_ui: error: {exc}\n")
+        stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
         return EXIT_USAGE
     except _storage_error() as exc:
-        stderr.write(f"capel_ui: error: {exc}\n")
+        stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
         return EXIT_BACKEND
     except ValueError as exc:
-        stderr.write(f"capel_ui: error: {exc}\n")
+        stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
         return EXIT_USAGE
+
+
+def _redact(message: str) -> str:
+    """An error line without URL credentials (a --base-url or DATABASE_URL with a password in it)."""
+    from .redact import redact
+
+    return redact(message)
 
 
 def _storage_error() -> type[Exception]:

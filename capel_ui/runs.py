@@ -30,6 +30,7 @@ from .backends import spec_of
 from .counting import count
 from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
+from .redact import redact
 from .storage import RunRecord, create_run, database_label, update_run
 from .verdict import Target, Verdict, judge
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
@@ -196,7 +197,7 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "completion_tokens": outcome.completion_tokens,
         "seconds": outcome.seconds,
         "first_token_seconds": outcome.first_token_seconds,
-        "failure": outcome.failure,
+        "failure": redact(outcome.failure) if outcome.failure else outcome.failure,  # the guard masked the key
         "failure_kind": outcome.failure_kind,
         "finish_reason": outcome.finish_reason,
         "notice": outcome.notice,

@@ -3,7 +3,8 @@
 A backend only says what went wrong (a `Fault`: its kind, the status, the wait the service asked for); this
 wrapper decides whether to try again and words the message the user reads, the same for an HTTP service and
 the in-process scripted model. Only a failure before any text is retried, never once Stop was pressed, and the
-waits of one request add up to at most `WAIT_BUDGET` seconds.
+waits of one request add up to at most `WAIT_BUDGET` seconds. Every failure leaves here redacted (`redact`: the
+key in use, URL credentials, echoed authorization headers), so no key reaches a message or the database.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..prompts import Message
+from ..redact import redact
 from ..vocab import FAILURES
 from .base import Backend, BackendError, Capabilities, Fault, Options, Usage
 
@@ -31,6 +33,11 @@ MAX_BACKOFF = 20.0
 WAIT_BUDGET = 30.0
 """Seconds one request may spend waiting between its attempts, in all. A server that asks (Retry-After) for
 a longer wait than is left gets no retry: the user hears at once how long it asked for, instead of a spinner."""
+
+
+def redacted(exc: BackendError, secrets: Sequence[str | None] = ()) -> BackendError:
+    """`exc` with its message redacted (see `redact`), of the same kind and status."""
+    return BackendError(exc.kind, redact(exc.message, secrets), status=exc.status)
 
 
 def retryable(fault: Fault) -> bool:
@@ -54,8 +61,10 @@ class Guarded(Backend):
         backoff: float = 0.5,
         wait_budget: float = WAIT_BUDGET,
         sleep: Callable[[float], None] = time.sleep,
+        secrets: Sequence[str | None] = (),
     ) -> None:
         self.inner = inner
+        self.secrets = tuple(secrets)  # the key in use: masked in every failure this backend raises
         self.remote = remote  # a vendor's API at a fixed address: when unreachable, the network is to check
         self.max_retries = max_retries
         self.backoff = backoff
@@ -83,6 +92,12 @@ class Guarded(Backend):
         return self.inner.provider
 
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
+        try:
+            yield from self._attempts(messages, options)
+        except BackendError as exc:
+            raise redacted(exc, self.secrets) from None
+
+    def _attempts(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         attempt, waited = 0, 0.0
         while True:
             attempt += 1

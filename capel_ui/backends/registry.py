@@ -20,7 +20,7 @@ from typing import Literal
 
 from ..vocab import PROJECT_ROOT
 from .base import Backend, BackendError, Capabilities, GrammarField
-from .guard import Guarded
+from .guard import Guarded, redacted
 from .providers import PROVIDERS, BackendArgs, ProviderSpec, spec_of
 from .providers.embedded import EMBEDDED_MODEL
 
@@ -217,6 +217,10 @@ def get_backend(
         spec.name_model(model),
         timeout,
     )
-    backend = spec.factory(args)
+    secrets = (args.api_key,)
+    try:
+        backend = spec.factory(args)
+    except BackendError as exc:
+        raise redacted(exc, secrets) from None
     backend.provider = spec.name
-    return Guarded(backend, remote=spec.keyed, max_retries=max_retries, sleep=sleep)
+    return Guarded(backend, remote=spec.keyed, max_retries=max_retries, sleep=sleep, secrets=secrets)

@@ -41,11 +41,11 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from ..redact import SECRET_PARAM
 from .engine import writer
 from .schema import Base, BenchResult, BenchResultRecord, BenchRun, BenchRunRecord, Run, RunRecord, utcnow
 
 _SECRETISH = re.compile(r"key|secret|token|passw|credential|auth|bearer", re.IGNORECASE)
-_SECRET_PARAM = re.compile(r"key|secret|token|passw|credential|auth|sig", re.IGNORECASE)
 
 DISTINCT_COLUMNS: tuple[str, ...] = (
     "model", "mode", "lang", "origin", "backend", "unit", "status", "comparison_id", "group_id",
@@ -68,9 +68,7 @@ def clean_base_url(url: str | None) -> str | None:
     except ValueError:
         return url
     netloc = parts.netloc.rsplit("@", 1)[-1]
-    query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _SECRET_PARAM.search(k)]
-    )
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not SECRET_PARAM.search(k)])
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

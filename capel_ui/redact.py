@@ -1,0 +1,44 @@
+"""Keys and URL credentials out of every message before it is shown or saved.
+
+A base URL may carry `user:password@` or `?api-key=…`, and a server or proxy may echo the request's headers in
+its error body: the failure text then holds the key. `redact` masks the key in use, URL credentials, query
+parameters that name a secret and authorization headers; the backend guard applies it to every failure, the
+run's saved failure text and the CLI's error lines pass through it, so no key reaches a message, the database
+or an export.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+MASK = "***"
+SECRET_PARAM = re.compile(r"key|secret|token|passw|credential|auth|sig", re.IGNORECASE)
+"""A query parameter or header whose name says it carries a secret (`api-key`, `access_token`, `sig`...)."""
+
+_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)([^/\s@?#]+)@", re.IGNORECASE)
+_QUERY = re.compile(r"([?&;]([^=&\s#?]+)=)([^&\s#\"'<>]+)")
+_HEADER = re.compile(
+    r"((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key)([\"']?\s*[:=]\s*[\"']?)"
+    r"(?:(bearer|basic|token)\s+)?([^\s\"',;}&]+)",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+MIN_SECRET = 6
+"""Shorter "keys" (`none`, a placeholder) are not masked: they would blank ordinary words."""
+
+
+def _userinfo(info: str) -> str:
+    user, sep, _ = info.partition(":")
+    return f"{user}:{MASK}" if sep else MASK
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with each of `secrets` (the keys in use), URL credentials, secret query parameters and
+    authorization headers replaced by `***`."""
+    for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    text = _USERINFO.sub(lambda m: f"{m.group(1)}{_userinfo(m.group(2))}@", text)
+    text = _QUERY.sub(lambda m: m.group(1) + MASK if SECRET_PARAM.search(m.group(2)) else m.group(0), text)
+    text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) + ' ' if m.group(3) else ''}{MASK}", text)
+    return _BEARER.sub(rf"\1 {MASK}", text)
