@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from .cliargs import bounded
+from .cliargs import bounded, limit_or_none
 from .counting import count, count_detail
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
@@ -24,6 +24,8 @@ from .prompts import build_prompt
 from .verdict import Target, live_state
 from .vocab import (
     DEFAULT_MAX_CALLS,
+    DEFAULT_STALL_LIMIT,
+    DEFAULT_TIME_LIMIT,
     DEFAULT_UNIT,
     EXIT_BACKEND,
     EXIT_INTERRUPTED,
@@ -66,7 +68,8 @@ class _Parser(argparse.ArgumentParser):
 _target = bounded("target", 1, MAX_TARGET)
 _positive = bounded("number", 1)
 _temperature = bounded("temperature", 0, 2, kind=float)
-_seconds = bounded("time limit", 1, 86_400, kind=float)
+_seconds = limit_or_none(bounded("time limit", 1, 86_400, kind=float))
+_stall_seconds = limit_or_none(bounded("stall limit", 1, 86_400, kind=float))
 
 _max_calls = bounded("max calls", 1, MAX_CALLS)
 
@@ -135,7 +138,18 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("--temperature", type=_temperature)
     ge.add_argument("--max-tokens", type=_positive, help="output limit in tokens (default: from the target)")
     ge.add_argument(
-        "--time-limit", type=_seconds, metavar="SECONDS", help="stop after this many seconds, keeping what arrived"
+        "--time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_TIME_LIMIT,
+        help=f"stop after this many seconds, keeping what arrived (default {DEFAULT_TIME_LIMIT:g}; none: no limit)",
+    )
+    ge.add_argument(
+        "--stall-limit",
+        type=_stall_seconds,
+        metavar="SECONDS",
+        default=DEFAULT_STALL_LIMIT,
+        help=f"stop when no new text came for this many seconds (default {DEFAULT_STALL_LIMIT:g}; none: no limit)",
     )
     ge.add_argument("--seed", type=int)
     ge.add_argument("--no-fallback", action="store_true", help="use CAPEL even on models known to misread it")
@@ -237,6 +251,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         seed=args.seed,
         allow_fallback=not args.no_fallback,
         time_limit=args.time_limit,
+        stall_limit=args.stall_limit,
         max_calls=args.max_calls,
     )
 

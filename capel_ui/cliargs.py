@@ -25,3 +25,13 @@ def bounded(name: str, low: float, high: float | None = None, kind: type = int) 
 
     parse.__name__ = name  # argparse names the type in its messages
     return parse
+
+
+def limit_or_none(parse: Callable[[str], float]) -> Callable[[str], float | None]:
+    """`parse`, or None for `none` (no limit at all): how the CLI turns a default limit off."""
+
+    def parse_or_none(value: str) -> float | None:
+        return None if value.strip().lower() in ("none", "off") else parse(value)
+
+    parse_or_none.__name__ = parse.__name__
+    return parse_or_none

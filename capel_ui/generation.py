@@ -26,6 +26,8 @@ from .quality import fluency
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
 from .verdict import Target, Verdict, judge
 from .vocab import (
+    DEFAULT_STALL_LIMIT,
+    DEFAULT_TIME_LIMIT,
     DEFAULT_UNIT,
     FAILURES,
     GRAMMAR_MODES,
@@ -70,7 +72,8 @@ class Request:
     max_tokens: int | None = None
     seed: int | None = None
     allow_fallback: bool = True
-    time_limit: float | None = None  # seconds for the whole run; what arrived by then is kept
+    time_limit: float | None = DEFAULT_TIME_LIMIT  # seconds for the whole run (None: none); what arrived is kept
+    stall_limit: float | None = DEFAULT_STALL_LIMIT  # seconds without new text before the run is stopped (None: none)
     word_list: bool = True  # guaranteed modes on llama.cpp draw words from a word list (grammar.lexicon_rules)
     max_calls: int | None = None  # repair bound (see repair.py); None: 3 on models without a grammar, else 1
     target_kind: TargetKind = "exactly"
@@ -112,6 +115,8 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         raise ValueError(f"the output limit must be at least 1 token, got {request.max_tokens}")
     if request.time_limit is not None and request.time_limit <= 0:
         raise ValueError(f"the time limit must be more than 0 seconds, got {request.time_limit:g}")
+    if request.stall_limit is not None and request.stall_limit <= 0:
+        raise ValueError(f"the stall limit must be more than 0 seconds, got {request.stall_limit:g}")
     if request.max_calls is not None and not 1 <= request.max_calls <= MAX_CALLS:
         raise ValueError(f"max calls must be from 1 (no repair) to {MAX_CALLS}, got {request.max_calls}")
     if request.mode in MARKER_MODES and not markers_can_count(request.lang, request.count_unit, request.target_kind):
@@ -323,6 +328,7 @@ class Generation:
         self._attempts: list[dict[str, Any]] = []
         self.status: Status = "running"
         self.started = time.monotonic()
+        self._last_text = self.started
         limit = None if req.plain else (req.count_unit, req.target_kind, req.target_spec.low)
         self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code, limit=limit)
         self._grammar_sent = self._grammar()  # each backend sends it in its server's syntax
@@ -499,27 +505,47 @@ class Generation:
 
     def _deadline(self) -> None:
         self._expired.set()
+        limit = self.request.time_limit
+        default = "default " if limit == DEFAULT_TIME_LIMIT else ""
         self._halt(
             "deadline",
-            f"Stopped at the time limit of {self.request.time_limit:g} s; the text that arrived is kept. "
+            f"Stopped at the {default}time limit of {limit:g} s; the text that arrived is kept. "
             "Raise the time limit (Options, or --time-limit) to let it finish.",
         )
+
+    def _watch_stall(self, done: threading.Event) -> None:
+        """Stop the current call once no text has come for `stall_limit` seconds (a server that keeps the
+        connection open with keep-alive comments resets every read timeout, so only this notices)."""
+        limit = self.request.stall_limit
+        assert limit is not None
+        while not done.wait(min(1.0, limit / 4)):
+            if time.monotonic() - self._last_text > limit:
+                self._expired.set()
+                self._halt(
+                    "stalled",
+                    f"No new text for {limit:g} s (the stall limit), so the run was stopped; the text that arrived "
+                    "is kept. The server may be overloaded: try again, or raise the stall limit (--stall-limit).",
+                )
+                return
 
     # ----- running --------------------------------------------------------------------------------------
     def stream(self) -> Iterator[str]:
         """Yield text chunks of every call in turn as they arrive. Never raises BackendError: a failure is kept
         on its call; the outcome is built however the loop ends. The time limit is for the whole run."""
-        timer = None
+        timer, done = None, threading.Event()
         if self.request.time_limit is not None:
             timer = threading.Timer(self.request.time_limit - (time.monotonic() - self.started), self._deadline)
             timer.daemon = True
             timer.start()
+        if self.request.stall_limit is not None:
+            threading.Thread(target=self._watch_stall, args=(done,), daemon=True, name="stall-limit").start()
         try:
             while True:
                 yield from self._stream_call(self.current)
                 if not self._next_call():
                     break
         finally:
+            done.set()
             if timer is not None:
                 timer.cancel()
             self._finish()
@@ -535,6 +561,7 @@ class Generation:
         inner = self.backend.stream(call.messages, call.options)
         last = call.number >= self.max_calls
         cancelled = False
+        self._last_text = time.monotonic()  # the stall limit counts from each call's start
         try:
             for item in inner:
                 if isinstance(item, Usage):
@@ -545,6 +572,7 @@ class Generation:
                         cancelled = True
                         break
                     call.chunks += 1
+                    self._last_text = time.monotonic()
                     call.reply.append(item)
                     text = call.reader.feed(item)
                 if not text:

@@ -276,10 +276,12 @@ FailureKind = Literal[
     "not_openai",
     "overrun",
     "deadline",
+    "stalled",
 ]
 """Why a run failed or was stopped. `not_openai`: the server answered, but not as an OpenAI-compatible API
 (an HTML page, or a stream line that is not JSON); `overrun`: stopped far past the target (the model was not
-counting down); `deadline`: stopped at the time limit the writer set."""
+counting down); `deadline`: stopped at the time limit (the writer's, or the default); `stalled`: no new text for
+the stall limit (a server that keeps the connection open without writing)."""
 FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
 
 
@@ -320,7 +322,17 @@ FAILURES: dict[FailureKind, FailureSpec] = {
     # The writer's own time limit stopped the model's answer: like the output limit, the text is the answer,
     # partial and never verified (CLI exit 1, scored by the benchmark), not an error of the server.
     "deadline": FailureSpec("stopped at the time limit the writer set", answer=True),
+    # The server kept the connection open (keep-alive comments, a stuck queue) without writing: its error.
+    "stalled": FailureSpec("no new text arrived for the stall limit: the server stopped writing"),
 }
+
+DEFAULT_TIME_LIMIT = 600.0
+"""Seconds a run may take in all unless the writer sets another limit (or none): a server that writes one
+letter every few tenths of a second would otherwise keep a writer waiting for half an hour."""
+DEFAULT_STALL_LIMIT = 120.0
+"""Seconds without a new piece of text after which a run is stopped: a server sending only keep-alive comments
+would otherwise keep a run waiting for ever (every byte resets the read timeout). Long enough for a slow first
+token (a long prompt on a CPU, a reasoning model thinking)."""
 """Every failure kind, declared once (a test checks each `FailureKind` has its spec)."""
 
 

@@ -120,6 +120,12 @@ def stall_after(chunks: Sequence[str], seconds: float = 30.0) -> Behaviour:
     return Behaviour("stall", tuple(chunks), seconds=seconds)
 
 
+def keep_alive(chunks: Sequence[str] = (), every: float = 0.05, limit: int = 100_000) -> Behaviour:
+    """Send these chunks, then only SSE comments (`: keep-alive`) every `every` seconds and never more text,
+    until the client hangs up (or `limit` comments): each comment resets a client's read timeout."""
+    return Behaviour("keepalive", tuple(chunks), seconds=every, code=limit)
+
+
 def stream_error(
     chunks: Sequence[str], message: str = "The server had an error while processing your request."
 ) -> Behaviour:
@@ -426,6 +432,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if b.kind == "stall":
             self.stop.wait(b.seconds)
+            self.close_connection = True
+            return
+        if b.kind == "keepalive":
+            for _ in range(b.code):
+                if self.stop.wait(b.seconds):
+                    break
+                try:
+                    self._write_chunk(b": keep-alive\n\n")
+                except OSError:  # the client hung up
+                    break
             self.close_connection = True
             return
         if b.kind == "stream_error":

@@ -13,7 +13,7 @@ from capel_ui.bench.runner import run_sample
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request
 from capel_ui.vocab import EXIT_BACKEND, EXIT_MISS, FAILURE_KINDS, FAILURES, is_answer
-from tests.scripted_server import MODEL, countdown, cut_after, empty, endless, html_page, ok, status
+from tests.scripted_server import MODEL, countdown, cut_after, empty, endless, html_page, keep_alive, ok, status
 
 # ----- the table ---------------------------------------------------------------------------------------------
 
@@ -46,6 +46,7 @@ CASES = [
     pytest.param("length", lambda: ok(["word "] * 3, finish_reason="length"), {}, id="length"),
     pytest.param("overrun", lambda: endless("word ", delay=0.001), {}, id="overrun"),
     pytest.param("deadline", lambda: endless("word ", delay=0.05), {"time_limit": 1.0}, id="deadline"),
+    pytest.param("stalled", lambda: keep_alive(["word "]), {"stall_limit": 1.0}, id="stalled"),
     pytest.param("cut", lambda: cut_after(["word ", "word "]), {}, id="cut"),
     pytest.param("not_openai", html_page, {}, id="not_openai"),
     pytest.param("auth", lambda: status(401, "bad key"), {}, id="auth"),
@@ -56,7 +57,7 @@ CASES = [
 @pytest.mark.parametrize(("kind", "behaviour", "limits"), CASES)
 def test_cli_exit_code_and_benchmark_status_agree_with_the_failure_table(scripted, kind, behaviour, limits):
     scripted.script(behaviour(), behaviour())
-    argv = ["--time-limit", f"{limits['time_limit']:g}"] if limits else []
+    argv = [f"--{name.replace('_', '-')}={value:g}" for name, value in limits.items()]
     out, err = io.StringIO(), io.StringIO()
     code = main(
         ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "10", *argv, "x"],

@@ -160,6 +160,7 @@ def request_for(
         seed=seed,
         allow_fallback=False,
         max_calls=max_calls or 1,
+        time_limit=None,  # a long sample on a slow model is measured, not cut (the stall limit still holds)
     )
 
 

@@ -19,6 +19,8 @@ from ..variants import rank_key
 from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
+    DEFAULT_STALL_LIMIT,
+    DEFAULT_TIME_LIMIT,
     DEFAULT_VARIANTS,
     MARKER_LIMITS,
     MARKER_MODES,
@@ -284,11 +286,14 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
     )
     time_limit = o[2].number_input(
         "Time limit (seconds)",
-        value=None,
-        step=10,
+        value=DEFAULT_TIME_LIMIT,
+        step=10.0,
         key="w_time_limit",
         placeholder="none",
-        help="Stop the run after this long, keeping what arrived.",
+        help=(
+            "Stop the run after this long, keeping what arrived (clear it for no limit). A run is also stopped "
+            f"when no new text comes for {DEFAULT_STALL_LIMIT:g} s."
+        ),
     )
     return (
         int(max_tokens) if max_tokens is not None else None,
