@@ -497,10 +497,14 @@ class Generation:
     def _overrun(self) -> None:
         req = self.request
         n = count(_MARKER_TEXT.sub(" ", self.raw), req.count_unit)
+        if n > req.target:
+            what = f"Stopped at {n} {unit_label(req.count_unit)}, far past the target of {req.target}"
+        else:  # the size guard, not the count: a few endless "words" (one 5 MB word, say)
+            unit = unit_label(req.count_unit)
+            what = f"Stopped after {len(self.raw):,} characters that make only {n} of the {req.target} {unit} asked for"
         self._halt(
             "overrun",
-            f"Stopped at {n} {unit_label(req.count_unit)}, far past the target of {req.target}: the model was not "
-            "counting down. The text that arrived is kept; try again, or use an Exact mode.",
+            f"{what}: the model was not counting down. The text that arrived is kept; try again, or use an Exact mode.",
         )
 
     def _deadline(self) -> None:

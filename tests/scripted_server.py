@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -146,6 +146,16 @@ def hang(seconds: float = 30.0) -> Behaviour:
 def html_page(body: str = "<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>") -> Behaviour:
     """A 200 answer with an HTML page, as a web server or a login proxy sends at a wrong base URL."""
     return Behaviour("html", body=body)
+
+
+def whole_json(text: str, finish_reason: str = "stop", usage: tuple[int, int] | None = (9, 4)) -> Behaviour:
+    """A complete chat.completion JSON answer even to a stream request (a gateway that ignores `stream`)."""
+    return Behaviour("whole_json", (text,), usage=usage, finish_reason=finish_reason)
+
+
+def html_as_event_stream(body: str = "<!doctype html><html><body><h1>Sign in</h1></body></html>") -> Behaviour:
+    """A web page sent with an event-stream content type (a login proxy that labels everything as asked)."""
+    return Behaviour("html_stream", body=body)
 
 
 def bad_json_after(chunks: Sequence[str], line: str = "data: {not json") -> Behaviour:
@@ -404,6 +414,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             self.wfile.flush()
+            return
+        if b.kind == "whole_json":
+            self._complete(replace(b, kind="ok"), model)
+            return
+        if b.kind == "html_stream":
+            self._start_stream()
+            self._write_chunk(b.body.encode())
+            self._write_chunk(b"")
             return
         if b.kind == "endless":
             self._start_stream()

@@ -19,7 +19,7 @@ from capel_ui.backends import BackendError, Guarded, OpenAICompatBackend, get_ba
 from capel_ui.backends.openai_compat import check_base_url
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, overrun_limit
-from capel_ui.vocab import EXIT_BACKEND, EXIT_MISS, EXIT_USAGE, FAILURE_KINDS
+from capel_ui.vocab import EXIT_BACKEND, EXIT_MISS, EXIT_OK, EXIT_USAGE, FAILURE_KINDS
 from tests.cli_process import interrupt_generate
 from tests.scripted_server import (
     MODEL,
@@ -27,10 +27,13 @@ from tests.scripted_server import (
     closed_port_url,
     endless,
     hang,
+    html_as_event_stream,
     html_page,
     ok,
     stall_after,
     status,
+    stream_error,
+    whole_json,
 )
 from tests.stopping import stop_after_first_chunk, stop_while_waiting
 
@@ -309,3 +312,27 @@ def test_cli_ctrl_c_prints_words_that_came_before_the_first_marker(scripted):
     assert code == 130, err
     assert "one two three four" in out
     assert "interrupted: kept" in err
+
+
+# ----- answers that are not quite a stream (issue 22) ------------------------------------------------------------
+
+
+def test_a_complete_json_answer_to_a_stream_request_is_used(scripted):
+    scripted.script(whole_json("One two three."))
+    code, out, err = cli(scripted, "--mode", "baseline", "--target", "3", "Count.")
+    assert code == EXIT_OK and out.strip() == "One two three.", err
+
+
+def test_a_web_page_sent_as_an_event_stream_is_not_an_api_rather_than_no_text(scripted):
+    scripted.script(html_as_event_stream())
+    code, _, err = cli(scripted, "--mode", "baseline", "--target", "3", "Count.")
+    assert (
+        code == EXIT_BACKEND and "did not answer as an OpenAI-compatible API (its event stream held no events)" in err
+    )
+
+
+def test_an_error_event_in_the_stream_is_the_servers_error_in_its_words(scripted):
+    scripted.script(stream_error(["One two "], message="The engine is overloaded."))
+    code, out, err = cli(scripted, "--mode", "baseline", "--target", "3", "Count.")
+    assert code == EXIT_BACKEND and out.strip() == "One two"
+    assert "reported an error in its stream: The engine is overloaded; the 8 characters that arrived are kept" in err

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -202,13 +203,37 @@ class OpenAICompatBackend(Backend):
             "(it usually ends in /v1).",
         )
 
-    def _check_stream(self, response: Any) -> None:
-        """A 200 answer that is not an event stream (an HTML page from a proxy or a web server) is not an API."""
+    def _check_stream(self, response: Any, params: dict[str, Any]) -> bool:
+        """True for an event stream; False for a complete chat.completion JSON answer to a chat request (a gateway
+        that ignores `stream`: its text is used); anything else (an HTML page from a proxy) is not an API."""
         http = getattr(response, "response", None)
         kind = (http.headers.get("content-type") or "") if http is not None else "text/event-stream"
-        if "text/event-stream" not in kind.lower():
-            response.close()
-            raise self._not_openai(f"it sent {kind.split(';')[0].strip() or 'no content type'}, not an event stream")
+        if "text/event-stream" in kind.lower():
+            return True
+        if "json" in kind.lower() and "messages" in params:
+            return False
+        response.close()
+        raise self._not_openai(f"it sent {kind.split(';')[0].strip() or 'no content type'}, not an event stream")
+
+    def _whole_answer(self, response: Any, params: dict[str, Any], state: Read) -> Iterator[str]:
+        """The text of a complete chat.completion JSON answer, as one chunk (the stream's `_end` checks it)."""
+        body = json.loads(response.response.read())
+        error = body.get("error") if isinstance(body, dict) else None
+        if error:
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise BackendError("server", f"{self._where()} answered with an error: {message}")
+        try:
+            choice = body["choices"][0]
+            content = choice["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError) as exc:
+            raise self._not_openai("its JSON answer is not a chat completion") from exc
+        state.events += 1
+        state.finish = choice.get("finish_reason") or "stop"
+        state.usage = SimpleNamespace(**body["usage"]) if isinstance(body.get("usage"), dict) else None
+        if content and "response_format" in params:
+            content = JsonStringReader().feed(content)
+        if content:
+            yield content
 
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         params = self.request_params(messages, options)
@@ -236,7 +261,8 @@ class OpenAICompatBackend(Backend):
             raise
         opened.append(response)
         try:
-            self._check_stream(response)
+            if not self._check_stream(response, params):
+                read = self._whole_answer
             for content in read(response, params, state):
                 if state.first is None:
                     state.first = time.monotonic() - state.started
@@ -246,21 +272,32 @@ class OpenAICompatBackend(Backend):
             raise
         except json.JSONDecodeError as exc:
             raise self._not_openai("a line of its stream is not JSON", state.received) from exc
-        except Exception as exc:  # any failure of an open stream (API or transport) means it was cut
-            raise BackendError(
-                "cut",
-                f"The stream from {self.label} was cut after {state.received} characters ({type(exc).__name__}); "
-                "the text that arrived is kept.",
-            ) from exc
+        except openai.APIError as exc:
+            if type(exc) is not openai.APIError:  # a subclass: the transport failed (connection, timeout): cut
+                raise self._cut(exc, state) from exc
+            # The SDK raises the base class for an `error` event in the stream: the server's own failure.
+            kept = f"; the {state.received} characters that arrived are kept" if state.received else ""
+            said = exc.message.strip().rstrip(".")
+            raise BackendError("server", f"{self._where()} reported an error in its stream: {said}{kept}.") from exc
+        except Exception as exc:  # any other failure of an open stream (API or transport) means it was cut
+            raise self._cut(exc, state) from exc
         finally:
             self._release(forget, thread)
             response.close()
         yield self._end(state)
 
+    def _cut(self, exc: BaseException, state: Read) -> BackendError:
+        return BackendError(
+            "cut",
+            f"The stream from {self.label} was cut after {state.received} characters ({type(exc).__name__}); "
+            "the text that arrived is kept.",
+        )
+
     def _chat_chunks(self, response: Any, params: dict[str, Any], state: Read) -> Iterator[str]:
         """The text of a chat-completions stream (decoded from a JSON string under a JSON-schema grammar)."""
         reader = JsonStringReader() if "response_format" in params else None
         for chunk in response:
+            state.events += 1
             if getattr(chunk, "usage", None):
                 state.usage = chunk.usage
             for choice in chunk.choices or ():
@@ -280,6 +317,8 @@ class OpenAICompatBackend(Backend):
                 f"The stream from {self.label} ended without finishing after {state.received} characters; "
                 "the text that arrived is kept.",
             )
+        if not state.received and not state.events:  # an "event stream" with no event in it: a web page, say
+            raise self._not_openai("its event stream held no events")
         if not state.received:
             raise BackendError(
                 "empty",
@@ -302,6 +341,7 @@ class Read:
     started: float
     first: float | None = None
     received: int = 0  # characters of text handed on
+    events: int = 0  # events read (a stream of none is not an API's)
     usage: Any = None
     finish: str | None = None
     logprobs: list[float] = field(default_factory=list)  # per output token, when asked for (the fluency score)

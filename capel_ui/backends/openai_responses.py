@@ -138,6 +138,7 @@ class OpenAIResponsesBackend(OpenAICompatBackend):
         """The text of a Responses stream: the forced tool's input when there is a grammar, else output text."""
         wanted = "response.custom_tool_call_input.delta" if "tools" in params else "response.output_text.delta"
         for event in response:
+            state.events += 1
             kind = getattr(event, "type", None)
             if kind == wanted and event.delta:
                 yield event.delta
