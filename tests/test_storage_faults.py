@@ -4,8 +4,10 @@ byte for byte as it was."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sqlite3
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,3 +151,32 @@ def test_a_lock_released_while_the_run_streams_costs_nothing(locked_db, scripted
     assert code == 0 and "saved as run 1" in err
     run = get_run(get_engine(), 1)
     assert (run.status, run.text, run.verified) == ("complete", "One two three.", True)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path, monkeypatch) -> Iterator[Path]:
+    """A CAPEL Studio database on a 512 kB filesystem that is then filled to the last byte (a real tmpfs; the
+    test is skipped where this process may not mount one)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("needs permission to mount a small tmpfs (root)")
+    try:
+        path = mount / "capel.db"
+        get_engine(f"sqlite:///{path}")  # open (its -shm made) before the disk fills, as a running app has it
+        monkeypatch.setattr(LiveRun, "save_retries", (0.05,))
+        monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
+        with (mount / "filler").open("wb", buffering=0) as filler, contextlib.suppress(OSError):
+            while True:
+                filler.write(b"\0" * 4096)
+        yield path
+    finally:
+        dispose_engines()
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_disk_that_fills_up_costs_the_run_its_history_row_but_never_its_text(full_disk, scripted_model):
+    scripted_model.reply("Waves fold over the quiet harbour wall.")
+    code, out, err = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "7", "Sea.")
+    assert code == 3 and out.strip() == "Waves fold over the quiet harbour wall.", err
+    assert f"this run could not be saved to {full_disk} (database or disk is full)" in err

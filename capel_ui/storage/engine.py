@@ -346,7 +346,13 @@ def _tables_of(path: Path) -> tuple[set[str], set[str]]:
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
-        raise _damaged(path, str(exc).strip()) from exc
+        reason = str(exc).strip()
+        if any(d in reason for d in _DAMAGED):
+            raise _damaged(path, reason) from exc
+        raise StorageError(
+            f"cannot open the database at {path} ({reason}; is its disk full or read-only?); check it, or set "
+            "DATABASE_URL"
+        ) from exc
     return {n for n in names if not n.startswith("sqlite_")}, columns
 
 
