@@ -129,8 +129,8 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         if backend is not None and not backend.capabilities.grammar:
             raise ValueError(
                 f"{backend.label} does not take a grammar, so {request.mode} mode is not available; "
-                "use the embedded model, a GGUF file, a GPT-5-family model, or a server that takes a grammar "
-                "(--grammar-field)"
+                "use the embedded model, a GGUF file, a GPT-5, GPT-4.1 or GPT-4o model, or a server that takes a "
+                "grammar (--grammar-field)"
             )
 
 

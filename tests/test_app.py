@@ -140,7 +140,7 @@ def test_openai_without_a_key_says_to_set_openai_api_key_instead_of_crashing(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     app.selectbox(key="provider").set_value("openai").run()
     assert not app.exception, app.exception
-    assert app.selectbox(key="w_mode").value == "capel"  # API models take no grammar: CAPEL is the default
+    assert app.selectbox(key="w_mode").value == "exact"  # gpt-4.1 takes a strict JSON-schema pattern
 
     generate(app, "Write a headline about a lighthouse.", 25)
 

@@ -57,7 +57,7 @@ def gpt5(server, model: str = "gpt-5-mini") -> Backend:
         ("gpt-5-nano-2025-08-07", "custom_tool", True, False, "minimal"),  # a dated snapshot: its family's
         ("gpt-5.1", "custom_tool", True, False, "none"),
         ("gpt-5.4-mini", "custom_tool", True, False, "none"),
-        ("gpt-4.1", None, False, True, None),
+        ("gpt-4.1", "json_schema", False, True, None),  # a strict JSON-schema pattern (issue 20)
         ("gpt-5.6-terra", "custom_tool", True, False, "none"),
         ("o4-mini", None, True, False, None),
         ("gpt-7-preview", None, False, True, None),  # any id typed still works, with plain chat capabilities

@@ -37,6 +37,7 @@ class Capabilities:
     prefill: PrefillStyle | None = None
     prefill_path: str | None = None  # where the server serves prefill, under the base URL (DeepSeek: /beta)
     reasoning_effort: ReasoningEffort | None = None  # the smallest effort the model takes (sent when reasoning)
+    json_object: bool = False  # strict JSON-schema outputs need an object at the root (OpenAI): `{"text": "..."}`
 
     @property
     def grammar(self) -> bool:

@@ -3,10 +3,16 @@
 A server that takes the grammar as a JSON schema (`{"type": "string", "pattern": ...}`) streams `"word word…"`
 with JSON escapes, split anywhere (even inside `\\u00e9`). `JsonStringReader.feed()` returns the text decoded so
 far; an output that does not open with a quote (a server that ignored the schema) passes through unchanged, so
-it is still counted (and refused) like any other text.
+it is still counted (and refused) like any other text. Strict structured outputs with an object at the root
+(OpenAI) stream `{"text": "word word…"}`: the reader skips to the string's opening quote.
 """
 
 from __future__ import annotations
+
+import re
+
+_OBJECT_START = re.compile(r'\{\s*"text"\s*:\s*"')
+_OBJECT_PREFIX_MAX = 64  # characters before the string in `{"text": "`; more, and it is not that object
 
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -22,10 +28,14 @@ class JsonStringReader:
     def feed(self, chunk: str) -> str:
         if self.state == "raw":
             return chunk
+        if self.state == "object":
+            return self._object(self._pending + chunk)
         if self.state == "before":
             stripped = chunk.lstrip()
             if not stripped:
                 return ""
+            if stripped[0] == "{":
+                return self._object(stripped)
             if stripped[0] != '"':
                 self.state = "raw"
                 return stripped
@@ -33,6 +43,18 @@ class JsonStringReader:
         if self.state == "after":
             return ""
         return self._inside(self._pending + chunk)
+
+    def _object(self, data: str) -> str:
+        """Wait for `{"text": "`, then read the string; anything else passes through as it is."""
+        found = _OBJECT_START.match(data)
+        if found:
+            self.state = "inside"
+            return self._inside(data[found.end() :])
+        if len(data) > _OBJECT_PREFIX_MAX:
+            self.state = "raw"
+            return data
+        self.state, self._pending = "object", data
+        return ""
 
     def _inside(self, data: str) -> str:
         out: list[str] = []

@@ -143,7 +143,7 @@ class OpenAICompatBackend(Backend):
         if field == "json_schema":
             if not isinstance(grammar, Grammar):
                 raise BackendError("bad_request", f"This grammar has no JSON-schema form for {self.label}.")
-            schema = {"name": "text", "schema": grammar.json_schema(), "strict": True}
+            schema = {"name": "text", "schema": _root_schema(grammar, self.capabilities), "strict": True}
             return {"response_format": {"type": "json_schema", "json_schema": schema}}
         text = grammar_text(grammar, "gbnf")  # llama.cpp, vLLM and SGLang (xgrammar's EBNF) all read GBNF
         if field == "structured_outputs":
@@ -362,3 +362,12 @@ def _token_logprobs(choice: Any) -> list[float]:
     """The log-probabilities of a streamed choice's tokens (`choice.logprobs.content[].logprob`), if any."""
     content = getattr(getattr(choice, "logprobs", None), "content", None) or ()
     return [float(t.logprob) for t in content if getattr(t, "logprob", None) is not None]
+
+
+def _root_schema(grammar: Grammar, caps: Capabilities) -> dict[str, Any]:
+    """The grammar as a JSON schema: one string (Ollama, LM Studio, llama.cpp), or, where strict structured
+    outputs want an object at the root (OpenAI), `{"text": <that string>}` with nothing else allowed."""
+    string = grammar.json_schema()
+    if not caps.json_object:
+        return string
+    return {"type": "object", "properties": {"text": string}, "required": ["text"], "additionalProperties": False}

@@ -52,7 +52,8 @@ def provider_of(model: str, base_url: str | None = None) -> Provider:
             return spec.name
     raise BackendError(
         "bad_request",
-        f"Unknown model {model!r}: use `embedded`, a path to a .gguf file, an OpenAI or DeepSeek model id, "
+        f"Unknown model {model!r}: use `embedded`, a path to a .gguf file, a model id of OpenAI, Anthropic, Google, "
+        "xAI, Mistral or DeepSeek (gpt-…, claude-…, gemini-…, grok-…, mistral-…, deepseek-…), openrouter:vendor/model, "
         "or give --base-url for any OpenAI-compatible server.",
     )
 

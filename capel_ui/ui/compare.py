@@ -127,10 +127,17 @@ def render() -> None:
     target = target_inputs(st.container(), C.PREFIX, DEFAULT_TARGET)
     state.put(C.OWN_TARGET, target_settings(C.PREFIX))
     modes: list[Mode] = st.multiselect(
-        "Modes", MODES, default=["baseline", "capel", "exact"], format_func=MODE_LABELS.get, key="c_modes"
+        "Modes",
+        MODES,
+        default=["baseline", "capel", "exact"],
+        format_func=MODE_LABELS.get,
+        key=C.MODES,
+        on_change=lambda: state.put(C.BEST_MODE, False),
     )
     kind: TargetKind = state.get(C.KIND)
     usable = _usable_columns([(m, mode) for m in models for mode in modes], lang, unit, kind)
+    if state.get(C.BEST_MODE):  # one column per model: its first usable mode (Exact before CAPEL)
+        usable = [col for i, col in enumerate(usable) if col[0] not in [m for m, _ in usable[:i]]]
     if len(usable) > MAX_COLUMNS:
         st.warning(f"{len(usable)} columns; only the first {MAX_COLUMNS} run.")
         usable = usable[:MAX_COLUMNS]
@@ -153,13 +160,39 @@ def render() -> None:
 def _pick_models(where: DeltaGenerator, current: ModelChoice) -> list[ModelChoice]:
     """The models to compare (the sidebar's by default), and how to get more when only one is at hand."""
     options = _model_options(current)
-    models = where.multiselect("Models", options, default=[current], format_func=lambda m: m.label, key="c_models")
+    lineup = _one_per_vendor(options)
+    if len(lineup) > 2:
+        where.button(
+            "One model per vendor",
+            icon=":material/view_column:",
+            on_click=_line_up,
+            args=(lineup,),
+            help="The embedded model beside the first model of every provider whose key is set, each in Exact "
+            "where it is guaranteed and in CAPEL otherwise.",
+        )
+    models = where.multiselect("Models", options, default=[current], format_func=lambda m: m.label, key=C.MODELS)
     if len(options) == 1:
         where.caption(
-            "More models: type an OpenAI or DeepSeek API key in the sidebar, or pick “OpenAI-compatible server” "
-            "there and give its base URL; they appear here."
+            "More models: type an API key in the sidebar (OpenAI, Anthropic, Google, xAI, Mistral, DeepSeek or "
+            "OpenRouter), or pick “OpenAI-compatible server” there and give its base URL; they appear here."
         )
     return models
+
+
+def _one_per_vendor(options: list[ModelChoice]) -> list[ModelChoice]:
+    """The local model, then the first model of each provider among `options` (GPT vs Claude vs Gemini…)."""
+    seen: dict[str, ModelChoice] = {}
+    for choice in options:
+        seen.setdefault(choice.provider, choice)
+    return list(seen.values())
+
+
+def _line_up(lineup: list[ModelChoice]) -> None:
+    """Put one model per vendor side by side, Exact where it is guaranteed, CAPEL where it is not (a callback:
+    it runs before the widgets it sets are drawn)."""
+    state.put(C.MODELS, lineup)
+    state.put(C.MODES, ["exact", "capel"])
+    state.put(C.BEST_MODE, True)
 
 
 def _usable_columns(columns: list[Column], lang: Lang, unit: Unit, kind: TargetKind) -> list[Column]:

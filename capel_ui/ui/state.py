@@ -57,6 +57,10 @@ class C:
     CARRIED_TARGET: Final = "c_carried_target"
     OWN_TARGET: Final = "c_target_kept"
     """Compare's own target fields, restored when Write's did not change since they were last taken."""
+    MODELS: Final = "c_models"
+    MODES: Final = "c_modes"
+    BEST_MODE: Final = "c_best_mode"
+    """Set by "One model per vendor": each model runs once, in Exact where guaranteed, else CAPEL."""
 
 
 class B:

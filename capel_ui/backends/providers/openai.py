@@ -10,6 +10,9 @@ from .spec import ProviderSpec
 
 REASONING_OPENAI = Capabilities(reasoning=True, max_completion_tokens=True, ignores_temperature=True)
 CHAT_OPENAI = Capabilities(logprobs=True)  # chat models return token log-probabilities (the fluency score)
+# GPT-4.1 and GPT-4o take strict JSON-schema structured outputs whose string has a `pattern`: the guaranteed
+# modes send the length as that pattern (an object `{"text": ...}` at the root, as strict mode requires).
+PATTERN_OPENAI = replace(CHAT_OPENAI, grammar_field="json_schema", json_object=True)
 # GPT-5 family: reasoning models that take grammar-constrained custom tools (Responses API). gpt-5, -mini and
 # -nano reason at least "minimal"; from gpt-5.1 on the smallest effort is "none".
 GPT5 = replace(REASONING_OPENAI, grammar_field="custom_tool", reasoning_effort="minimal")
@@ -27,11 +30,11 @@ OPENAI_MODELS: dict[str, Capabilities] = {
     "gpt-5": GPT5,
     "gpt-5-mini": GPT5,
     "gpt-5-nano": GPT5,
-    "gpt-4.1": CHAT_OPENAI,
-    "gpt-4.1-mini": CHAT_OPENAI,
-    "gpt-4.1-nano": CHAT_OPENAI,
-    "gpt-4o": CHAT_OPENAI,
-    "gpt-4o-mini": CHAT_OPENAI,
+    "gpt-4.1": PATTERN_OPENAI,
+    "gpt-4.1-mini": PATTERN_OPENAI,
+    "gpt-4.1-nano": PATTERN_OPENAI,
+    "gpt-4o": PATTERN_OPENAI,
+    "gpt-4o-mini": PATTERN_OPENAI,
     "o4-mini": REASONING_OPENAI,
     "o3": REASONING_OPENAI,
     "o3-mini": REASONING_OPENAI,
@@ -52,6 +55,7 @@ SPEC = ProviderSpec(
     model_caps=OPENAI_MODELS,
     default_caps=Capabilities(logprobs=True),
     prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
-    note="GPT-5-family models run the exact modes through a grammar-constrained custom tool (Responses API); "
+    note="GPT-5-family models run the exact modes through a grammar-constrained custom tool (Responses API), "
+    "GPT-4.1 and GPT-4o through a strict JSON-schema pattern; "
     "OPENAI_BASE_URL is honoured as the openai client honours it (gateways, proxies, Azure's /openai/v1).",
 )

@@ -7,6 +7,7 @@ provider's name is open: any registered name is one (`spec_of` checks it), so a 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -42,6 +43,7 @@ class ProviderSpec:
     label: str
     factory: Callable[[BackendArgs], Backend]
     base_url: str | None = None  # the default address (a compatible server's is only a placeholder)
+    base_url_env: str | None = None  # a variable that moves a vendor's address (a gateway, a proxy, a test server)
     key_env: str | None = None  # the variable its key is known by; None: it takes no key
     keyed: bool = False  # a vendor's API: no key, no backend; its address is fixed, so a failure to reach it
     # points at the writer's network
@@ -59,6 +61,11 @@ class ProviderSpec:
     languages: tuple[Lang, ...] = LANGS  # what its models write well
     note: str = ""
     hidden: bool = False  # for tests: registered like any other, never offered in the sidebar
+
+    def address(self, typed: str | None) -> str | None:
+        """Where to send requests: the URL typed, else `base_url_env` if set, else the vendor's own address."""
+        moved = os.environ.get(self.base_url_env, "").strip() if self.base_url_env else ""
+        return typed or moved or self.base_url
 
     @property
     def default_model(self) -> str | None:
