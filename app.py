@@ -16,6 +16,7 @@ page = st.navigation(
         st.Page("app_pages/compare.py", title="Compare", icon=":material/view_column:"),
         st.Page("app_pages/history.py", title="History", icon=":material/history:"),
         st.Page("app_pages/benchmark.py", title="Benchmark", icon=":material/monitoring:"),
+        st.Page("app_pages/models.py", title="Models", icon=":material/download:"),
     ]
 )
 sidebar()

@@ -188,8 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", dest="show_json")
 
     from .bench.cli import add_bench_parser
+    from .models_cli import add_models_parser
 
     add_bench_parser(sub)
+    add_models_parser(sub)
     return p
 
 

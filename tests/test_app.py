@@ -14,7 +14,13 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.storage import RunRecord, create_run, get_engine, list_runs
 
-PAGES = ["app_pages/write.py", "app_pages/compare.py", "app_pages/history.py", "app_pages/benchmark.py"]
+PAGES = [
+    "app_pages/write.py",
+    "app_pages/compare.py",
+    "app_pages/history.py",
+    "app_pages/benchmark.py",
+    "app_pages/models.py",
+]
 
 
 @pytest.fixture

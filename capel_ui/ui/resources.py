@@ -60,7 +60,7 @@ def api_key(provider: Provider) -> ApiKey | None:
 def keyed_api_models() -> list[ModelChoice]:
     """The vendors' API models (OpenAI, DeepSeek) whose key is at hand: what Compare and the judge offer."""
     keyed = [spec for spec in visible() if spec.keyed and api_key(spec.name)]
-    return [ModelChoice(spec.name, model) for spec in keyed for model in spec.models]
+    return [ModelChoice(spec.name, model) for spec in keyed for model in spec.offered()]
 
 
 def db_url() -> str:

@@ -87,9 +87,14 @@ def _model_id(spec: ProviderSpec) -> str:
         return spec.default_model or ""
     if spec.model_input == "file":
         return st.text_input("GGUF file", placeholder="/path/to/model.gguf", key=f"{spec.name}_path").strip()
-    if spec.model_input == "id" or not spec.models:
+    if spec.list_models is not None and not spec.offered():
+        st.caption("No model pulled yet: open **Models** to pull one.")
+        return ""
+    if spec.model_input == "id" or not spec.offered():
         key = "compat_model" if spec.takes_base_url else f"custom_{spec.name}"  # a server's, kept across providers
         return st.text_input("Model id", placeholder="e.g. qwen3:8b", key=key).strip()
+    if spec.list_models is not None:  # pulled models only: nothing else can be typed
+        return st.selectbox("Model", spec.offered(), key=f"model_{spec.name}")
     picked = st.selectbox("Model", [*spec.models, "other…"], key=f"model_{spec.name}")
     return st.text_input("Model id", key=f"custom_{spec.name}").strip() if picked == "other…" else picked
 

@@ -140,6 +140,7 @@ def render() -> None:
     if not switched and not markers_can_count(lang, unit, kind):
         c[2].caption(MARKER_LIMITS + ".")
     target_spec = target_inputs(target_row, W.PREFIX, DEFAULT_TARGET)
+    _offer_a_pull(choice, lang, target_spec.high if target_spec else None)
     state.share_from_write(None, target_settings(W.PREFIX))
     _live_count(source_count if source_count is not None else live_count, source or instruction, unit, target_spec)
     target = target_spec.high if target_spec else int(state.get(W.TARGET))
@@ -228,6 +229,24 @@ def render() -> None:
             return
         _judge_single(handle)
     _show_result(result)
+
+
+LONG_FOR_EMBEDDED = 300
+"""Words beyond which the embedded 135M model loses the thread: the page suggests a larger local model."""
+
+
+def _offer_a_pull(choice: ModelChoice, lang: Lang, target: int | None) -> None:
+    """When the embedded model cannot serve the request well (Chinese; a long text), say so and offer the pull."""
+    if choice.provider != "embedded":
+        return
+    if lang == "zh":
+        why, pick = "The embedded SmolLM2 does not write Chinese (an exact count, but not prose)", "qwen2.5-1.5b"
+    elif target is not None and target > LONG_FOR_EMBEDDED:
+        why, pick = f"The embedded SmolLM2 loses the thread beyond about {LONG_FOR_EMBEDDED} words", "smollm2-1.7b"
+    else:
+        return
+    st.warning(f"{why}: pull **{pick}** (about 1 GB, once) and pick it in the sidebar.", icon=":material/download:")
+    st.page_link("app_pages/models.py", label=f"Pull {pick} on the Models page", icon=":material/download:")
 
 
 def _show_unsaved(error: str, text: str) -> None:

@@ -4,10 +4,36 @@ A new provider is one module here declaring its `ProviderSpec`, plus its name in
 register a provider of its own with `register(...)` without touching any module.
 """
 
-from . import anthropic, compatible, deepseek, embedded, gemini, gguf, mistral, openai, openrouter, scripted, xai
+from . import (
+    anthropic,
+    compatible,
+    deepseek,
+    embedded,
+    gemini,
+    gguf,
+    local,
+    mistral,
+    openai,
+    openrouter,
+    scripted,
+    xai,
+)
 from .spec import PROVIDERS, BackendArgs, ModelInput, ProviderSpec, register, spec_of, visible
 
-for _module in (embedded, gguf, openai, anthropic, gemini, xai, mistral, deepseek, openrouter, compatible, scripted):
+for _module in (
+    embedded,
+    local,
+    gguf,
+    openai,
+    anthropic,
+    gemini,
+    xai,
+    mistral,
+    deepseek,
+    openrouter,
+    compatible,
+    scripted,
+):
     register(_module.SPEC)
 
 __all__ = ["PROVIDERS", "BackendArgs", "ModelInput", "ProviderSpec", "register", "spec_of", "visible"]

@@ -52,6 +52,7 @@ class ProviderSpec:
     takes_base_url: bool = False  # the writer gives the address (and the sidebar asks for it)
     takes_grammar_field: bool = False  # the writer names the grammar field, so the Write page probes it
     models: tuple[str, ...] = ()  # offered in the pickers, default first
+    list_models: Callable[[], tuple[str, ...]] | None = None  # instead of `models`: what is there now (pulled)
     model_caps: dict[str, Capabilities] = field(default_factory=dict)
     default_caps: Capabilities = DEFAULT_CAPABILITIES
     caps_for: Callable[[str, str | None], Capabilities] | None = None  # instead of the tables above
@@ -67,13 +68,18 @@ class ProviderSpec:
         moved = os.environ.get(self.base_url_env, "").strip() if self.base_url_env else ""
         return typed or moved or self.base_url
 
+    def offered(self) -> tuple[str, ...]:
+        """The models the pickers offer now, default first."""
+        return self.list_models() if self.list_models is not None else self.models
+
     @property
     def default_model(self) -> str | None:
-        return self.models[0] if self.models else None
+        offered = self.offered()
+        return offered[0] if offered else None
 
     def recognises(self, model: str) -> bool:
         """Whether a model id given without a URL is this provider's (`provider_of`)."""
-        return model in self.models or bool(self.prefixes and model.startswith(self.prefixes))
+        return model in self.offered() or bool(self.prefixes and model.startswith(self.prefixes))
 
     def capabilities(self, model: str, grammar_field: str | None = None) -> Capabilities:
         """What `model` takes: its entry (a dated id gets its family's), with the grammar field chosen."""

@@ -1,0 +1,48 @@
+"""`python -m capel_ui models list|pull NAME|remove NAME`: the local model manager on the command line (the
+logic is `local_models`; the Models page draws the same)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from .vocab import EXIT_BACKEND, EXIT_OK, EXIT_USAGE
+
+
+def add_models_parser(sub: argparse._SubParsersAction) -> None:
+    from .local_models import BY_NAME
+
+    p = sub.add_parser("models", help="list, pull or remove local GGUF models (downloaded from the Hugging Face Hub)")
+    actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
+    actions.add_parser("list", help="the catalogue, and what is installed")
+    pull = actions.add_parser("pull", help="download a model of the catalogue (resumes; checks its sha256)")
+    pull.add_argument("name", choices=list(BY_NAME))
+    rm = actions.add_parser("remove", help="delete a pulled model")
+    rm.add_argument("name", choices=list(BY_NAME))
+    p.set_defaults(handler=cmd_models)
+
+
+def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from . import local_models as lm
+
+    try:
+        if args.action == "list":
+            for row in lm.rows():
+                mark = "installed" if row["installed"] else "-"
+                out.write(
+                    f"{row['name']:<14} {mark:<10} {row['size_gb']:>5.2f} GB  {row['languages']:<7} "
+                    f"{row['licence']:<11} {row['about']}\n"
+                )
+            out.write(f"models folder: {lm.models_dir()}\n")
+            return EXIT_OK
+        if args.action == "pull":
+            model = lm.pull(args.name, progress=lambda line: err.write(f"{line}\n"))
+            err.write(f"pulled {model.name}: {model.path} (sha256 {model.sha256[:12]}… checked)\n")
+            err.write(f'use it: python -m capel_ui generate --model {model.name} --mode exact --target 30 "…"\n')
+            return EXIT_OK
+        removed = lm.remove(args.name)
+        err.write(f"removed {args.name}\n" if removed else f"{args.name} was not installed\n")
+        return EXIT_OK if removed else EXIT_USAGE
+    except lm.ModelError as exc:
+        err.write(f"capel_ui: error: {exc}\n")
+        return EXIT_BACKEND
