@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
-from .counting import count
+from .counting import count, refusal
 from .grammar import Grammar, grammar_for, lexicon_rules, supports, target_grammar, with_word_list
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
 from .prompts import Message, build_messages, validate_target
@@ -193,7 +193,13 @@ class Outcome:
 
     @property
     def verdict(self) -> Verdict:
-        return judge(self.status, self.count, self.request.target_spec, self.errors)
+        return judge(
+            self.status,
+            self.count,
+            self.request.target_spec,
+            self.errors,
+            refusal(self.text, self.request.count_unit),
+        )
 
     @property
     def exact(self) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from .backends import spec_of
-from .counting import count
+from .counting import count, refusal
 from .generation import Generation, Outcome
 from .quality import offline_score, warnings, words
 from .storage import RunRecord, create_run, update_run
@@ -173,7 +173,7 @@ def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:
     against the parent's unit and target. No model wrote it: model, backend and mode say so and raw is empty."""
     target = target_of(parent)
     n = count(text, parent.unit)  # type: ignore[arg-type]
-    verdict = judge("complete", n, target, 0)
+    verdict = judge("complete", n, target, 0, refusal(text, parent.unit))
     return create_run(
         engine,
         origin="edit",
@@ -238,7 +238,7 @@ def display_status(run: RunRecord, now: datetime | None = None) -> DisplayStatus
 
 def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
     """The verdict of a saved row: the same `judge` that set its `verified` column when it closed."""
-    return judge(display_status(run, now), run.count, target_of(run), run.errors)
+    return judge(display_status(run, now), run.count, target_of(run), run.errors, refusal(run.text, run.unit))
 
 
 def target_of(run: RunRecord) -> Target:

@@ -14,7 +14,7 @@ import streamlit as st
 from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from ..counting import count, count_detail
+from ..counting import count, count_detail, refusal
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
@@ -235,7 +235,7 @@ def _edit_fragment(
 ) -> None:
     """The edit box alone reruns as the writer edits, not the whole page."""
     text = live_text_area("Your edit", run.text, key=f"{key}-edit")
-    verdict = judge("complete", count(text, run.unit), target_of(run), 0)  # type: ignore[arg-type]
+    verdict = judge("complete", count(text, run.unit), target_of(run), 0, refusal(text, run.unit))  # type: ignore[arg-type]
     # The verdict's own words (no model text in them), named as the edit's so they never read as the run's badge.
     st.markdown(f":{verdict.tone}[**Your edit: {verdict.headline(run.unit)}**]")
     detail = count_detail(text, run.unit)  # type: ignore[arg-type]
