@@ -15,7 +15,8 @@ syntax follows from it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -380,3 +381,186 @@ def _check_bounds(low: int, high: int) -> None:
     validate_target(high)
     if not 1 <= low <= high:
         raise ValueError(f"a range must run from 1 up to its upper bound, got {low}-{high}")
+
+
+# --- selection: a rewrite that keeps N of the writer's own words (issue 21) ------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceWord:
+    """One word of the writer's text as the selection grammar may write it: `core` (no punctuation around it, one
+    en_words word), the `pause` (, ; :) that followed it in the text, its sentence and that sentence's `stop`.
+    `opens`: it starts a clause (a sentence's first word, a word after a pause, a conjunction or relative), where
+    a kept part may go on after a cut; `leads`: a kept sentence may start on it (its first word, or a word after a
+    pause: "With crime declining, we are winning" may become "We are winning"). `endable`: a kept part may end on
+    it (not on a dangling "the", "of", "we",
+    "will"; a sentence's own last word always may)."""
+
+    core: str
+    sentence: int
+    opens: bool = False
+    leads: bool = False
+    endable: bool = True
+    pause: str = ""
+    stop: str = "."
+
+    @property
+    def capitalised(self) -> str:
+        """The word as a sentence's first word."""
+        return self.core[:1].upper() + self.core[1:]
+
+
+SELECTION_SLACK = 0.12
+"""How far (a share of the kept words, at least 2) the kept count may run ahead of or behind an even spread at a
+checkpoint: tight enough that every part of the text keeps its share, loose enough to let the model choose."""
+SELECTION_CHECKPOINT = 16
+"""Inside a long sentence, a checkpoint every this many words: it also bounds the grammar at O(M · (slack + 16))."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The text's words and where the selection grammar checks the spread: `lo[p]` to `hi[p]` words kept once p
+    words were passed."""
+
+    words: tuple[SourceWord, ...]
+    low: int
+    high: int
+    lo: dict[int, int]
+    hi: dict[int, int]
+
+    @classmethod
+    def of(cls, words: tuple[SourceWord, ...], low: int, high: int) -> _Plan:
+        m, mid = len(words), (low + high) / 2
+        slack = max(2, round(SELECTION_SLACK * high)) + (high - low) / 2
+        points, run = set(), 0
+        for p in range(1, m + 1):
+            run += 1
+            if p == m or words[p].sentence != words[p - 1].sentence or run >= SELECTION_CHECKPOINT:
+                points.add(p)
+                run = 0
+        lo = {p: max(0, math.floor(mid * p / m - slack)) for p in points}
+        hi = {p: math.ceil(mid * p / m + slack) for p in points}
+        return cls(words, low, high, lo, hi)
+
+    def ok(self, start: int, end: int, kept: int) -> bool:
+        """Whether passing the words after `start` up to `end` with `kept` words kept stays within every band."""
+        return all(self.lo[p] <= kept <= self.hi[p] for p in range(start + 1, end + 1) if p in self.lo)
+
+    def same(self, i: int, j: int) -> bool:
+        """Whether word j exists and is in word i's sentence."""
+        return j < len(self.words) and self.words[i].sentence == self.words[j].sentence
+
+    def in_phrase(self, i: int, j: int) -> bool:
+        """Whether word j continues word i's phrase (same sentence, no phrase opens between them)."""
+        return self.same(i, j) and not any(self.words[x].opens for x in range(i + 1, j + 1))
+
+    def next_phrase(self, i: int) -> int:
+        """The first word after i that opens a phrase (or starts a sentence); len(words) if none."""
+        j = i + 1
+        while j < len(self.words) and not self.words[j].opens and self.same(i, j):
+            j += 1
+        return j
+
+    def next_lead(self, i: int) -> int:
+        """The first word after i a kept sentence may start on; len(words) if none."""
+        j = i + 1
+        while j < len(self.words) and not self.words[j].leads:
+            j += 1
+        return j
+
+    def next_sentence(self, i: int) -> int:
+        j = i + 1
+        while self.same(i, j):
+            j += 1
+        return j
+
+
+States = dict[tuple[str, int, int], list[str]]
+
+
+def selection_grammar(words: Sequence[SourceWord], low: int, high: int, *, inner_drops: bool = False) -> str:
+    """GBNF admitting `low` to `high` of `words`, in their order, each as written (a sentence's first word
+    capitalised), one space between them, and nothing else: no word of the model's own, no preamble, no comment.
+
+    A cut ends a kept part on a word that can end one and goes on at the start of a later clause (or closes the
+    sentence with its own stop and goes on where a later sentence or clause starts); with `inner_drops` a word may
+    also be dropped inside a phrase ("the basic strength" to "the strength"), which a small model misuses ("we are
+    winning" to "we winning"), so it is the last resort (see rewrite.selection_rules). The kept count follows an
+    even spread through the text within a slack (`SELECTION_SLACK`) at every sentence end and every
+    `SELECTION_CHECKPOINT` words, so every part of the text keeps its share and the grammar stays
+    O(M · (slack + checkpoint)) rules. Only states that can still reach the end
+    are written, so every prefix the grammar admits can be finished."""
+    _check_bounds(low, high)
+    plan = _Plan.of(tuple(words), low, high)
+    if len(plan.words) < low:
+        raise ValueError(f"the text has {len(plan.words)} words, fewer than the {low} to keep")
+    states: States = {}
+    for i in range(len(plan.words) - 1, -1, -1):
+        for k in range(min(i, high - 1), -1, -1):
+            _selection_states(plan, i, k, states, inner_drops)
+    if ("a", 0, 0) not in states:
+        raise ValueError(f"no selection of {low} to {high} words follows this text's sentences")
+    lines = ["root ::= a0k0"]
+    lines += [f"{kind}{i}k{k} ::= {' | '.join(alts)}" for (kind, i, k), alts in states.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _selection_states(plan: _Plan, i: int, k: int, states: States, inner_drops: bool) -> None:
+    """The rules of the states at word i with k words kept, those that can still reach the end. `t`: word i was
+    just written as the k+1-th, how the text goes on; `c`: word i is kept now. Where the next kept word comes from
+    after a cut: `p` the clause opening at i or a later one of the sentence, `a` a sentence start (a lead at i or
+    any later one, capitalised), `b` (with `inner_drops`) word i or a later one of its phrase."""
+    w = plan.words[i]
+    tail = _tail(plan, i, k + 1, states, inner_drops)
+    if tail:
+        states[("t", i, k)] = tail
+    if not tail or (i and not plan.ok(i - 1, i, k)):
+        return  # nothing can follow, or a checkpoint at word i that k kept words miss
+    states[("c", i, k)] = [f"{_quoted(w.core)} t{i}k{k}"]
+    if inner_drops and i and plan.in_phrase(i - 1, i):
+        _state(states, ("b", i, k), ("c", i, k), ("b", i + 1, k) if plan.in_phrase(i, i + 1) else None)
+    if w.opens or i == 0:
+        nxt = plan.next_phrase(i)
+        _state(states, ("p", i, k), ("c", i, k), ("p", nxt, k) if plan.same(i, nxt) and plan.ok(i, nxt, k) else None)
+    if w.leads or i == 0:
+        lead = plan.next_lead(i)
+        states[("C", i, k)] = [f"{_quoted(w.capitalised)} t{i}k{k}"]
+        _state(states, ("a", i, k), ("C", i, k), ("a", lead, k) if plan.ok(i, lead, k) else None)
+
+
+def _tail(plan: _Plan, i: int, n: int, states: States, inner_drops: bool) -> list[str]:
+    """How the text goes on after word i, kept as the n-th word: the next word with the text's own separator, a
+    cut to a later clause of the sentence, a cut closing the sentence, or the end."""
+    w, out = plan.words[i], []
+    more = n < plan.high
+    sep = _quoted(w.pause + " ")
+    if more and plan.same(i, i + 1):
+        nxt = ("b" if inner_drops and plan.in_phrase(i, i + 1) else "c", i + 1, n)
+        if nxt in states:
+            out.append(f"{sep} {_name(nxt)}")
+    if not w.endable:
+        return out
+    jump = plan.next_phrase(i + 1) if plan.same(i, i + 1) else len(plan.words)
+    if more and plan.same(i, jump) and plan.ok(i, jump, n) and ("p", jump, n) in states:
+        out.append(f"{sep} p{jump}k{n}")
+    after = plan.next_sentence(i)
+    if more and plan.ok(i, after, n) and ("a", after, n) in states:
+        out.append(f"{_quoted(w.stop + ' ')} a{after}k{n}")
+    if plan.low <= n <= plan.high and plan.ok(i, len(plan.words), n):
+        out.append(_quoted(w.stop))
+    return out
+
+
+def _name(key: tuple[str, int, int]) -> str:
+    return f"{key[0]}{key[1]}k{key[2]}"
+
+
+def _state(
+    states: States, key: tuple[str, int, int], here: tuple[str, int, int], skip: tuple[str, int, int] | None
+) -> None:
+    """Write state `key`: keep the word here, or skip on to state `skip` (if it can reach the end)."""
+    states[key] = [_name(here)] + ([_name(skip)] if skip is not None and skip in states else [])
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 
 from .backends import spec_of
 from .counting import count, refusal
-from .generation import Generation, Outcome
+from .generation import Generation, Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
 from .storage import RunRecord, create_run, update_run
 from .verdict import Target, Verdict, judge
@@ -155,6 +155,7 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "notice": outcome.notice,
         "mode": outcome.mode,
         **quality_fields(outcome),
+        **faithfulness_json(outcome.faithfulness),
         "attempts": outcome.attempts,
     }
 
