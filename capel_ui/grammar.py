@@ -429,9 +429,9 @@ class _Plan:
     hi: dict[int, int]
 
     @classmethod
-    def of(cls, words: tuple[SourceWord, ...], low: int, high: int) -> _Plan:
+    def of(cls, words: tuple[SourceWord, ...], low: int, high: int, share: float) -> _Plan:
         m, mid = len(words), (low + high) / 2
-        slack = max(2, round(SELECTION_SLACK * high)) + (high - low) / 2
+        slack = max(2, round(share * high)) + (high - low) / 2
         points, run = set(), 0
         for p in range(1, m + 1):
             run += 1
@@ -478,7 +478,9 @@ class _Plan:
 States = dict[tuple[str, int, int], list[str]]
 
 
-def selection_grammar(words: Sequence[SourceWord], low: int, high: int, *, inner_drops: bool = False) -> str:
+def selection_grammar(
+    words: Sequence[SourceWord], low: int, high: int, *, inner_drops: bool = False, slack: float = SELECTION_SLACK
+) -> str:
     """GBNF admitting `low` to `high` of `words`, in their order, each as written (a sentence's first word
     capitalised), one space between them, and nothing else: no word of the model's own, no preamble, no comment.
 
@@ -486,12 +488,12 @@ def selection_grammar(words: Sequence[SourceWord], low: int, high: int, *, inner
     sentence with its own stop and goes on where a later sentence or clause starts); with `inner_drops` a word may
     also be dropped inside a phrase ("the basic strength" to "the strength"), which a small model misuses ("we are
     winning" to "we winning"), so it is the last resort (see rewrite.selection_rules). The kept count follows an
-    even spread through the text within a slack (`SELECTION_SLACK`) at every sentence end and every
+    even spread through the text within a `slack` (a share of the kept words) at every sentence end and every
     `SELECTION_CHECKPOINT` words, so every part of the text keeps its share and the grammar stays
     O(M · (slack + checkpoint)) rules. Only states that can still reach the end
     are written, so every prefix the grammar admits can be finished."""
     _check_bounds(low, high)
-    plan = _Plan.of(tuple(words), low, high)
+    plan = _Plan.of(tuple(words), low, high, slack)
     if len(plan.words) < low:
         raise ValueError(f"the text has {len(plan.words)} words, fewer than the {low} to keep")
     states: States = {}

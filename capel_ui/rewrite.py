@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from .counting import count
 from .grammar import SourceWord, selection_grammar
@@ -47,12 +48,17 @@ def _set(words: str) -> frozenset[str]:
 _ABBREVIATIONS = _set("mr mrs ms dr st jr sr vs etc inc ltd co no e.g i.e u.s")
 
 
-def source_words(text: str, *, strict: bool = True) -> list[SourceWord]:
+Ends = Literal["clause", "phrase", "word"]
+"""Where a kept part may end, strictest first: `clause` where a clause or phrase ends (before a pause, a conjunction or
+a preposition other than "of" and "to"; never inside a sentence's opening "With …," or "If …,"), `phrase` also
+before "of" and "to" and inside an opening phrase, `word` on any word that is not a dangling one."""
+
+
+def source_words(text: str, *, ends: Ends = "clause") -> list[SourceWord]:
     """The words of `text` as the selection grammar may write them: each whitespace-separated word that holds a
     letter or digit (what en_words counts), without the quotes and brackets around it, with the pause after it and
-    its sentence's stop. A token without a letter or digit (a dash, an ampersand) is left out. `strict`: a kept part
-    may end only where a phrase ends (before a pause, a conjunction or a preposition), not only on any word that is
-    not a dangling one."""
+    its sentence's stop. A token without a letter or digit (a dash, an ampersand) is left out. `ends`: where a kept
+    part may end (see `Ends`)."""
     tokens = [t for t in _TOKEN.findall(text) if _ALNUM.search(t)]
     words: list[SourceWord] = []
     sentence, pending = 0, []
@@ -60,10 +66,10 @@ def source_words(text: str, *, strict: bool = True) -> list[SourceWord]:
         core, after = _split(tok)
         pending.append((core, after))
         if _ends_sentence(core, after):
-            words += _sentence(pending, sentence, _stop(after), strict)
+            words += _sentence(pending, sentence, _stop(after), ends)
             sentence, pending = sentence + 1, []
     if pending:
-        words += _sentence(pending, sentence, ".", strict)
+        words += _sentence(pending, sentence, ".", ends)
     return words
 
 
@@ -106,7 +112,8 @@ _CLAUSES = _set(
 _PREPOSITIONS = _set(
     """
     in on at by for from with into onto upon about after before over under through during without within against
-    toward towards between among as than like via per including
+    toward towards between among as than like via per including across around behind beyond along despite near
+    throughout since
     """
 )
 """Words that open a phrase tied to the word before them: a kept part may end before one, never go on from one
@@ -114,14 +121,22 @@ _PREPOSITIONS = _set(
 have been certified") nor "to" (mostly "need to improve")."""
 
 
-def _sentence(pending: list[tuple[str, str]], sentence: int, stop: str, strict: bool) -> list[SourceWord]:
+_INTRODUCERS = _PREPOSITIONS | _set("if when because although though while unless until since once")
+"""A sentence that opens with one of these opens with a phrase that cannot stand alone ("With four years of
+growth, we have won …"): a strict cut never ends the sentence inside it."""
+
+
+def _sentence(pending: list[tuple[str, str]], sentence: int, stop: str, ends: Ends) -> list[SourceWord]:
     out: list[SourceWord] = []
+    intro = ends == "clause" and pending[0][0].lower() in _INTRODUCERS
+    before = _CLAUSES | _PREPOSITIONS | (_set("of to") if ends == "phrase" else frozenset())
     for n, (core, after) in enumerate(pending, 1):
         low = core.lower()
         leads = n == 1 or bool(out and out[-1].pause)
         pause = after[-1] if after and after[-1] in _PAUSES else ""
-        phrase_end = bool(pause) or n == len(pending) or pending[n][0].lower() in _CLAUSES | _PREPOSITIONS
-        endable = n == len(pending) or (low not in _NO_END and (phrase_end or not strict))
+        phrase_end = ends == "word" or bool(pause) or n == len(pending) or pending[n][0].lower() in before
+        endable = n == len(pending) or (low not in _NO_END and phrase_end and not intro)
+        intro = intro and not pause  # the opening phrase ends at the sentence's first pause
         out.append(SourceWord(core, sentence, leads or low in _CLAUSES, leads, endable, pause, stop))
     return out
 
@@ -168,22 +183,30 @@ def plan(instruction: str, mode: Mode, lang: Lang, unit: Unit, target: Target, l
     return None if source is None else route(source, mode, lang, unit, target, llama_grammar)
 
 
-SELECTION_TIERS = ((True, False), (False, False), (False, True))
-"""(strict phrase ends, drops inside a phrase), tried in turn until a selection of the asked length exists: kept
-parts are whole phrases where the text allows it, then may end on any word that is not a dangling one, then may
-drop words inside a phrase."""
+SELECTION_TIERS: tuple[tuple[Ends, bool, float], ...] = (
+    ("clause", False, 0.12),
+    ("clause", False, 0.25),
+    ("phrase", False, 0.12),
+    ("phrase", False, 0.25),
+    ("word", False, 0.12),
+    ("word", True, 0.12),
+)
+"""(where a kept part may end, drops inside a phrase, slack), tried in turn until a selection of the asked length
+exists: the strictest ends first (a short text may offer too few of them for an exact count), spread evenly, then
+more loosely; last, words may be dropped inside a phrase."""
 
 
 def selection_rules(source: str, low: int, high: int) -> str:
     """The GBNF of a selection rewrite of `source` keeping `low` to `high` of its words, in the strictest tier that
     can reach that length (ValueError if none can: the text has too few words)."""
-    for strict, inner in SELECTION_TIERS[:-1]:
+    *tiers, last = SELECTION_TIERS
+    for ends, inner, slack in tiers:
         try:
-            return selection_grammar(source_words(source, strict=strict), low, high, inner_drops=inner)
+            return selection_grammar(source_words(source, ends=ends), low, high, inner_drops=inner, slack=slack)
         except ValueError:
             continue
-    strict, inner = SELECTION_TIERS[-1]
-    return selection_grammar(source_words(source, strict=strict), low, high, inner_drops=inner)
+    ends, inner, slack = last
+    return selection_grammar(source_words(source, ends=ends), low, high, inner_drops=inner, slack=slack)
 
 
 def selection_bounds(target: Target) -> tuple[int, int]:
