@@ -413,66 +413,87 @@ class SourceWord:
 SELECTION_SLACK = 0.12
 """How far (a share of the kept words, at least 2) the kept count may run ahead of or behind an even spread at a
 checkpoint: tight enough that every part of the text keeps its share, loose enough to let the model choose."""
+SELECTION_SLACK_CAP = 60
+"""The slack is at most this many words times its share (7 at 0.12): a fixed width keeps a long text's grammar
+linear in its length."""
 SELECTION_CHECKPOINT = 16
 """Inside a long sentence, a checkpoint every this many words: it also bounds the grammar at O(M · (slack + 16))."""
 
 
 @dataclass(frozen=True)
 class _Plan:
-    """The text's words and where the selection grammar checks the spread: `lo[p]` to `hi[p]` words kept once p
-    words were passed."""
+    """The text's words, looked up in O(1) while the grammar is written, and where the spread is checked: `lo[p]` to
+    `hi[p]` words kept once p words were passed, at each checkpoint p (`after[i]`: the first checkpoint at or after
+    i; `before[i]` the last one at or before it, 0 at the start)."""
 
     words: tuple[SourceWord, ...]
     low: int
     high: int
     lo: dict[int, int]
     hi: dict[int, int]
+    after: tuple[int, ...]
+    before: tuple[int, ...]
+    phrase: tuple[int, ...]  # a phrase id per word: a new one where a phrase opens or a sentence starts
+    next_phrase: tuple[int, ...]  # the first word after i that opens a phrase of i's sentence, else len(words)
+    next_lead: tuple[int, ...]  # the first word after i a kept sentence may start on, else len(words)
+    next_sentence: tuple[int, ...]  # the first word of the sentence after i's, else len(words)
 
     @classmethod
     def of(cls, words: tuple[SourceWord, ...], low: int, high: int, share: float) -> _Plan:
         m, mid = len(words), (low + high) / 2
-        slack = max(2, round(share * high)) + (high - low) / 2
-        points, run = set(), 0
+        slack = max(2, min(round(share * high), round(share * SELECTION_SLACK_CAP))) + (high - low) / 2
+        points, run = [], 0
         for p in range(1, m + 1):
             run += 1
             if p == m or words[p].sentence != words[p - 1].sentence or run >= SELECTION_CHECKPOINT:
-                points.add(p)
+                points.append(p)
                 run = 0
         lo = {p: max(0, math.floor(mid * p / m - slack)) for p in points}
         hi = {p: math.ceil(mid * p / m + slack) for p in points}
-        return cls(words, low, high, lo, hi)
+        after, before, mark = [m] * (m + 1), [0] * (m + 1), m
+        for i in range(m, -1, -1):
+            mark = i if i in lo else mark
+            after[i] = mark
+        for i in range(1, m + 1):
+            before[i] = i if i in lo else before[i - 1]
+        phrase, pid = [], -1
+        for i, w in enumerate(words):
+            pid += 1 if i == 0 or w.opens or w.sentence != words[i - 1].sentence else 0
+            phrase.append(pid)
+        nxt_phrase, nxt_lead, nxt_sentence = [m] * m, [m] * m, [m] * m
+        for i in range(m - 2, -1, -1):
+            j, same = i + 1, words[i + 1].sentence == words[i].sentence
+            nxt_phrase[i] = j if (words[j].opens and same) else nxt_phrase[j] if same else m
+            nxt_lead[i] = j if words[j].leads else nxt_lead[j]
+            nxt_sentence[i] = nxt_sentence[j] if same else j
+        return cls(
+            words, low, high, lo, hi, tuple(after), tuple(before), tuple(phrase),
+            tuple(nxt_phrase), tuple(nxt_lead), tuple(nxt_sentence),
+        )  # fmt: skip
 
     def ok(self, start: int, end: int, kept: int) -> bool:
         """Whether passing the words after `start` up to `end` with `kept` words kept stays within every band."""
-        return all(self.lo[p] <= kept <= self.hi[p] for p in range(start + 1, end + 1) if p in self.lo)
+        p = self.after[start + 1] if start + 1 <= len(self.words) else len(self.words) + 1
+        while p <= end:
+            if not self.lo[p] <= kept <= self.hi[p]:
+                return False
+            p = self.after[p + 1] if p < len(self.words) else len(self.words) + 1
+        return True
+
+    def kept_range(self, i: int) -> range:
+        """The kept counts a state at word i can have: at least the band's floor at the checkpoint before it, at most
+        its ceiling at the one after it (the count never falls)."""
+        floor = self.lo.get(self.before[i], 0)
+        ceiling = self.hi.get(self.after[i], self.high)
+        return range(min(i, self.high - 1, ceiling), floor - 1, -1)
 
     def same(self, i: int, j: int) -> bool:
         """Whether word j exists and is in word i's sentence."""
         return j < len(self.words) and self.words[i].sentence == self.words[j].sentence
 
     def in_phrase(self, i: int, j: int) -> bool:
-        """Whether word j continues word i's phrase (same sentence, no phrase opens between them)."""
-        return self.same(i, j) and not any(self.words[x].opens for x in range(i + 1, j + 1))
-
-    def next_phrase(self, i: int) -> int:
-        """The first word after i that opens a phrase (or starts a sentence); len(words) if none."""
-        j = i + 1
-        while j < len(self.words) and not self.words[j].opens and self.same(i, j):
-            j += 1
-        return j
-
-    def next_lead(self, i: int) -> int:
-        """The first word after i a kept sentence may start on; len(words) if none."""
-        j = i + 1
-        while j < len(self.words) and not self.words[j].leads:
-            j += 1
-        return j
-
-    def next_sentence(self, i: int) -> int:
-        j = i + 1
-        while self.same(i, j):
-            j += 1
-        return j
+        """Whether word j continues word i's phrase."""
+        return j < len(self.words) and self.phrase[i] == self.phrase[j]
 
 
 States = dict[tuple[str, int, int], list[str]]
@@ -498,7 +519,7 @@ def selection_grammar(
         raise ValueError(f"the text has {len(plan.words)} words, fewer than the {low} to keep")
     states: States = {}
     for i in range(len(plan.words) - 1, -1, -1):
-        for k in range(min(i, high - 1), -1, -1):
+        for k in plan.kept_range(i):
             _selection_states(plan, i, k, states, inner_drops)
     if ("a", 0, 0) not in states:
         raise ValueError(f"no selection of {low} to {high} words follows this text's sentences")
@@ -509,9 +530,10 @@ def selection_grammar(
 
 def _selection_states(plan: _Plan, i: int, k: int, states: States, inner_drops: bool) -> None:
     """The rules of the states at word i with k words kept, those that can still reach the end. `t`: word i was
-    just written as the k+1-th, how the text goes on; `c`: word i is kept now. Where the next kept word comes from
-    after a cut: `p` the clause opening at i or a later one of the sentence, `a` a sentence start (a lead at i or
-    any later one, capitalised), `b` (with `inner_drops`) word i or a later one of its phrase."""
+    just written as the k+1-th, how the text goes on; `c`: word i is kept now (`u`: capitalised, as a sentence's
+    first). Where the next kept word comes from after a cut: `p` the clause opening at i or a later one of the
+    sentence, `a` a sentence start (a lead at i or any later one, capitalised), `b` (with `inner_drops`) word i or a
+    later one of its phrase."""
     w = plan.words[i]
     tail = _tail(plan, i, k + 1, states, inner_drops)
     if tail:
@@ -522,12 +544,12 @@ def _selection_states(plan: _Plan, i: int, k: int, states: States, inner_drops: 
     if inner_drops and i and plan.in_phrase(i - 1, i):
         _state(states, ("b", i, k), ("c", i, k), ("b", i + 1, k) if plan.in_phrase(i, i + 1) else None)
     if w.opens or i == 0:
-        nxt = plan.next_phrase(i)
+        nxt = plan.next_phrase[i]
         _state(states, ("p", i, k), ("c", i, k), ("p", nxt, k) if plan.same(i, nxt) and plan.ok(i, nxt, k) else None)
     if w.leads or i == 0:
-        lead = plan.next_lead(i)
-        states[("C", i, k)] = [f"{_quoted(w.capitalised)} t{i}k{k}"]
-        _state(states, ("a", i, k), ("C", i, k), ("a", lead, k) if plan.ok(i, lead, k) else None)
+        lead = plan.next_lead[i]
+        states[("u", i, k)] = [f"{_quoted(w.capitalised)} t{i}k{k}"]
+        _state(states, ("a", i, k), ("u", i, k), ("a", lead, k) if plan.ok(i, lead, k) else None)
 
 
 def _tail(plan: _Plan, i: int, n: int, states: States, inner_drops: bool) -> list[str]:
@@ -542,10 +564,10 @@ def _tail(plan: _Plan, i: int, n: int, states: States, inner_drops: bool) -> lis
             out.append(f"{sep} {_name(nxt)}")
     if not w.endable:
         return out
-    jump = plan.next_phrase(i + 1) if plan.same(i, i + 1) else len(plan.words)
+    jump = plan.next_phrase[i + 1] if plan.same(i, i + 1) else len(plan.words)
     if more and plan.same(i, jump) and plan.ok(i, jump, n) and ("p", jump, n) in states:
         out.append(f"{sep} p{jump}k{n}")
-    after = plan.next_sentence(i)
+    after = plan.next_sentence[i]
     if more and plan.ok(i, after, n) and ("a", after, n) in states:
         out.append(f"{_quoted(w.stop + ' ')} a{after}k{n}")
     if plan.low <= n <= plan.high and plan.ok(i, len(plan.words), n):
