@@ -307,6 +307,16 @@ def faithfulness(source: str, text: str, lang: Lang = "en") -> Faithfulness:
     return Faithfulness(round(kept, 4), round(new, 4))
 
 
+def saved_faithfulness(run: object) -> Faithfulness | None:
+    """A saved run's faithfulness: as stored with it, or worked out for a rewrite saved before it was stored;
+    None for a run that is no rewrite."""
+    kept, new = getattr(run, "source_kept", None), getattr(run, "source_new", None)
+    if kept is not None:
+        return Faithfulness(kept, new or 0.0)
+    source = rewrite_source(getattr(run, "instruction", "") or "")
+    return None if source is None else faithfulness(source, getattr(run, "text", ""), getattr(run, "lang", "en"))
+
+
 def _units(text: str, lang: Lang) -> list[str]:
     if lang == "zh":
         from .counting import HAN

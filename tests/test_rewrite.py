@@ -31,7 +31,7 @@ from capel_ui.rewrite import (
     strip_preamble,
 )
 from capel_ui.service import start
-from capel_ui.storage import get_engine, get_run
+from capel_ui.storage import create_run, get_engine, get_run
 from capel_ui.verdict import Target
 from capel_ui.vocab import PROJECT_ROOT
 from tests.llg import _tokenizer, compiled
@@ -308,3 +308,39 @@ def test_shortening_on_the_embedded_model_keeps_only_the_writers_words(embedded)
     assert outcome.verified and outcome.count == n
     assert outcome.faithfulness.new == 0 and in_order(outcome.text, source)
     assert outcome.text.split()[0] in {w.capitalised for w in source_words(source)}  # no preamble
+
+
+# ----- the Write page -----------------------------------------------------------------------------------------
+
+
+def test_a_rewrites_result_shows_its_faithfulness_beside_the_verdict(app_test) -> None:
+    text = "The city council voted on Tuesday."
+    found = faithfulness(COUNCIL, text)
+    run_id = create_run(
+        get_engine(),
+        origin="write",
+        instruction=rewrite(COUNCIL),
+        prompt="p",
+        raw=text,
+        text=text,
+        model="embedded",
+        backend="embedded",
+        mode="exact",
+        lang="en",
+        unit="en_words",
+        target=6,
+        count=6,
+        exact=True,
+        valid=True,
+        verified=True,
+        errors=[],
+        status="complete",
+        source_kept=found.kept,
+        source_new=found.new,
+    )
+    app_test.session_state["w_run_id"] = run_id
+    app_test.run()
+    assert not app_test.exception, app_test.exception
+    captions = [c.value for c in app_test.caption]
+    assert f"6 English words · 34 characters · {found.describe()}" in captions
+    assert found.describe() == "keeps 14% of your content words · 0% words not in your text"  # 4 of 29

@@ -19,6 +19,7 @@ from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
 from ..repair import calls_line
+from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, judge, live_state
@@ -79,10 +80,13 @@ def copy_button(text: str, key: str) -> None:
 
 
 def lengths(run: RunRecord) -> str:
-    """The unit count and the character count, side by side, as a writer checks a limit."""
-    if run.unit == "chars":
-        return f"{run.count or 0} characters"
-    return f"{run.count or 0} {unit_label(run.unit)} · {count(run.text, 'chars')} characters"
+    """The unit count and the character count, side by side, as a writer checks a limit; for a rewrite, how much
+    of the writer's text it kept (rewrite.faithfulness)."""
+    shown = f"{run.count or 0} characters" if run.unit == "chars" else f"{run.count or 0} {unit_label(run.unit)}"
+    if run.unit != "chars":
+        shown += f" · {count(run.text, 'chars')} characters"
+    found = saved_faithfulness(run)
+    return f"{shown} · {found.describe()}" if found is not None else shown
 
 
 def verdict_line(run: RunRecord, key: str) -> Verdict:
