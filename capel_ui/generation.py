@@ -19,12 +19,12 @@ from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
 from .counting import count, refusal
-from .grammar import Grammar, grammar_for, lexicon_rules, supports, target_grammar, with_word_list
+from .grammar import Grammar, grammar_for, lexicon_rules, starting_with, supports, target_grammar, with_word_list
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
 from .prompts import Message, build_messages, rewrite_source, validate_target
 from .quality import fluency
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
-from .rewrite import Faithfulness, faithfulness, strip_preamble
+from .rewrite import Faithfulness, faithfulness, first_word, strip_preamble
 from .rewrite import plan as plan_rewrite
 from .verdict import Target, Verdict, judge
 from .vocab import (
@@ -360,6 +360,8 @@ class Generation:
         if self.mode == "exact":  # any target kind and unit; a character limit is GBNF text (Lark by conversion)
             spec = req.target_spec
             grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
+            if self.rewrite is not None and isinstance(grammar, Grammar) and req.lang == "en":
+                grammar = starting_with(grammar, first_word(self.rewrite.source))  # no room for a preamble
         if isinstance(grammar, Grammar) and req.word_list and self.backend.capabilities.grammar_field == "grammar":
             return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
         return grammar

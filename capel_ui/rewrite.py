@@ -73,6 +73,12 @@ def source_words(text: str, *, ends: Ends = "clause") -> list[SourceWord]:
     return words
 
 
+def first_word(text: str) -> str:
+    """The first word of `text` as the writer wrote it, without the punctuation around it ("" if it has none)."""
+    words = source_words(text)
+    return words[0].core if words else ""
+
+
 def _split(token: str) -> tuple[str, str]:
     """(the word, the punctuation after it): `“Hello,”` is (`Hello`, `,`)."""
     core = token.lstrip(_LEAD)

@@ -21,10 +21,12 @@ from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.generation import Request, generate
+from capel_ui.grammar import exact_rules, starting_with
 from capel_ui.prompts import REWRITE, rewrite_source
 from capel_ui.rewrite import (
     MAX_SELECTION_WORDS,
     faithfulness,
+    first_word,
     route,
     selection_rules,
     source_words,
@@ -34,7 +36,7 @@ from capel_ui.service import start
 from capel_ui.storage import create_run, get_engine, get_run
 from capel_ui.verdict import Target
 from capel_ui.vocab import PROJECT_ROOT
-from tests.llg import _tokenizer, compiled
+from tests.llg import _tokenizer, accepts, compiled
 from tests.scripted_server import MODEL, honour_grammar, ok
 
 PARAGRAPHS = [
@@ -179,6 +181,19 @@ def test_a_longer_rewrite_gets_the_rewrite_prompt_and_the_usual_grammar() -> Non
     [(messages, options)] = model.requests
     assert messages[0]["content"].startswith("Rewrite the text below in exactly 80 words")
     assert "no introduction" in messages[0]["content"] and "lex ::=" in options.grammar  # the word list
+    assert options.grammar.startswith('root ::= "The" [,;:]? " " (word " "){78} wend')  # it starts as the text does
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+def test_a_rewrite_that_starts_as_the_writers_text_still_counts_exactly(syntax: str) -> None:
+    grammar = starting_with(exact_rules("en", 6), first_word(COUNCIL)).render(syntax)
+    text = "The council, at long last, voted."
+    assert count(text, "en_words") == 6
+    kind = "lark" if syntax == "lark" else "gbnf"
+    lark = grammar if kind == "lark" else gbnf_to_lark(grammar)
+    assert accepts("lark", lark, text)
+    assert not accepts("lark", lark, "Here is the council voting today.")
+    assert not accepts("lark", lark, "The council voted.")
 
 
 # ----- no preamble, no commentary ------------------------------------------------------------------------------
