@@ -50,15 +50,16 @@ _ABBREVIATIONS = _set("mr mrs ms dr st jr sr vs etc inc ltd co no e.g i.e u.s")
 
 Ends = Literal["clause", "phrase", "word"]
 """Where a kept part may end, strictest first: `clause` where a clause or phrase ends (before a pause, a conjunction or
-a preposition other than "of" and "to"; never inside a sentence's opening "With …," or "If …,"), `phrase` also
-before "of" and "to" and inside an opening phrase, `word` on any word that is not a dangling one."""
+a preposition other than "of" and "to"), `phrase` also before "of" and "to", `word` on any word that is not a
+dangling one."""
 
 
-def source_words(text: str, *, ends: Ends = "clause") -> list[SourceWord]:
+def source_words(text: str, *, ends: Ends = "clause", intro: bool = True) -> list[SourceWord]:
     """The words of `text` as the selection grammar may write them: each whitespace-separated word that holds a
     letter or digit (what en_words counts), without the quotes and brackets around it, with the pause after it and
     its sentence's stop. A token without a letter or digit (a dash, an ampersand) is left out. `ends`: where a kept
-    part may end (see `Ends`)."""
+    part may end (see `Ends`); `intro`: never inside a sentence's opening phrase ("With four years of growth," is
+    no sentence)."""
     tokens = [t for t in _TOKEN.findall(text) if _ALNUM.search(t)]
     words: list[SourceWord] = []
     sentence, pending = 0, []
@@ -66,10 +67,10 @@ def source_words(text: str, *, ends: Ends = "clause") -> list[SourceWord]:
         core, after = _split(tok)
         pending.append((core, after))
         if _ends_sentence(core, after):
-            words += _sentence(pending, sentence, _stop(after), ends)
+            words += _sentence(pending, sentence, _stop(after), ends, intro)
             sentence, pending = sentence + 1, []
     if pending:
-        words += _sentence(pending, sentence, ".", ends)
+        words += _sentence(pending, sentence, ".", ends, intro)
     return words
 
 
@@ -132,9 +133,9 @@ _INTRODUCERS = _PREPOSITIONS | _set("if when because although though while unles
 growth, we have won …"): a strict cut never ends the sentence inside it."""
 
 
-def _sentence(pending: list[tuple[str, str]], sentence: int, stop: str, ends: Ends) -> list[SourceWord]:
+def _sentence(pending: list[tuple[str, str]], sentence: int, stop: str, ends: Ends, intro: bool) -> list[SourceWord]:
     out: list[SourceWord] = []
-    intro = ends == "clause" and pending[0][0].lower() in _INTRODUCERS
+    intro = intro and pending[0][0].lower() in _INTRODUCERS
     before = _CLAUSES | _PREPOSITIONS | (_set("of to") if ends == "phrase" else frozenset())
     for n, (core, after) in enumerate(pending, 1):
         low = core.lower()
@@ -189,30 +190,32 @@ def plan(instruction: str, mode: Mode, lang: Lang, unit: Unit, target: Target, l
     return None if source is None else route(source, mode, lang, unit, target, llama_grammar)
 
 
-SELECTION_TIERS: tuple[tuple[Ends, bool, float], ...] = (
-    ("clause", False, 0.12),
-    ("clause", False, 0.25),
-    ("phrase", False, 0.12),
-    ("phrase", False, 0.25),
-    ("word", False, 0.12),
-    ("word", True, 0.12),
+SELECTION_TIERS: tuple[tuple[Ends, bool, bool, float], ...] = (
+    ("clause", True, False, 0.12),
+    ("clause", True, False, 0.25),
+    ("phrase", True, False, 0.12),
+    ("phrase", True, False, 0.25),
+    ("phrase", False, False, 0.12),
+    ("phrase", False, False, 0.25),
+    ("word", False, False, 0.12),
+    ("word", False, True, 0.12),
 )
-"""(where a kept part may end, drops inside a phrase, slack), tried in turn until a selection of the asked length
-exists: the strictest ends first (a short text may offer too few of them for an exact count), spread evenly, then
-more loosely; last, words may be dropped inside a phrase."""
+"""(where a kept part may end, not inside an opening phrase, drops inside a phrase, slack), tried in turn until a
+selection of the asked length exists: the strictest ends first (a short text may offer too few of them for an exact
+count), spread evenly, then more loosely; last, words may be dropped inside a phrase."""
 
 
 def selection_rules(source: str, low: int, high: int) -> str:
     """The GBNF of a selection rewrite of `source` keeping `low` to `high` of its words, in the strictest tier that
     can reach that length (ValueError if none can: the text has too few words)."""
-    *tiers, last = SELECTION_TIERS
-    for ends, inner, slack in tiers:
+    for n, (ends, intro, inner, slack) in enumerate(SELECTION_TIERS, 1):
+        words = source_words(source, ends=ends, intro=intro)
         try:
-            return selection_grammar(source_words(source, ends=ends), low, high, inner_drops=inner, slack=slack)
+            return selection_grammar(words, low, high, inner_drops=inner, slack=slack)
         except ValueError:
-            continue
-    ends, inner, slack = last
-    return selection_grammar(source_words(source, ends=ends), low, high, inner_drops=inner, slack=slack)
+            if n == len(SELECTION_TIERS):
+                raise
+    raise AssertionError("unreachable")
 
 
 def selection_bounds(target: Target) -> tuple[int, int]:
