@@ -736,14 +736,19 @@ class Generation:
         """(text, count, errors, countdown end, draft) of `raw`: the call's own parse when it ended and `raw` is
         what it parsed, else `raw` parsed afresh."""
         if call.parser is None:
-            text = (
-                raw.strip()
-                if self.rewrite is None or self.rewrite.selection
-                else strip_preamble(raw, self.rewrite.source)
-            )
+            text = self._plain_text(raw)
             return text, count(text, self.request.count_unit), [], None, None
         result = call.result if reuse and call.result is not None else _parse(raw, self.request, self.mode)
-        return result.text, result.count, list(result.errors), result.countdown_end, result.draft
+        text, n = result.text, result.count
+        if self.rewrite is not None and (plain := self._plain_text(text)) != text.strip():
+            text, n = plain, count(plain, self.request.count_unit)  # a preamble the model wrote as part of it
+        return text, n, list(result.errors), result.countdown_end, result.draft
+
+    def _plain_text(self, raw: str) -> str:
+        """The text of a reply without markers; a free rewrite's without what the model said around it."""
+        if self.rewrite is None or self.rewrite.selection:
+            return raw.strip()
+        return strip_preamble(raw, self.rewrite.source)
 
     def _notice(self, status: Status, verified_now: bool, cut: bool) -> str | None:
         parts = [self.notice] if self.notice else []

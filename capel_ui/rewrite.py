@@ -241,7 +241,7 @@ _COMMENTARY = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _QUOTES = (('"', '"'), ("“", "”"), ("'", "'"))
-PREAMBLE_WORDS = 15
+PREAMBLE_WORDS = 30
 """A first line of at most this many words that ends with a colon is a preamble ("Here is the shorter text:")."""
 
 

@@ -237,6 +237,20 @@ def test_a_preamble_in_a_free_rewrite_is_not_counted(scripted_model: ScriptedBac
     assert saved.source_new == 0 and 0 < saved.source_kept < 0.5
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sure, I will follow the format. Here is a rewritten version:\n\nThe city council voted on Tuesday.",
+        "<6>Here<5>is<4>the<3>rewritten<2>text:<1>The<0>",
+    ],
+)
+def test_a_preamble_in_a_capel_rewrite_is_not_counted_either(reply: str) -> None:
+    model = ScriptedBackend(reply)
+    outcome = generate(model, Request.of(Target.exactly(6), rewrite(COUNCIL), mode="capel", max_calls=1))
+    assert not outcome.text.lower().startswith(("sure", "here"))
+    assert outcome.count == count(outcome.text, "en_words")
+
+
 def test_a_run_that_is_no_rewrite_has_no_faithfulness(scripted_model: ScriptedBackend) -> None:
     scripted_model.reply("Waves fold over old stones.")
     handle = start(
