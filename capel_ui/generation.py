@@ -361,7 +361,7 @@ class Generation:
             spec = req.target_spec
             grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
             if self.rewrite is not None and isinstance(grammar, Grammar) and req.lang == "en":
-                grammar = starting_with(grammar, first_word(self.rewrite.source))  # no room for a preamble
+                grammar = starting_with(grammar, *first_word(self.rewrite.source))  # no room for a preamble
         if isinstance(grammar, Grammar) and req.word_list and self.backend.capabilities.grammar_field == "grammar":
             return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
         return grammar

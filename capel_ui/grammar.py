@@ -289,17 +289,18 @@ def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:
 _ANCHOR_WORD = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9'-]{0,14}[A-Za-z0-9])?")
 
 
-def starting_with(grammar: Grammar, first: str) -> Grammar:
-    """An English word grammar (N-1 `word`s then `wend`, or a range of them) whose first word is `first` (a
-    rewrite starts as the writer's text does: no "Here is the rewritten text:" can open it). Returned unchanged
-    when `first` is no plain word or the grammar has no leading run of words (a one-word target)."""
+def starting_with(grammar: Grammar, first: str, pause: str = "") -> Grammar:
+    """An English word grammar (N-1 `word`s then `wend`, or a range of them) whose first word is `first`, with the
+    `pause` (, ; :) the writer put after it (a rewrite starts as the writer's text does: no "Here is the rewritten
+    text:" can open it). Returned unchanged when `first` is no plain word or the grammar has no leading run of
+    words (a one-word target)."""
     start = grammar.start
     if not (isinstance(start, Seq) and isinstance(start.items[0], Rep) and _ANCHOR_WORD.fullmatch(first)):
         return grammar
     rep, rest = start.items[0], start.items[1:]
-    if rep.hi < 1:
+    if rep.hi < 1 or pause not in ("", ",", ";", ":"):
         return grammar
-    head: tuple[Expr, ...] = (Lit(first), opt(Chars(",;:")), Lit(" "))
+    head: tuple[Expr, ...] = (Lit(first + pause + " "),)
     more = (Rep(rep.item, max(rep.lo - 1, 0), rep.hi - 1),) if rep.hi > 1 else ()
     return Grammar(Seq((*head, *more, *rest)), grammar.rules)
 

@@ -74,10 +74,11 @@ def source_words(text: str, *, ends: Ends = "clause", intro: bool = True) -> lis
     return words
 
 
-def first_word(text: str) -> str:
-    """The first word of `text` as the writer wrote it, without the punctuation around it ("" if it has none)."""
+def first_word(text: str) -> tuple[str, str]:
+    """The first word of `text` as the writer wrote it, without the punctuation around it, and the pause (, ; :)
+    after it: ("Second", ",") for "Second, to have…"; ("", "") for a text without words."""
     words = source_words(text)
-    return words[0].core if words else ""
+    return (words[0].core, words[0].pause) if words else ("", "")
 
 
 def _split(token: str) -> tuple[str, str]:

@@ -181,19 +181,21 @@ def test_a_longer_rewrite_gets_the_rewrite_prompt_and_the_usual_grammar() -> Non
     [(messages, options)] = model.requests
     assert messages[0]["content"].startswith("Rewrite the text below in exactly 80 words")
     assert "no introduction" in messages[0]["content"] and "lex ::=" in options.grammar  # the word list
-    assert options.grammar.startswith('root ::= "The" [,;:]? " " (word " "){78} wend')  # it starts as the text does
+    assert options.grammar.startswith('root ::= "The " (word " "){78} wend')  # it starts as the text does
 
 
 @pytest.mark.parametrize("syntax", ["gbnf", "lark"])
 def test_a_rewrite_that_starts_as_the_writers_text_still_counts_exactly(syntax: str) -> None:
-    grammar = starting_with(exact_rules("en", 6), first_word(COUNCIL)).render(syntax)
-    text = "The council, at long last, voted."
+    grammar = starting_with(exact_rules("en", 6), *first_word(COUNCIL)).render(syntax)
+    text = "The council at long last voted."
     assert count(text, "en_words") == 6
     kind = "lark" if syntax == "lark" else "gbnf"
     lark = grammar if kind == "lark" else gbnf_to_lark(grammar)
     assert accepts("lark", lark, text)
     assert not accepts("lark", lark, "Here is the council voting today.")
     assert not accepts("lark", lark, "The council voted.")
+    assert not accepts("lark", lark, "The: council at long last voted.")
+    assert first_word("Second, to have the best schools") == ("Second", ",")
 
 
 # ----- no preamble, no commentary ------------------------------------------------------------------------------
