@@ -119,14 +119,14 @@ _CLAUSES = _set(
 """Words that open a clause: a kept part may go on from one after a cut."""
 _PREPOSITIONS = _set(
     """
-    in on at by for from with into onto upon about after before over under through during without within against
+    in on at for from with into onto upon about after before over under through during without within against
     toward towards between among as than like via per including across around behind beyond along despite near
     throughout since
     """
 )
 """Words that open a phrase tied to the word before them: a kept part may end before one, never go on from one
 ("With four years of growth, of our economy" reads broken). Not "of" ("Just 500." of "Just 500 of these teachers
-have been certified") nor "to" (mostly "need to improve")."""
+have been certified"), "to" (mostly "need to improve") nor "by" ("many of our educators, led.")."""
 
 
 _INTRODUCERS = _PREPOSITIONS | _set("if when because although though while unless until since once")
@@ -143,7 +143,8 @@ def _sentence(pending: list[tuple[str, str]], sentence: int, stop: str, ends: En
         leads = n == 1 or bool(out and out[-1].pause)
         pause = after[-1] if after and after[-1] in _PAUSES else ""
         phrase_end = ends == "word" or bool(pause) or n == len(pending) or pending[n][0].lower() in before
-        endable = n == len(pending) or (low not in _NO_END and phrase_end and not intro)
+        adverb = low.endswith("ly") and len(low) > 4  # "we should quickly." leaves its verb behind
+        endable = n == len(pending) or (low not in _NO_END and phrase_end and not intro and not adverb)
         intro = intro and not pause  # the opening phrase ends at the sentence's first pause
         out.append(SourceWord(core, sentence, leads or low in _CLAUSES, leads, endable, pause, stop))
     return out
