@@ -170,6 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ge.add_argument("--judge", metavar="MODEL", help="rate each text 1-10 with this model (FastChat single-v1)")
     ge.add_argument("--judge-base-url", metavar="URL", help="the judge's OpenAI-compatible server, if not its own")
+    ge.add_argument(
+        "--rewrite",
+        metavar="FILE",
+        help="rewrite your own text (a UTF-8 file, or - for standard input) to the target instead of following an "
+        "instruction; in exact mode on the embedded model a shorter text keeps only your own words",
+    )
     ge.add_argument("instruction", nargs="?", default="", help="what to write, or - to read it from standard input")
 
     hi = sub.add_parser("history", help="list saved runs, show one, or export them as CSV")
@@ -234,6 +240,8 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
 
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
     chosen = preset(args.preset) if args.preset else None
+    if args.rewrite is not None:
+        instruction = _rewrite_instruction(args, instruction, stdin, args.lang or (chosen.lang if chosen else "en"))
     target = _target_of(args) or (chosen.target if chosen else None)
     if target is None:
         raise UsageError("give one of --target N (exactly), --at-most N or --range A-B, or a --preset")
@@ -256,6 +264,19 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         stall_limit=args.stall_limit,
         max_calls=args.max_calls,
     )
+
+
+def _rewrite_instruction(args: argparse.Namespace, instruction: str, stdin: TextIO, lang: str) -> str:
+    """`--rewrite FILE`: the text to rewrite, as the instruction a rewrite run is saved with (History shows and re-runs
+    it as a rewrite)."""
+    from .prompts import REWRITE
+
+    if instruction.strip():
+        raise UsageError("give either an instruction or --rewrite FILE (the text to rewrite), not both")
+    source = read_input(args.rewrite, stdin).strip()
+    if not source:
+        raise UsageError(f"the text to rewrite ({args.rewrite}) is empty; give a file with the text, or -")
+    return REWRITE[lang].format(text=source)
 
 
 class _Printer:
@@ -440,6 +461,8 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     headline = outcome.verdict.headline(outcome.request.count_unit)
     calls = f" · {outcome.calls} of {live.gen.max_calls} calls" if live.gen.max_calls > 1 else ""
     err.write(f"{headline} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
+    if outcome.faithfulness is not None:
+        err.write(f"rewrite: {outcome.faithfulness.describe()}\n")
     if outcome.notice and outcome.calls > 1:
         err.write(f"note: {outcome.notice}\n")
     if outcome.failure:

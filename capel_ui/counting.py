@@ -112,10 +112,28 @@ def count_zh_all(text: str) -> int:
     return sum(1 for m in _GRAPHEME.finditer(text) if not m.group().isspace())
 
 
+# One emoji sequence, whatever its Unicode version (UTS #51's "possible emoji", from regex's own Unicode data): a
+# flag, a keycap (1⃣, #️⃣), or pictographs with an optional presentation selector, skin tone or tag run, joined by
+# ZWJ. twitter-text's v3 rules weigh every such sequence 2; its emoji list stops at Emoji 12.0, so without this a
+# newer one (🧑‍🎨, 🐦‍⬛, 💑🏿) would be weighed code point by code point (4 to 11).
+_EMOJI_ELEMENT = (
+    r"(?:\p{Regional_Indicator}{2}"
+    r"|[0-9#*]\uFE0F?\u20E3"
+    r"|\p{Extended_Pictographic}[\uFE0F\p{Emoji_Modifier}]?\p{Emoji_Modifier}?(?:[\U000E0020-\U000E007E]+\U000E007F)?"
+    r"|\p{Emoji_Modifier})"
+)
+_EMOJI_SEQUENCE = regex.compile(f"{_EMOJI_ELEMENT}(?:\u200d{_EMOJI_ELEMENT})*")
+_ONE_EMOJI = "\U0001f600"  # an emoji every twitter-text version knows, weighed 2: stands in for a whole sequence
+
+X_REFUSED = {"\ufffe": "U+FFFE", "\ufeff": "U+FEFF (byte order mark)", "\uffff": "U+FFFF"}
+"""The characters twitter-text's validation refuses (`invalid_chars`): a text holding one is not a valid X post
+whatever its length. Directional marks are valid (its conformance suite's UnicodeDirectionalMarkerCounterTest)."""
+
+
 def count_x_weighted(text: str) -> int:
-    """X's weighted length by X's own rules (twitter-text): a URL is 23, CJK and emoji are 2, Latin is 1. The
-    parser is imported where it is used, not at the top: it takes a quarter of a second to load, and most commands
-    never count in this unit."""
+    """X's weighted length by X's own rules (twitter-text v3): a URL is 23, CJK characters and any emoji sequence
+    are 2, Latin is 1. The parser is imported where it is used, not at the top: it takes a quarter of a second to
+    load, and most commands never count in this unit."""
     return sum(_x_weighted_piece(piece) for piece in pieces(text))  # a URL or an emoji holds no whitespace
 
 
@@ -124,7 +142,15 @@ def _x_weighted_piece(piece: str) -> int:
         return len(piece)  # no URL without a dot, no CRLF: every ASCII character weighs 1, as twitter-text says
     from twitter_text import parse_tweet
 
-    return parse_tweet(piece).weightedLength
+    return parse_tweet(_EMOJI_SEQUENCE.sub(_ONE_EMOJI, piece)).weightedLength
+
+
+def x_refusal(text: str) -> str | None:
+    """Why X would refuse `text` as a post whatever its length (a character twitter-text refuses), or None."""
+    found = [name for ch, name in X_REFUSED.items() if ch in text]
+    if not found:
+        return None
+    return f"not a valid X post: it holds {' and '.join(found)}, which X refuses"
 
 
 GSM7_SEGMENT, GSM7_PART = 160, 153
@@ -150,15 +176,46 @@ class SmsLength:
 
 
 def sms_length(text: str) -> SmsLength:
-    """GSM-7 (with its extension table) when every character has a GSM-7 code, else UCS-2, as phones send it."""
+    """GSM-7 (with its extension table) when every character has a GSM-7 code, else UCS-2, as phones send it. The
+    segments are packed as a sending gateway packs them (Twilio's segment calculator is the reference): a character
+    is never split between two parts, so an extension-table pair (€ [ ] { } ^ ~ | \\) or an emoji that would
+    straddle a boundary starts the next part, and 152 × "a" + "€" + 152 × "b" is 3 segments, not 2."""
     try:  # the codec maps one character at a time, so the pieces' septets add up
         septets = sum(len(piece.encode("gsm03.38")) for piece in pieces(text))
     except UnicodeEncodeError:
         n, single, part, encoding = len(text.encode("utf-16-le")) // 2, UCS2_SEGMENT, UCS2_PART, "UCS-2"
     else:
         n, single, part, encoding = septets, GSM7_SEGMENT, GSM7_PART, "GSM-7"
-    segments = 0 if n == 0 else 1 if n <= single else math.ceil(n / part)
+    segments = 0 if n == 0 else 1 if n <= single else _parts(text, encoding, part, n)
     return SmsLength(encoding, n, segments)
+
+
+def _parts(text: str, encoding: str, part: int, length: int) -> int:
+    """Parts of at most `part` units each, filled in order, a character (a grapheme cluster: an emoji with its
+    skin tone or ZWJ sequence, a letter with its accents) never cut between two of them."""
+    if encoding == "GSM-7" and length == len(text) and "\r\n" not in text:
+        return math.ceil(length / part)  # one septet per character, one character per cluster: nothing to keep whole
+    parts, used = 1, 0
+    for g in _GRAPHEME.finditer(text):
+        size = _sms_units(g.group(), encoding)
+        if used + size > part and used:
+            parts, used = parts + 1, 0
+        used += size
+        while used > part:  # a cluster longer than a whole part (a run of combining marks) has to be cut after all
+            parts, used = parts + 1, used - part
+    return parts
+
+
+_GSM7_EXTENSION = frozenset("\f^{}\\[~]|€")
+"""The GSM 03.38 extension table: each of these takes an escape septet and its own, 2 in all."""
+
+
+def _sms_units(cluster: str, encoding: str) -> int:
+    """A grapheme cluster's length in septets (GSM-7: an extension-table character is 2) or UTF-16 code units
+    (a character beyond the Basic Multilingual Plane, such as most emoji, is 2)."""
+    if encoding == "GSM-7":
+        return len(cluster) + sum(ch in _GSM7_EXTENSION for ch in cluster)
+    return len(cluster) + sum(ord(ch) > 0xFFFF for ch in cluster)
 
 
 def count_sms(text: str) -> int:
@@ -189,8 +246,17 @@ def count(text: str, unit: Unit) -> int:
 
 
 def count_detail(text: str, unit: Unit) -> str | None:
-    """What a bare number does not say, for units that have more to tell (SMS: encoding and segments)."""
-    return sms_length(text).describe() if unit == "sms" else None
+    """What a bare number does not say, for units that have more to tell (SMS: encoding and segments; X: why it
+    would refuse the text)."""
+    if unit == "sms":
+        return sms_length(text).describe()
+    return refusal(text, unit)
+
+
+def refusal(text: str, unit: Unit) -> str | None:
+    """Why the platform a unit counts for would refuse `text` whatever its length (X: a character it refuses), or
+    None: such a text is never verified (verdict.judge's `refused`)."""
+    return x_refusal(text) if unit == "x_weighted" else None
 
 
 def marker_unit(lang: Lang) -> Unit:

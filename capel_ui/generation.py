@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
-from .counting import count
-from .grammar import Grammar, grammar_for, lexicon_rules, supports, target_grammar, with_word_list
+from .counting import count, refusal
+from .grammar import Grammar, grammar_for, lexicon_rules, starting_with, supports, target_grammar, with_word_list
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
-from .prompts import Message, build_messages, validate_target
+from .prompts import Message, build_messages, rewrite_source, validate_target
 from .quality import fluency
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
+from .rewrite import Faithfulness, faithfulness, first_word, strip_preamble
+from .rewrite import plan as plan_rewrite
 from .verdict import Target, Verdict, judge
 from .vocab import (
     DEFAULT_STALL_LIMIT,
@@ -188,6 +190,12 @@ class Outcome:
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a run that may repair
 
     @property
+    def faithfulness(self) -> Faithfulness | None:
+        """How much of the writer's text a rewrite kept (rewrite.faithfulness); None for a run that is no rewrite."""
+        source = rewrite_source(self.request.instruction)
+        return None if source is None else faithfulness(source, self.text, self.request.lang)
+
+    @property
     def calls(self) -> int:
         """Model calls this outcome took: 1 unless it was repaired."""
         return max(len(self.attempts), 1)
@@ -198,7 +206,13 @@ class Outcome:
 
     @property
     def verdict(self) -> Verdict:
-        return judge(self.status, self.count, self.request.target_spec, self.errors)
+        return judge(
+            self.status,
+            self.count,
+            self.request.target_spec,
+            self.errors,
+            refusal(self.text, self.request.count_unit),
+        )
 
     @property
     def exact(self) -> bool:
@@ -244,6 +258,7 @@ class Outcome:
             "fluency": self.fluency,
             "calls": self.calls,
             "attempts": self.attempts,
+            **faithfulness_json(self.faithfulness),
         }
 
 
@@ -320,6 +335,10 @@ class Generation:
                 "was used; turn off the fallback to force CAPEL."
             )
         self.max_calls = max_calls_for(req, self.backend, self.mode)
+        llama = self.backend.capabilities.grammar_field == "grammar"
+        self.rewrite = plan_rewrite(req.instruction, self.mode, req.lang, req.count_unit, req.target_spec, llama)
+        if self.rewrite is not None and self.rewrite.note:
+            self.notice = " ".join(filter(None, (self.notice, self.rewrite.note)))
         self._lock = threading.Lock()  # the stream may run in a worker thread while the UI reads live state
         self._count_cache: tuple[int, int] = (0, 0)
         self._stopping = threading.Event()  # the user's Stop: no further call
@@ -330,7 +349,10 @@ class Generation:
         self.started = time.monotonic()
         self._last_text = self.started
         limit = None if req.plain else (req.count_unit, req.target_kind, req.target_spec.low)
-        self.messages = build_messages(req.instruction, req.lang, req.target, self.mode, code=req.code, limit=limit)
+        selection = self.rewrite is not None and self.rewrite.selection
+        self.messages = build_messages(
+            req.instruction, req.lang, req.target, self.mode, code=req.code, limit=limit, selection=selection
+        )
         self._grammar_sent = self._grammar()  # each backend sends it in its server's syntax
         self.calls: list[Call] = []
         self._add_call()
@@ -338,10 +360,14 @@ class Generation:
     def _grammar(self) -> Grammar | str | None:
         """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
         req = self.request
+        if self.rewrite is not None and self.rewrite.grammar is not None:
+            return self.rewrite.grammar  # the writer's own words, nothing else (rewrite.py)
         grammar: Grammar | str | None = grammar_for(self.mode, req.lang, req.target)
         if self.mode == "exact":  # any target kind and unit; a character limit is GBNF text (Lark by conversion)
             spec = req.target_spec
             grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
+            if self.rewrite is not None and isinstance(grammar, Grammar) and req.lang == "en":
+                grammar = starting_with(grammar, *first_word(self.rewrite.source))  # no room for a preamble
         if isinstance(grammar, Grammar) and req.word_list and self.backend.capabilities.grammar_field == "grammar":
             return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
         return grammar
@@ -742,10 +768,19 @@ class Generation:
         """(text, count, errors, countdown end, draft) of `raw`: the call's own parse when it ended and `raw` is
         what it parsed, else `raw` parsed afresh."""
         if call.parser is None:
-            text = raw.strip()
+            text = self._plain_text(raw)
             return text, count(text, self.request.count_unit), [], None, None
         result = call.result if reuse and call.result is not None else _parse(raw, self.request, self.mode)
-        return result.text, result.count, list(result.errors), result.countdown_end, result.draft
+        text, n = result.text, result.count
+        if self.rewrite is not None and (plain := self._plain_text(text)) != text.strip():
+            text, n = plain, count(plain, self.request.count_unit)  # a preamble the model wrote as part of it
+        return text, n, list(result.errors), result.countdown_end, result.draft
+
+    def _plain_text(self, raw: str) -> str:
+        """The text of a reply without markers; a free rewrite's without what the model said around it."""
+        if self.rewrite is None or self.rewrite.selection:
+            return raw.strip()
+        return strip_preamble(raw, self.rewrite.source)
 
     def _notice(self, status: Status, verified_now: bool, cut: bool) -> str | None:
         parts = [self.notice] if self.notice else []
@@ -770,6 +805,11 @@ class Generation:
             f"Repair call {call.number} of {self.max_calls} (from <{call.resumed_from}>) failed: "
             f"{call.failure.message} The {kept} verified unit(s) before it are kept."
         )
+
+
+def faithfulness_json(found: Faithfulness | None) -> dict[str, Any]:
+    """`source_kept` and `source_new` of a rewrite (as stored with the run), nothing for any other run."""
+    return {} if found is None else {"source_kept": found.kept, "source_new": found.new}
 
 
 def _limit(usage: Usage, options: Options) -> int | None:

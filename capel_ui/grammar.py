@@ -15,7 +15,9 @@ syntax follows from it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -284,6 +286,25 @@ def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:
     return grammar if syntax == "gbnf" else None
 
 
+_ANCHOR_WORD = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9'-]{0,14}[A-Za-z0-9])?")
+
+
+def starting_with(grammar: Grammar, first: str, pause: str = "") -> Grammar:
+    """An English word grammar (N-1 `word`s then `wend`, or a range of them) whose first word is `first`, with the
+    `pause` (, ; :) the writer put after it (a rewrite starts as the writer's text does: no "Here is the rewritten
+    text:" can open it). Returned unchanged when `first` is no plain word or the grammar has no leading run of
+    words (a one-word target)."""
+    start = grammar.start
+    if not (isinstance(start, Seq) and isinstance(start.items[0], Rep) and _ANCHOR_WORD.fullmatch(first)):
+        return grammar
+    rep, rest = start.items[0], start.items[1:]
+    if rep.hi < 1 or pause not in ("", ",", ";", ":"):
+        return grammar
+    head: tuple[Expr, ...] = (Lit(first + pause + " "),)
+    more = (Rep(rep.item, max(rep.lo - 1, 0), rep.hi - 1),) if rep.hi > 1 else ()
+    return Grammar(Seq((*head, *more, *rest)), grammar.rules)
+
+
 # --- bounded targets: at most N, between A and B (issue 13) -----------------------------------------------
 
 
@@ -380,3 +401,210 @@ def _check_bounds(low: int, high: int) -> None:
     validate_target(high)
     if not 1 <= low <= high:
         raise ValueError(f"a range must run from 1 up to its upper bound, got {low}-{high}")
+
+
+# --- selection: a rewrite that keeps N of the writer's own words (issue 21) ------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceWord:
+    """One word of the writer's text as the selection grammar may write it: `core` (no punctuation around it, one
+    en_words word), the `pause` (, ; :) that followed it in the text, its sentence and that sentence's `stop`.
+    `opens`: it starts a clause (a sentence's first word, a word after a pause, a conjunction or relative), where
+    a kept part may go on after a cut; `leads`: a kept sentence may start on it (its first word, or a word after a
+    pause: "With crime declining, we are winning" may become "We are winning"). `endable`: a kept part may end on
+    it (not on a dangling "the", "of", "we",
+    "will"; a sentence's own last word always may)."""
+
+    core: str
+    sentence: int
+    opens: bool = False
+    leads: bool = False
+    endable: bool = True
+    pause: str = ""
+    stop: str = "."
+
+    @property
+    def capitalised(self) -> str:
+        """The word as a sentence's first word."""
+        return self.core[:1].upper() + self.core[1:]
+
+
+SELECTION_SLACK = 0.12
+"""How far (a share of the kept words, at least 2) the kept count may run ahead of or behind an even spread at a
+checkpoint: tight enough that every part of the text keeps its share, loose enough to let the model choose."""
+SELECTION_SLACK_CAP = 60
+"""The slack is at most this many words times its share (7 at 0.12): a fixed width keeps a long text's grammar
+linear in its length."""
+SELECTION_CHECKPOINT = 16
+"""Inside a long sentence, a checkpoint every this many words: it also bounds the grammar at O(M · (slack + 16))."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The text's words, looked up in O(1) while the grammar is written, and where the spread is checked: `lo[p]` to
+    `hi[p]` words kept once p words were passed, at each checkpoint p (`after[i]`: the first checkpoint at or after
+    i; `before[i]` the last one at or before it, 0 at the start)."""
+
+    words: tuple[SourceWord, ...]
+    low: int
+    high: int
+    lo: dict[int, int]
+    hi: dict[int, int]
+    after: tuple[int, ...]
+    before: tuple[int, ...]
+    phrase: tuple[int, ...]  # a phrase id per word: a new one where a phrase opens or a sentence starts
+    next_phrase: tuple[int, ...]  # the first word after i that opens a phrase of i's sentence, else len(words)
+    next_lead: tuple[int, ...]  # the first word after i a kept sentence may start on, else len(words)
+    next_sentence: tuple[int, ...]  # the first word of the sentence after i's, else len(words)
+
+    @classmethod
+    def of(cls, words: tuple[SourceWord, ...], low: int, high: int, share: float) -> _Plan:
+        m, mid = len(words), (low + high) / 2
+        slack = max(2, min(round(share * high), round(share * SELECTION_SLACK_CAP))) + (high - low) / 2
+        points, run = [], 0
+        for p in range(1, m + 1):
+            run += 1
+            if p == m or words[p].sentence != words[p - 1].sentence or run >= SELECTION_CHECKPOINT:
+                points.append(p)
+                run = 0
+        lo = {p: max(0, math.floor(mid * p / m - slack)) for p in points}
+        hi = {p: math.ceil(mid * p / m + slack) for p in points}
+        after, before, mark = [m] * (m + 1), [0] * (m + 1), m
+        for i in range(m, -1, -1):
+            mark = i if i in lo else mark
+            after[i] = mark
+        for i in range(1, m + 1):
+            before[i] = i if i in lo else before[i - 1]
+        phrase, pid = [], -1
+        for i, w in enumerate(words):
+            pid += 1 if i == 0 or w.opens or w.sentence != words[i - 1].sentence else 0
+            phrase.append(pid)
+        nxt_phrase, nxt_lead, nxt_sentence = [m] * m, [m] * m, [m] * m
+        for i in range(m - 2, -1, -1):
+            j, same = i + 1, words[i + 1].sentence == words[i].sentence
+            nxt_phrase[i] = j if (words[j].opens and same) else nxt_phrase[j] if same else m
+            nxt_lead[i] = j if words[j].leads else nxt_lead[j]
+            nxt_sentence[i] = nxt_sentence[j] if same else j
+        return cls(
+            words, low, high, lo, hi, tuple(after), tuple(before), tuple(phrase),
+            tuple(nxt_phrase), tuple(nxt_lead), tuple(nxt_sentence),
+        )  # fmt: skip
+
+    def ok(self, start: int, end: int, kept: int) -> bool:
+        """Whether passing the words after `start` up to `end` with `kept` words kept stays within every band."""
+        p = self.after[start + 1] if start + 1 <= len(self.words) else len(self.words) + 1
+        while p <= end:
+            if not self.lo[p] <= kept <= self.hi[p]:
+                return False
+            p = self.after[p + 1] if p < len(self.words) else len(self.words) + 1
+        return True
+
+    def kept_range(self, i: int) -> range:
+        """The kept counts a state at word i can have: at least the band's floor at the checkpoint before it, at most
+        its ceiling at the one after it (the count never falls)."""
+        floor = self.lo.get(self.before[i], 0)
+        ceiling = self.hi.get(self.after[i], self.high)
+        return range(min(i, self.high - 1, ceiling), floor - 1, -1)
+
+    def same(self, i: int, j: int) -> bool:
+        """Whether word j exists and is in word i's sentence."""
+        return j < len(self.words) and self.words[i].sentence == self.words[j].sentence
+
+    def in_phrase(self, i: int, j: int) -> bool:
+        """Whether word j continues word i's phrase."""
+        return j < len(self.words) and self.phrase[i] == self.phrase[j]
+
+
+States = dict[tuple[str, int, int], list[str]]
+
+
+def selection_grammar(
+    words: Sequence[SourceWord], low: int, high: int, *, inner_drops: bool = False, slack: float = SELECTION_SLACK
+) -> str:
+    """GBNF admitting `low` to `high` of `words`, in their order, each as written (a sentence's first word
+    capitalised), one space between them, and nothing else: no word of the model's own, no preamble, no comment.
+
+    A cut ends a kept part on a word that can end one and goes on at the start of a later clause (or closes the
+    sentence with its own stop and goes on where a later sentence or clause starts); with `inner_drops` a word may
+    also be dropped inside a phrase ("the basic strength" to "the strength"), which a small model misuses ("we are
+    winning" to "we winning"), so it is the last resort (see rewrite.selection_rules). The kept count follows an
+    even spread through the text within a `slack` (a share of the kept words) at every sentence end and every
+    `SELECTION_CHECKPOINT` words, so every part of the text keeps its share and the grammar stays
+    O(M · (slack + checkpoint)) rules. Only states that can still reach the end
+    are written, so every prefix the grammar admits can be finished."""
+    _check_bounds(low, high)
+    plan = _Plan.of(tuple(words), low, high, slack)
+    if len(plan.words) < low:
+        raise ValueError(f"the text has {len(plan.words)} words, fewer than the {low} to keep")
+    states: States = {}
+    for i in range(len(plan.words) - 1, -1, -1):
+        for k in plan.kept_range(i):
+            _selection_states(plan, i, k, states, inner_drops)
+    if ("a", 0, 0) not in states:
+        raise ValueError(f"no selection of {low} to {high} words follows this text's sentences")
+    lines = ["root ::= a0k0"]
+    lines += [f"{kind}{i}k{k} ::= {' | '.join(alts)}" for (kind, i, k), alts in states.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _selection_states(plan: _Plan, i: int, k: int, states: States, inner_drops: bool) -> None:
+    """The rules of the states at word i with k words kept, those that can still reach the end. `t`: word i was
+    just written as the k+1-th, how the text goes on; `c`: word i is kept now (`u`: capitalised, as a sentence's
+    first). Where the next kept word comes from after a cut: `p` the clause opening at i or a later one of the
+    sentence, `a` a sentence start (a lead at i or any later one, capitalised), `b` (with `inner_drops`) word i or a
+    later one of its phrase."""
+    w = plan.words[i]
+    tail = _tail(plan, i, k + 1, states, inner_drops)
+    if tail:
+        states[("t", i, k)] = tail
+    if not tail or (i and not plan.ok(i - 1, i, k)):
+        return  # nothing can follow, or a checkpoint at word i that k kept words miss
+    states[("c", i, k)] = [f"{_quoted(w.core)} t{i}k{k}"]
+    if inner_drops and i and plan.in_phrase(i - 1, i):
+        _state(states, ("b", i, k), ("c", i, k), ("b", i + 1, k) if plan.in_phrase(i, i + 1) else None)
+    if w.opens or i == 0:
+        nxt = plan.next_phrase[i]
+        _state(states, ("p", i, k), ("c", i, k), ("p", nxt, k) if plan.same(i, nxt) and plan.ok(i, nxt, k) else None)
+    if w.leads or i == 0:
+        lead = plan.next_lead[i]
+        states[("u", i, k)] = [f"{_quoted(w.capitalised)} t{i}k{k}"]
+        _state(states, ("a", i, k), ("u", i, k), ("a", lead, k) if plan.ok(i, lead, k) else None)
+
+
+def _tail(plan: _Plan, i: int, n: int, states: States, inner_drops: bool) -> list[str]:
+    """How the text goes on after word i, kept as the n-th word: the next word with the text's own separator, a
+    cut to a later clause of the sentence, a cut closing the sentence, or the end."""
+    w, out = plan.words[i], []
+    more = n < plan.high
+    sep = _quoted(w.pause + " ")
+    if more and plan.same(i, i + 1):
+        nxt = ("b" if inner_drops and plan.in_phrase(i, i + 1) else "c", i + 1, n)
+        if nxt in states:
+            out.append(f"{sep} {_name(nxt)}")
+    if not w.endable:
+        return out
+    jump = plan.next_phrase[i + 1] if plan.same(i, i + 1) else len(plan.words)
+    if more and plan.same(i, jump) and plan.ok(i, jump, n) and ("p", jump, n) in states:
+        out.append(f"{sep} p{jump}k{n}")
+    after = plan.next_sentence[i]
+    if more and plan.ok(i, after, n) and ("a", after, n) in states:
+        out.append(f"{_quoted(w.stop + ' ')} a{after}k{n}")
+    if plan.low <= n <= plan.high and plan.ok(i, len(plan.words), n):
+        out.append(_quoted(w.stop))
+    return out
+
+
+def _name(key: tuple[str, int, int]) -> str:
+    return f"{key[0]}{key[1]}k{key[2]}"
+
+
+def _state(
+    states: States, key: tuple[str, int, int], here: tuple[str, int, int], skip: tuple[str, int, int] | None
+) -> None:
+    """Write state `key`: keep the word here, or skip on to state `skip` (if it can reach the end)."""
+    states[key] = [_name(here)] + ([_name(skip)] if skip is not None and skip in states else [])
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .counting import HAN_RANGES, count, marker_unit
+from .counting import HAN_RANGES, count, marker_unit, refusal
 from .prompts import DRAFT_CLOSE, DRAFT_OPEN
 from .verdict import Verdict, judge
 from .vocab import ErrorType, Lang, Unit
@@ -96,7 +96,7 @@ class ParseResult:
     @property
     def verdict(self) -> Verdict:
         """The verdict of this output taken as finished (a parse is of a whole output)."""
-        return judge("complete", self.count, self.target, self.errors)
+        return judge("complete", self.count, self.target, self.errors, refusal(self.text, self.unit))
 
     @property
     def verified(self) -> bool:

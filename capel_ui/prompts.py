@@ -191,9 +191,15 @@ def build_messages(
     *,
     code: bool = False,
     limit: tuple[Unit, TargetKind, int] | None = None,
+    selection: bool = False,
 ) -> list[Message]:
     """The prompt as chat messages, ready for an OpenAI-style API. `limit` (unit, kind, low) states a target
-    other than exactly N words / Chinese characters, for the modes without markers."""
+    other than exactly N words / Chinese characters, for the modes without markers. A rewrite (an instruction
+    `REWRITE` built) in those modes gets the rewrite task instead (`rewrite_task`; `selection`: by deleting words)."""
+    source = rewrite_source(instruction) if mode in ("baseline", "exact") else None
+    if source is not None:
+        unit, kind, low = limit if limit is not None else (None, "exactly", target)
+        return [{"role": "user", "content": rewrite_task(source, lang, unit, kind, low, target, selection=selection)}]
     if limit is not None and mode in ("baseline", "exact"):
         unit, kind, low = limit
         content = f"{instruction.strip()}\n\n{limit_suffix(lang, unit, kind, low, target)}"
@@ -215,3 +221,32 @@ def rewrite_source(instruction: str) -> str | None:
         if instruction.startswith(head) and len(instruction) > len(head):
             return instruction[len(head) :]
     return None
+
+
+REWRITE_TASK: dict[str, str] = {
+    "en": "Rewrite the text below in {length}, keeping its meaning and tone. Write only the rewritten text: no "
+    "title, no introduction, no comment.\n\nText:\n{text}",
+    "zh": "把下面这段文字改写成{length}，保留原意和语气。只写改写后的文字，不要标题、开场白或说明。\n\n原文：\n{text}",
+}
+"""A rewrite in the modes without markers: the target stated plainly, and no room for a preamble."""
+SELECT_TASK = (
+    "Shorten the text below to {length} by deleting the least important words. Keep the other words exactly as "
+    "they are, in the same order. Write only the shortened text.\n\nText:\n{text}"
+)
+"""A rewrite by selection (rewrite.py): the grammar admits only the writer's own words; the prompt says why."""
+
+_LENGTH: dict[str, dict[TargetKind, str]] = {
+    "en": {"exactly": "exactly {high} {noun}", "at_most": "at most {high} {noun}", "range": "{low} to {high} {noun}"},
+    "zh": {"exactly": "正好{high}{noun}", "at_most": "不超过{high}{noun}", "range": "{low}到{high}{noun}"},
+}
+
+
+def rewrite_task(
+    source: str, lang: Lang, unit: Unit | None, kind: TargetKind, low: int, high: int, *, selection: bool = False
+) -> str:
+    """The user message of a rewrite of `source` to the target (unit None: the language's own words/characters)."""
+    default_noun = "words" if lang == "en" else "个字"
+    noun = LIMIT_NOUN.get(lang, {}).get(unit or "", default_noun)
+    length = _LENGTH[lang][kind].format(low=low, high=high, noun=noun)
+    template = SELECT_TASK if selection and lang == "en" else REWRITE_TASK[lang]
+    return template.format(length=length, text=source.strip())

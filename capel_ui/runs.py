@@ -27,8 +27,8 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from .backends import spec_of
-from .counting import count
-from .generation import Generation, Outcome
+from .counting import count, refusal
+from .generation import Generation, Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
 from .redact import redact
 from .storage import RunRecord, create_run, database_label, update_run
@@ -203,6 +203,7 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "notice": outcome.notice,
         "mode": outcome.mode,
         **quality_fields(outcome),
+        **faithfulness_json(outcome.faithfulness),
         "attempts": outcome.attempts,
     }
 
@@ -221,7 +222,7 @@ def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:
     against the parent's unit and target. No model wrote it: model, backend and mode say so and raw is empty."""
     target = target_of(parent)
     n = count(text, parent.unit)  # type: ignore[arg-type]
-    verdict = judge("complete", n, target, 0)
+    verdict = judge("complete", n, target, 0, refusal(text, parent.unit))
     return create_run(
         engine,
         origin="edit",
@@ -286,7 +287,7 @@ def display_status(run: RunRecord, now: datetime | None = None) -> DisplayStatus
 
 def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
     """The verdict of a saved row: the same `judge` that set its `verified` column when it closed."""
-    return judge(display_status(run, now), run.count, target_of(run), run.errors)
+    return judge(display_status(run, now), run.count, target_of(run), run.errors, refusal(run.text, run.unit))
 
 
 def target_of(run: RunRecord) -> Target:

@@ -101,12 +101,14 @@ class Target:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A run's standing: verified only if it completed, its count is within the target, and no marker error."""
+    """A run's standing: verified only if it completed, its count is within the target, no marker error, and the
+    unit's platform takes the text (`refused`: why X would refuse it whatever its length, see counting.refusal)."""
 
     status: str
     count: int
     target: Target
     errors: int
+    refused: str | None = None
 
     @property
     def within(self) -> bool:
@@ -115,7 +117,7 @@ class Verdict:
 
     @property
     def verified(self) -> bool:
-        return self.status == "complete" and self.within and self.errors == 0
+        return self.status == "complete" and self.within and self.errors == 0 and self.refused is None
 
     @property
     def exact_count(self) -> bool:
@@ -135,7 +137,7 @@ class Verdict:
             return "red"
         if self.status in ("partial", "cancelled", "running", "interrupted"):
             return "gray"
-        return "orange" if self.within else "red"
+        return "orange" if self.within and not self.refused else "red"
 
     def headline(self, unit: str) -> str:
         """One line a writer can trust, the same words on every surface."""
@@ -163,15 +165,19 @@ class Verdict:
             parts.append(f"{side} by {abs(self.deviation)} · {shown} {label}")
         if self.errors:
             parts.append(f"{self.errors} marker error(s)")
+        if self.refused:
+            parts.append(self.refused)
         return " · ".join(parts)
 
 
-def judge(status: str, count: int | None, target: Target | int, errors: Sized | int) -> Verdict:
+def judge(
+    status: str, count: int | None, target: Target | int, errors: Sized | int, refused: str | None = None
+) -> Verdict:
     """The verdict of a run from what it produced; `target` an int means exactly that; `errors` the marker
-    errors (or their number)."""
+    errors (or their number); `refused` why the unit's platform refuses the text (counting.refusal)."""
     n_errors = errors if isinstance(errors, int) else len(errors)
     spec = target if isinstance(target, Target) else Target.exactly(target)
-    return Verdict(status=status, count=count or 0, target=spec, errors=n_errors)
+    return Verdict(status=status, count=count or 0, target=spec, errors=n_errors, refused=refused)
 
 
 def live_state(done: int, target: Target | int, unit: str) -> str:

@@ -172,12 +172,25 @@ def m006_bench_control(conn: Connection) -> None:
         _add_column(conn, table_name, "control", String(16), "'equal'")
 
 
+def m007_reserved(conn: Connection) -> None:
+    """Reserved for issue 21's other half, developed on another branch: this no-op stands in for its m007 until the
+    two merge, and is replaced by it then (never ship both)."""
+
+
+def m008_rewrite_faithfulness(conn: Connection) -> None:
+    """runs: source_kept, source_new, a rewrite's faithfulness (frozen; never edit). Old rows have none."""
+    for name in ("source_kept", "source_new"):
+        _add_column(conn, "runs", name, Float(), None)
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
     m004_quality_scores,
     m005_bench_calls,
     m006_bench_control,
+    m007_reserved,
+    m008_rewrite_faithfulness,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

@@ -131,6 +131,10 @@ class Run(Base):
         String(16), default="exactly", server_default="exactly", info={"choices": TARGET_KINDS}
     )
     target_low: Mapped[int | None]
+    # A rewrite's faithfulness (issue 21, rewrite.faithfulness): the share of the writer's content words it kept,
+    # and the share of its words that are not in the writer's text. None on runs that are not rewrites.
+    source_kept: Mapped[float | None]
+    source_new: Mapped[float | None]
 
 
 class BenchRun(Base):

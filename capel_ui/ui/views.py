@@ -14,11 +14,12 @@ import streamlit as st
 from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from ..counting import count, count_detail
+from ..counting import count, count_detail, refusal
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
 from ..repair import calls_line
+from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, judge, live_state
@@ -79,10 +80,13 @@ def copy_button(text: str, key: str) -> None:
 
 
 def lengths(run: RunRecord) -> str:
-    """The unit count and the character count, side by side, as a writer checks a limit."""
-    if run.unit == "chars":
-        return f"{run.count or 0} characters"
-    return f"{run.count or 0} {unit_label(run.unit)} · {count(run.text, 'chars')} characters"
+    """The unit count and the character count, side by side, as a writer checks a limit; for a rewrite, how much
+    of the writer's text it kept (rewrite.faithfulness)."""
+    shown = f"{run.count or 0} characters" if run.unit == "chars" else f"{run.count or 0} {unit_label(run.unit)}"
+    if run.unit != "chars":
+        shown += f" · {count(run.text, 'chars')} characters"
+    found = saved_faithfulness(run)
+    return f"{shown} · {found.describe()}" if found is not None else shown
 
 
 def verdict_line(run: RunRecord, key: str) -> Verdict:
@@ -235,7 +239,7 @@ def _edit_fragment(
 ) -> None:
     """The edit box alone reruns as the writer edits, not the whole page."""
     text = live_text_area("Your edit", run.text, key=f"{key}-edit")
-    verdict = judge("complete", count(text, run.unit), target_of(run), 0)  # type: ignore[arg-type]
+    verdict = judge("complete", count(text, run.unit), target_of(run), 0, refusal(text, run.unit))  # type: ignore[arg-type]
     # The verdict's own words (no model text in them), named as the edit's so they never read as the run's badge.
     st.markdown(f":{verdict.tone}[**Your edit: {verdict.headline(run.unit)}**]")
     detail = count_detail(text, run.unit)  # type: ignore[arg-type]
