@@ -173,8 +173,8 @@ def m006_bench_control(conn: Connection) -> None:
 
 
 def m007_reserved(conn: Connection) -> None:
-    """Reserved for issue 21's other half, developed on another branch: this no-op stands in for its m007 until the
-    two merge, and is replaced by it then (never ship both)."""
+    """Version 7 was kept for a step that did not land; it changes nothing (frozen: databases record it as done, so
+    a later change always takes a new number)."""
 
 
 def m008_rewrite_faithfulness(conn: Connection) -> None:
