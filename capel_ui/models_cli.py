@@ -36,7 +36,9 @@ def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"models folder: {lm.models_dir()}\n")
             return EXIT_OK
         if args.action == "pull":
-            model = lm.pull(args.name, progress=lambda line: err.write(f"{line}\n"))
+            from tqdm import tqdm  # huggingface_hub's own bar stays hidden unless its logging says otherwise
+
+            model = lm.pull(args.name, tqdm_class=tqdm, progress=lambda line: err.write(f"{line}\n"))
             err.write(f"pulled {model.name}: {model.path} (sha256 {model.sha256[:12]}… checked)\n")
             err.write(f'use it: python -m capel_ui generate --model {model.name} --mode exact --target 30 "…"\n')
             return EXIT_OK
