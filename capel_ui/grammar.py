@@ -101,7 +101,25 @@ class _Dialect:
     sep: str  # between items of a sequence
 
 
+MAX_REP = 1000
+"""The largest count one repetition is written with: llama.cpp refuses a grammar whose repetition passes 2000
+("failed to parse grammar"), so a longer one is written as nested blocks (`_blocks`)."""
+
+
+def _blocks(rep: Rep) -> Expr:
+    """`rep` without any count above MAX_REP, and unambiguous (one way to read each text, so a grammar engine
+    keeps few parse states): a block of MAX_REP then the rest, or fewer than MAX_REP."""
+    item, lo, hi, block = rep.item, rep.lo, rep.hi, Rep(rep.item, MAX_REP, MAX_REP)
+    if hi <= MAX_REP:
+        return rep
+    if lo >= MAX_REP:
+        return Seq((block, _blocks(Rep(item, lo - MAX_REP, hi - MAX_REP))))
+    return Alt((Rep(item, lo, MAX_REP - 1), Seq((block, _blocks(Rep(item, 0, hi - MAX_REP))))))
+
+
 def _render(e: Expr, d: _Dialect) -> str:
+    if isinstance(e, Rep) and e.hi > MAX_REP:
+        return _group(_blocks(e), d)
     if isinstance(e, Lit):
         return d.lit(e.text)
     if isinstance(e, Chars):

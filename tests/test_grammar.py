@@ -7,13 +7,14 @@ app's own counters and parser.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capel_ui.counting import count
-from capel_ui.grammar import countdown_grammar, exact_grammar, supports
+from capel_ui.grammar import bounded_word_grammar, countdown_grammar, exact_grammar, supports
 from capel_ui.parser import check_output
 from capel_ui.vocab import UNITS, grammar_units
 from tests.gbnf import GrammarError, matches, parse, sample
@@ -153,3 +154,32 @@ PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
 )
 def test_grammar_admits_and_rejects_by_hand(lang: str, make, target: int, s: str, ok: bool) -> None:
     assert matches(make(lang, target), s) is ok
+
+
+# ----- long targets: no repetition count llama.cpp refuses (it stops at 2000) ---------------------------------
+
+
+@pytest.mark.parametrize("target", [999, 1000, 1001, 2500, 10_000])
+def test_a_long_exact_grammar_counts_exactly_with_no_repetition_above_1000(target: int) -> None:
+    counts = [int(n) for n in re.findall(r"\{(\d+)(?:,\d+)?\}", exact_grammar("en", target))]
+    assert max(counts) <= 1000
+    pattern = exact_grammar("en", target, "regex")
+    assert re.fullmatch(pattern, " ".join(["w"] * (target - 1) + ["end."]))
+    assert not re.fullmatch(pattern, " ".join(["w"] * target + ["end."]))
+
+
+@pytest.mark.parametrize(("low", "high"), [(1, 2500), (1500, 2100)])
+def test_a_long_range_grammar_admits_every_count_in_it_and_no_other(low: int, high: int) -> None:
+    pattern = bounded_word_grammar("en", low, high, "regex")
+    for n in {low - 1, low, 999, 1000, 1001, 1999, 2000, high, high + 1} - {0}:
+        text = " ".join(["w"] * (n - 1) + ["end."])
+        assert bool(re.fullmatch(pattern, text)) is (low <= n <= high), n
+
+
+@pytest.mark.model
+def test_llama_cpp_takes_the_grammar_of_a_2500_word_text(embedded) -> None:
+    from capel_ui.backends import Options
+
+    messages = [{"role": "user", "content": "Write a long essay about the sea."}]
+    items = list(embedded.stream(messages, Options(max_tokens=4, grammar=exact_grammar("en", 2500))))
+    assert "".join(i for i in items if isinstance(i, str)).strip()
