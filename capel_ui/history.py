@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from .backends.providers import spec_of, writes
 from .parser import check_output
 from .quality import QualityWarning, warnings
 from .repair import calls_line
@@ -123,7 +124,7 @@ def run_score(run: RunRecord) -> float | None:
 def score_line(run: RunRecord) -> str:
     """ "score 6.2 · fluency 0.41 · judge 7 (gpt-4.1)", or "" for a run with no score yet."""
     parts = []
-    if run.score is not None:
+    if run.score is not None and writes(run.backend, run.lang):  # a score of text the model cannot write misleads
         parts.append(f"score {run.score:g}")
     if run.fluency is not None:
         parts.append(f"fluency {run.fluency:.2f}")
@@ -133,7 +134,11 @@ def score_line(run: RunRecord) -> str:
 
 
 def run_warnings(run: RunRecord) -> list[QualityWarning]:
-    """Non-words, glued words and a dangling ending in a run's text (the instruction's own words allowed)."""
+    """Non-words, glued words and a dangling ending in a run's text (the instruction's own words allowed); first,
+    that its model does not write the run's language (the embedded SmolLM2 and Chinese)."""
     if not run.text:
         return []
-    return warnings(run.text, run.lang, run.instruction)  # type: ignore[arg-type]
+    found = warnings(run.text, run.lang, run.instruction)  # type: ignore[arg-type]
+    if not writes(run.backend, run.lang):
+        found.insert(0, QualityWarning("language", spec_of(run.backend).name_model(run.model)))
+    return found

@@ -27,7 +27,7 @@ _HAN_CHAR = re.compile(f"[{_HAN}]")
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued or dangling."""
 
-    kind: str  # nonword, glued, repeat or dangling
+    kind: str  # nonword, glued, repeat, dangling, or language (the model does not write it: `word` names the model)
     word: str
 
     @property
@@ -38,6 +38,11 @@ class QualityWarning:
             return f"the text ends on “{self.word}”, mid-sentence"
         if self.kind == "repeat":
             return f"“{self.word}” repeats {REPEAT_RUN} or more times in a row"
+        if self.kind == "language":
+            return (
+                f"{self.word} does not write this language: the count is right, but this is not prose a writer "
+                "could use; pull a model that does (Models page)"
+            )
         return f"“{self.word}” is not a known word"
 
 

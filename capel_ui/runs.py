@@ -27,6 +27,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from .backends import spec_of
+from .backends.providers import writes
 from .counting import count, refusal
 from .generation import Generation, Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
@@ -91,6 +92,8 @@ class LiveRun:
     def _save_final(self, engine: Engine) -> None:
         """Save the final state, trying again after each of `save_retries`; set `save_error` if it never could."""
         fields, reason = final_fields(self.gen.outcome()), ""
+        if not writes(self.gen.backend.provider, self.gen.request.lang):
+            fields["score"] = None  # exact count, but not prose: never scored (or ranked) as good text
         for wait in (0.0, *self.save_retries):
             time.sleep(wait)
             try:

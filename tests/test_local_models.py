@@ -129,3 +129,16 @@ def test_a_pulled_model_appears_in_writes_picker_and_the_models_page_says_pulled
     assert at.selectbox(key="model_local").options == [QWEN.name]
     at.switch_page("app_pages/models.py").run()
     assert any(QWEN.name in m.value and "✓ pulled" in m.value for m in at.markdown)
+
+
+@pytest.mark.model
+def test_chinese_from_the_embedded_model_is_verified_in_count_but_never_scored_as_good_text() -> None:
+    from capel_ui.history import run_warnings, score_line
+    from capel_ui.storage import get_engine, list_runs
+
+    code, _, err = cli("generate", "--mode", "exact", "--lang", "zh", "--target", "12", "写一句关于大海的话。")
+    assert code == EXIT_OK, err
+    [run] = list_runs(get_engine())
+    assert run.verified and run.score is None and "score" not in score_line(run)
+    [first, *_] = run_warnings(run)
+    assert first.kind == "language" and "does not write this language" in first.message

@@ -169,11 +169,6 @@ def render() -> None:
             help="A CAPEL countdown that goes wrong keeps its verified part and the model continues from the next "
             "marker, up to this many calls in all; 1 turns repair off. On by default for models without a grammar.",
         )
-    if lang not in choice.spec.languages:
-        st.info(
-            "SmolLM2 does not write Chinese: Exact mode still gives the right number of characters, not good "
-            "prose. Use a Chinese-capable model (e.g. a Qwen GGUF or an API) for real text."
-        )
 
     k, judge = _variant_settings(int(target), choice)
     b = st.columns([1, 1, 4])
@@ -243,7 +238,7 @@ def _offer_a_pull(choice: ModelChoice, lang: Lang, target: int | None) -> None:
     """When the embedded model cannot serve the request well (Chinese; a long text), say so and offer the pull."""
     if choice.provider != "embedded":
         return
-    if lang == "zh":
+    if lang not in choice.spec.languages:
         why, pick = "The embedded SmolLM2 does not write Chinese (an exact count, but not prose)", "qwen2.5-1.5b"
     elif target is not None and target > LONG_FOR_EMBEDDED:
         why, pick = f"The embedded SmolLM2 loses the thread beyond about {LONG_FOR_EMBEDDED} words", "smollm2-1.7b"

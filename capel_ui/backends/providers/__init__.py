@@ -18,7 +18,7 @@ from . import (
     scripted,
     xai,
 )
-from .spec import PROVIDERS, BackendArgs, ModelInput, ProviderSpec, register, spec_of, visible
+from .spec import PROVIDERS, BackendArgs, ModelInput, ProviderSpec, register, spec_of, visible, writes
 
 for _module in (
     embedded,
@@ -36,4 +36,4 @@ for _module in (
 ):
     register(_module.SPEC)
 
-__all__ = ["PROVIDERS", "BackendArgs", "ModelInput", "ProviderSpec", "register", "spec_of", "visible"]
+__all__ = ["PROVIDERS", "BackendArgs", "ModelInput", "ProviderSpec", "register", "spec_of", "visible", "writes"]

@@ -117,6 +117,13 @@ def spec_of(name: str) -> ProviderSpec:
         raise BackendError("bad_request", f"Unknown provider {name!r}: one of {known}.") from None
 
 
+def writes(provider: str, lang: str) -> bool:
+    """Whether a provider's models write `lang` well (a hand edit or an unknown provider: assumed so): a text in
+    a language its model does not write is never scored or ranked as good."""
+    spec = PROVIDERS.get(provider)
+    return spec is None or lang in spec.languages
+
+
 def visible() -> list[ProviderSpec]:
     """The providers people pick from (the test-only ones left out)."""
     return [s for s in PROVIDERS.values() if not s.hidden]
