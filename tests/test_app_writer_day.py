@@ -290,3 +290,14 @@ def test_use_this_from_compare_opens_write_with_the_columns_inputs_and_its_text(
     assert at.number_input(key="w_target").value == 3
     assert at.session_state["w_run_id"] == run.id
     assert [h for h in at.html if 'class="capel-text"' in h.value and "One two three" in h.value]
+
+
+def test_turning_rewrite_on_and_off_keeps_both_the_instruction_and_the_pasted_text(app_test: AppTest) -> None:
+    at = app_test
+    at.text_area(key="w_instruction").input("Write a note about tides.").run()
+    at.toggle(key="w_rewrite").set_value(True).run()
+    at.text_area(key="w_source").input("The tide came in slowly over the flats.").run()
+    at.toggle(key="w_rewrite").set_value(False).run()
+    assert at.text_area(key="w_instruction").value == "Write a note about tides."
+    at.toggle(key="w_rewrite").set_value(True).run()
+    assert at.text_area(key="w_source").value == "The tide came in slowly over the flats."

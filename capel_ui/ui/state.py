@@ -80,6 +80,16 @@ PREFILL: Final = "prefill"
 WRITE_PAGE: Final = "app_pages/write.py"
 
 
+def keep(key: str) -> None:
+    """Keep a widget's value across runs that do not draw it: Streamlit drops the state of a keyed widget a run
+    leaves out (the instruction while rewriting, the pasted text while not), so it is copied aside and put back."""
+    aside = f"_kept_{key}"
+    if key in st.session_state:
+        st.session_state[aside] = st.session_state[key]
+    elif aside in st.session_state:
+        st.session_state[key] = st.session_state[aside]
+
+
 def get(key: str, default: Any = None) -> Any:
     """A kept value, or `default`."""
     return st.session_state.get(key, default)

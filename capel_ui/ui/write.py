@@ -94,6 +94,8 @@ def render() -> None:
     state.take_prefill()
     state.take_send_back()
     set_target_defaults(W.PREFIX, DEFAULT_TARGET)
+    state.keep(W.INSTRUCTION)  # turning "Rewrite my own text" on and off loses neither text
+    state.keep(W.SOURCE)
     for key, value in ((W.FALLBACK, True), (W.INSTRUCTION, "")):
         st.session_state.setdefault(key, value)
     choice = resources.model_choice()
