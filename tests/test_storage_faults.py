@@ -217,3 +217,27 @@ def test_a_disk_that_fills_up_costs_the_run_its_history_row_but_never_its_text(f
     code, out, err = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "7", "Sea.")
     assert code == 3 and out.strip() == "Waves fold over the quiet harbour wall.", err
     assert f"this run could not be saved to {full_disk} (database or disk is full)" in err
+
+
+def test_a_judges_rating_the_database_refuses_is_still_given_and_the_run_stands(locked_db, scripted_model):
+    from capel_ui.backends import get_backend
+    from capel_ui.generation import Request
+    from capel_ui.service import start
+    from capel_ui.verdict import Target
+
+    locked_db.rollback()  # the run is saved; then another process takes the lock as the judge answers
+    scripted_model.reply("One two three.", "Clear and exact. Rating: [[8]]")
+    handle = start(
+        Request.of(Target.exactly(3), "Count.", mode="baseline"),
+        get_backend("scripted"),
+        get_engine(),
+        origin="cli",
+        judge=get_backend("scripted"),
+    )
+    handle.run()
+    locked_db.execute("BEGIN EXCLUSIVE")
+    [best] = handle.result()
+    assert best.judge_score == 8.0
+    locked_db.rollback()
+    run = get_run(get_engine(), handle.live.run_id)
+    assert (run.status, run.verified, run.judge_score) == ("complete", True, None)
