@@ -7,6 +7,7 @@ otherwise. The prompt ships in `bench/data/mtbench/judge_prompts.jsonl` (Apache-
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -14,12 +15,13 @@ from functools import cache
 from sqlalchemy import Engine
 
 from .backends import Backend, BackendError, Options, Usage
-from .storage import update_run
+from .storage import WRITE_FAULTS, update_run
 from .vocab import PROJECT_ROOT
 
 PROMPTS = PROJECT_ROOT / "capel_ui" / "bench" / "data" / "mtbench" / "judge_prompts.jsonl"
 # FastChat's own patterns: "[[rating]]", falling back to "[rating]".
 _RATING = (re.compile(r"\[\[(\d+\.?\d*)\]\]"), re.compile(r"\[(\d+\.?\d*)\]"))
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -69,11 +71,15 @@ def rate(backend: Backend, question: str, answer: str) -> float | None:
 
 
 def judge_run(engine: Engine | None, run_id: int | None, backend: Backend, question: str, answer: str) -> float | None:
-    """Rate a saved run's text and store the rating with the judge's label; a failed judge stores nothing."""
+    """Rate a saved run's text and store the rating with the judge's label; a failed judge stores nothing, and a
+    database that refuses the rating (locked, full) costs the rating its row, not the run or the answer."""
     try:
         rating = rate(backend, question, answer)
     except BackendError:
         return None
     if engine is not None and run_id is not None and rating is not None:
-        update_run(engine, run_id, judge_score=rating, judge_model=backend.label)
+        try:
+            update_run(engine, run_id, judge_score=rating, judge_model=backend.label)
+        except WRITE_FAULTS as exc:
+            log.info("could not save the judge's rating of run %s: %s", run_id, exc)
     return rating

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError
 
 from .backends import spec_of
 from .backends.providers import writes
@@ -32,14 +32,12 @@ from .counting import count, refusal
 from .generation import Generation, Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
 from .redact import redact
-from .storage import RunRecord, create_run, database_label, update_run
+from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, update_run
 from .verdict import Target, Verdict, judge
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
 
 SAVE_INTERVAL = 1.0
 """Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
-SAVE_ERRORS = (SQLAlchemyError, OSError)
-"""What a save can raise when the database, not the run, is at fault."""
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +82,7 @@ class LiveRun:
         if engine is not None:
             try:
                 self.run_id = create_run(engine, **self._start)
-            except SAVE_ERRORS as exc:  # the run goes on; its final save tries to create the row again
+            except WRITE_FAULTS as exc:  # the run goes on; its final save tries to create the row again
                 log.info("could not save the new run to %s: %s", database_label(engine), _reason(exc))
             else:
                 _LIVE[self.run_id] = self
@@ -102,7 +100,7 @@ class LiveRun:
                 else:
                     update_run(engine, self.run_id, **fields)
                 return
-            except SAVE_ERRORS as exc:
+            except WRITE_FAULTS as exc:
                 reason = _reason(exc)
                 log.info("could not save run %s: %s", self.run_id, reason)
         self.save_error = f"could not be saved to {database_label(engine)} ({reason})"
@@ -168,7 +166,7 @@ class LiveRun:
         now = self.gen.outcome()  # the text and count as if the output ended here
         try:
             update_run(self.engine, self.run_id, raw=now.raw, text=now.text, count=now.count, errors=now.errors)
-        except SAVE_ERRORS as exc:  # the stream goes on; the final save tries again
+        except WRITE_FAULTS as exc:  # the stream goes on; the final save tries again
             log.info("could not save run %s's progress: %s", self.run_id, _reason(exc))
 
     def close(self) -> None:

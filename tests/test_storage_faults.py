@@ -18,7 +18,7 @@ from sqlalchemy import text
 from capel_ui.backends import Turn
 from capel_ui.cli import main
 from capel_ui.runs import LiveRun
-from capel_ui.storage import StorageError, dispose_engines, get_engine, get_run
+from capel_ui.storage import StorageError, create_migrated_engine, dispose_engines, get_engine, get_run
 from capel_ui.storage import engine as engine_module
 
 
@@ -46,18 +46,55 @@ def folder(tmp_path: Path) -> Path:
 FOREIGN = {
     "contacts": ("CREATE TABLE contacts (id INTEGER PRIMARY KEY, name TEXT, phone TEXT)",),
     "its_own_runs": ("CREATE TABLE runs (id INTEGER PRIMARY KEY, distance_km REAL, minutes INTEGER)",),
+    "its_own_schema_migrations": (  # golang-migrate's
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, dirty BOOLEAN)",
+    ),
 }
 
 
 @pytest.mark.parametrize("name", FOREIGN)
 def test_another_applications_sqlite_file_is_refused_and_left_untouched(folder: Path, name: str) -> None:
-    path = sqlite_file(
-        folder / "other.db", *FOREIGN[name], "INSERT INTO " + FOREIGN[name][0].split()[2] + " (id) VALUES (1)"
-    )
+    table = FOREIGN[name][0].split()[2]
+    key = "version" if table == "schema_migrations" else "id"
+    path = sqlite_file(folder / "other.db", *FOREIGN[name], f"INSERT INTO {table} ({key}) VALUES (1)")
     before = snapshot(folder)
     with pytest.raises(StorageError, match=r"belongs to another application .*left this one untouched"):
         get_engine(f"sqlite:///{path}")
     assert snapshot(folder) == before
+
+
+def test_a_crashed_applications_file_with_its_tables_still_in_its_write_ahead_log_is_refused_untouched(
+    folder: Path, tmp_path: Path
+) -> None:
+    live = tmp_path / "live.db"  # the other application, still running: its table is only in its -wal so far
+    app = sqlite3.connect(live, isolation_level=None)
+    app.execute("PRAGMA journal_mode=WAL")
+    app.execute("PRAGMA wal_autocheckpoint=0")
+    app.execute(FOREIGN["contacts"][0])
+    app.execute("INSERT INTO contacts (id) VALUES (1)")
+    for suffix in ("", "-wal", "-shm"):  # copied while it runs: what its crash leaves behind
+        (folder / f"other.db{suffix}").write_bytes(Path(f"{live}{suffix}").read_bytes())
+    app.close()
+    before = snapshot(folder)
+    with pytest.raises(StorageError, match=r"belongs to another application \(its tables: contacts\)"):
+        get_engine(f"sqlite:///{folder / 'other.db'}")
+    after = snapshot(folder)
+    assert after.keys() == before.keys(), "its write-ahead log is neither checkpointed nor deleted"
+    for name in ("other.db", "other.db-wal"):  # the -shm is SQLite's index of the log, rebuilt by any reader
+        assert after[name] == before[name]
+
+
+def test_a_new_capel_database_another_process_has_open_is_ours_though_its_tables_are_still_in_its_log(folder: Path):
+    url = f"sqlite:///{folder / 'capel.db'}"
+    first = get_engine(url)  # its tables sit in capel.db-wal while its connections stay open
+    assert (folder / "capel.db-wal").stat().st_size > 0
+    second = create_migrated_engine(url)
+    try:
+        with second.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM runs")).scalar() == 0
+    finally:
+        second.dispose()
+    assert first is get_engine(url)
 
 
 def test_an_empty_sqlite_file_becomes_a_capel_database(folder: Path) -> None:
@@ -180,3 +217,27 @@ def test_a_disk_that_fills_up_costs_the_run_its_history_row_but_never_its_text(f
     code, out, err = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "7", "Sea.")
     assert code == 3 and out.strip() == "Waves fold over the quiet harbour wall.", err
     assert f"this run could not be saved to {full_disk} (database or disk is full)" in err
+
+
+def test_a_judges_rating_the_database_refuses_is_still_given_and_the_run_stands(locked_db, scripted_model):
+    from capel_ui.backends import get_backend
+    from capel_ui.generation import Request
+    from capel_ui.service import start
+    from capel_ui.verdict import Target
+
+    locked_db.rollback()  # the run is saved; then another process takes the lock as the judge answers
+    scripted_model.reply("One two three.", "Clear and exact. Rating: [[8]]")
+    handle = start(
+        Request.of(Target.exactly(3), "Count.", mode="baseline"),
+        get_backend("scripted"),
+        get_engine(),
+        origin="cli",
+        judge=get_backend("scripted"),
+    )
+    handle.run()
+    locked_db.execute("BEGIN EXCLUSIVE")
+    [best] = handle.result()
+    assert best.judge_score == 8.0
+    locked_db.rollback()
+    run = get_run(get_engine(), handle.live.run_id)
+    assert (run.status, run.verified, run.judge_score) == ("complete", True, None)

@@ -22,6 +22,7 @@ from .engine import (
 from .repo import (
     CSV_COLUMNS,
     DISTINCT_COLUMNS,
+    WRITE_FAULTS,
     add_bench_result,
     bench_results,
     clean_base_url,
@@ -45,6 +46,7 @@ from .schema import BenchResultRecord, BenchRunRecord, RunRecord, utcnow
 __all__ = [
     "CSV_COLUMNS",
     "DISTINCT_COLUMNS",
+    "WRITE_FAULTS",
     "BenchResultRecord",
     "BenchRunRecord",
     "RunRecord",

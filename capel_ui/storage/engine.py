@@ -335,14 +335,33 @@ def _storage_error(engine: Engine, exc: DBAPIError) -> StorageError:
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-OUR_TABLES = frozenset(Base.metadata.tables)
-V1_RUN_COLUMNS = frozenset({"instruction", "prompt", "raw", "text", "mode", "lang", "model"})
-"""Columns every CAPEL Studio `runs` table has had since the first shipped schema."""
+FIRST_COLUMNS: dict[str, frozenset[str]] = {
+    "runs": frozenset({"instruction", "prompt", "raw", "text", "mode", "lang", "model"}),
+    "bench_runs": frozenset({"key", "suite", "model", "modes"}),
+    "bench_results": frozenset({"bench_run_id", "item_id", "target", "mode"}),
+    "schema_migrations": frozenset({"version", "name", "applied_at"}),
+}
+"""Columns each CAPEL Studio table has had since the first shipped schema: a table of one of these names without
+them is another application's (a `runs` of its own, golang-migrate's `schema_migrations(version, dirty)`)."""
 
 
-def _tables_of(path: Path) -> tuple[set[str], set[str]]:
-    """The user tables of the SQLite file at `path` and the columns of its `runs` table, read without writing
-    (no pragma is set, nothing is created); StorageError if it cannot be read or is damaged."""
+def _read_schema(path: Path, how: str) -> dict[str, set[str]]:
+    """{table: its columns} of the SQLite file at `path`, opened with the URI parameter `how`."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?{how}", uri=True)
+    try:
+        query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'"
+        names = [n for (n,) in conn.execute(query)]
+        return {n: {c for (c,) in conn.execute("SELECT name FROM pragma_table_info(?)", (n,))} for n in names}
+    finally:
+        conn.close()
+
+
+def _tables_of(path: Path) -> dict[str, set[str]]:
+    """The user tables of the SQLite file at `path` and their columns, read without writing anything: the file is
+    opened `immutable` (no lock, no journal, no log: nothing beside it is created, checkpointed or deleted). A file
+    with a write-ahead log beside it (a process has it open, or crashed) is read again, read-only and locked,
+    through that log when that read finds no table (a new database, never checkpointed) or fails (it may have
+    caught a checkpoint half-way). StorageError if it cannot be read or is damaged."""
     try:
         with path.open("rb") as f:
             header = f.read(len(SQLITE_HEADER))
@@ -351,13 +370,15 @@ def _tables_of(path: Path) -> tuple[set[str], set[str]]:
         raise StorageError(f"cannot read the database at {path} ({reason}); check it, or set DATABASE_URL") from exc
     if header != SQLITE_HEADER:
         raise _damaged(path, "file is not a database")
+    logged = path.with_name(path.name + "-wal").exists()
     try:
-        conn = sqlite3.connect(path)
         try:
-            names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")} if "runs" in names else set()
-        finally:
-            conn.close()
+            tables = _read_schema(path, "immutable=1")
+        except sqlite3.DatabaseError:
+            if not logged:
+                raise
+            tables = {}
+        return _read_schema(path, "mode=ro") if logged and not tables else tables
     except sqlite3.DatabaseError as exc:
         reason = str(exc).strip()
         if any(d in reason for d in _DAMAGED):
@@ -366,7 +387,6 @@ def _tables_of(path: Path) -> tuple[set[str], set[str]]:
             f"cannot open the database at {path} ({reason}; is its disk full or read-only?); check it, or set "
             "DATABASE_URL"
         ) from exc
-    return {n for n in names if not n.startswith("sqlite_")}, columns
 
 
 def refuse_foreign_file(path: Path) -> None:
@@ -377,10 +397,8 @@ def refuse_foreign_file(path: Path) -> None:
         return
     if not path.is_file():
         raise StorageError(f"cannot open the database at {path} (a folder, not a file); set DATABASE_URL to a file")
-    tables, run_columns = _tables_of(path)
-    foreign = sorted(tables - OUR_TABLES)
-    if "runs" in tables and not run_columns >= V1_RUN_COLUMNS:
-        foreign = sorted({*foreign, "runs"})
+    tables = _tables_of(path)
+    foreign = sorted(name for name, cols in tables.items() if not cols >= FIRST_COLUMNS.get(name, {"(not ours)"}))
     if foreign:
         raise StorageError(
             f"{path} belongs to another application (its tables: {', '.join(foreign[:5])}); CAPEL Studio writes only "

@@ -39,13 +39,17 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ..redact import SECRET_PARAM
 from .engine import writer
 from .schema import Base, BenchResult, BenchResultRecord, BenchRun, BenchRunRecord, Run, RunRecord, utcnow
 
 _SECRETISH = re.compile(r"key|secret|token|passw|credential|auth|bearer", re.IGNORECASE)
+
+WRITE_FAULTS: tuple[type[Exception], ...] = (SQLAlchemyError, OSError)
+"""What a write can raise when the database, not the data, is at fault (a lock held elsewhere, a full disk, a
+read-only file): a caller that must not lose its work catches these and carries on (runs.LiveRun, judge)."""
 
 DISTINCT_COLUMNS: tuple[str, ...] = (
     "model", "mode", "lang", "origin", "backend", "unit", "status", "comparison_id", "group_id",

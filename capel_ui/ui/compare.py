@@ -260,6 +260,13 @@ def _run(
     columns_run.run_together(paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
     area.empty()
     stop_slot.empty()
+    for live in lives:  # a column the database refused to the end is not in History: its text, to copy now
+        if live.save_error:
+            st.error(
+                f"{live.gen.backend.label} · {mode_label(live.gen.mode)}: this run {live.save_error}. "
+                "Its text is below; copy it now, History does not have it."
+            )
+            st.code(live.outcome.text, language=None, wrap_lines=True)
 
 
 def _show(engine: Engine, cid: str) -> None:

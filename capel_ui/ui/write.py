@@ -403,6 +403,10 @@ def _run_variants(
     for slot in slots:
         slot.empty()
     stop_slot.empty()
+    with area:  # a variant the database refused to the end is in no group History shows: its text, to copy now
+        for live in lives:
+            if live.save_error:
+                _show_unsaved(live.save_error, live.outcome.text)
     with st.spinner("Scoring the variants…"):
         ranked = handle.result()
     state.put(W.RUN_ID, ranked[0].run_id)  # the best one is picked until the writer picks another
