@@ -111,6 +111,7 @@ def test_three_variants_are_shown_ranked_with_scores_and_the_pick_is_what_the_pa
 
 @pytest.mark.model
 def test_baseline_mode_badge_states_the_count_against_the_target(app: AppTest) -> None:
+    app.number_input(key="w_seed").set_value(3)  # a seeded answer: a sampled one now and then ran past its budget
     generate(app, "Write a short note thanking a neighbour for watering the plants.", 25, mode="baseline")
 
     [run] = saved_runs()
