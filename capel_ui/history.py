@@ -127,7 +127,7 @@ def score_line(run: RunRecord) -> str:
     if run.score is not None and writes(run.backend, run.lang):  # a score of text the model cannot write misleads
         parts.append(f"score {run.score:g}")
     if run.fluency is not None:
-        parts.append(f"fluency {run.fluency:.2f}")
+        parts.append(f"wording flows {run.fluency:.0%}")  # the model's mean token probability (fluency)
     if run.judge_score is not None:
         parts.append(f"judge {run.judge_score:g} ({run.judge_model})")
     return " · ".join(parts)

@@ -288,7 +288,7 @@ def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_i
     assert [r.mode for r in runs] == ["baseline", "exact"]
     assert all(r.status == "complete" for r in runs)
     assert runs[0].comparison_id and runs[0].comparison_id == runs[1].comparison_id
-    assert f"Comparison {runs[0].comparison_id} · exactly 12 English words · 2 column(s)" in captions(app)
+    assert "exactly 12 English words · 2 column(s)" in captions(app)
     assert len(app.get("plotly_chart")) == 1
     verdicts = badges(app)
     assert len(verdicts) == 2

@@ -74,7 +74,7 @@ def test_compare_runs_a_character_limit_and_skips_capel_saying_why(app: AppTest)
         True,
     )
     assert 1 <= run.count <= 30
-    assert f"Comparison {run.comparison_id} · at most 30 characters · 1 column(s)" in captions(app)
+    assert "at most 30 characters · 1 column(s)" in captions(app)
     assert badges(app) == [f":green-badge[✓ {run.count}/30 characters]"]
     [count] = [m for m in app.metric if m.label == "Count"]
     assert int(count.value) == run.count  # within the limit: nothing outside it beside the count

@@ -456,7 +456,7 @@ def test_compare_columns_can_be_copied_downloaded_and_used_and_history_reruns_th
 
     scripted.script(then=ok("<3> One <2> two <1> three <0>", delay=0.05))
     page.get_by_role("button", name="Run comparison").click()
-    page.get_by_text(re.compile(r"Comparison \w+ · exactly 3 English words · 2 column")).wait_for()
+    page.get_by_text(re.compile(r"^exactly 3 English words · 2 column")).wait_for()
     settle(page)
     main = page.get_by_test_id("stMain")
     assert main.locator("strong", has_text="OpenAI-compatible server").count() == 0  # no leftover live header
@@ -496,7 +496,7 @@ def test_compare_takes_writes_character_limit_skips_capel_and_shows_each_verdict
     expect(page.get_by_text(re.compile(r"^Skipped \(CAPEL's markers count exactly N"))).to_be_visible()
 
     page.get_by_role("button", name="Run comparison").click()  # Baseline and Exact; CAPEL skipped
-    page.get_by_text(re.compile(r"Comparison \w+ · at most 30 characters · 2 column")).wait_for(timeout=MODEL_TIMEOUT)
+    page.get_by_text(re.compile(r"^at most 30 characters · 2 column")).wait_for(timeout=MODEL_TIMEOUT)
     settle(page)
     expect(page.get_by_text(re.compile(r"^✓ \d+/30 characters$")).first).to_be_visible()
     page.get_by_test_id("stPlotlyChart").locator(".main-svg").first.wait_for()

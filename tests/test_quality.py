@@ -136,7 +136,7 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
     run = get_run(engine, run_id)
     assert "score" in history_table([run]).splitlines()[0] and "3.25" in history_table([run])
     shown = show_run(run)
-    assert "score 3.25 · fluency 0.40" in shown
+    assert "score 3.25 · wording flows 40%" in shown
     assert "warning: “thesigns” looks like two words glued together" in shown
     assert "warning: the text ends on “and”, mid-sentence" in shown
     assert "Zyxco" not in "".join(line for line in shown.splitlines() if line.startswith("warning"))

@@ -280,7 +280,7 @@ def _show(engine: Engine, cid: str) -> None:
         return
     st.divider()
     asked = target_of(runs[0]).describe(runs[0].unit)
-    st.caption(f"Comparison {cid} · {asked} · {len(runs)} column(s)")
+    st.caption(f"{asked} · {len(runs)} column(s)", help=f"Comparison {cid}: its runs share this id in History.")
     st.plotly_chart(comparison_chart(runs), width="stretch", key=f"chart-{cid}")
     cols = st.columns(len(runs))
     for col, r in zip(cols, runs, strict=True):

@@ -183,11 +183,19 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
         st.caption(f"{calls_line(run.attempts)}")
     m = st.columns(4)
     m[0].metric("Time", f"{run.seconds:.1f} s" if run.seconds is not None else "–")
-    m[1].metric("Completion tokens", run.completion_tokens if run.completion_tokens is not None else "–")
+    m[1].metric(
+        "Tokens written",
+        run.completion_tokens if run.completion_tokens is not None else "–",
+        help="What the model wrote, in its tokens (what an API bills as completion tokens).",
+    )
     rate = (run.completion_tokens / run.seconds) if run.completion_tokens and run.seconds else None
-    m[2].metric("Tokens/s", f"{rate:.0f}" if rate else "–")
+    m[2].metric("Speed", f"{rate:.0f} tokens/s" if rate else "–")
     per_unit = (run.completion_tokens / run.count) if run.completion_tokens and run.count else None
-    m[3].metric("Tokens per unit", f"{per_unit:.1f}" if per_unit else "–")
+    m[3].metric(
+        "Tokens per counted unit",
+        f"{per_unit:.1f}" if per_unit else "–",
+        help="Tokens written for each word or character counted: the cost of the countdown markers shows here.",
+    )
     with st.expander(f"Raw output · {len(run.errors)} marker error(s)", expanded=bool(run.errors)):
         st.html(highlight_raw(run.raw, run.errors, markers=marker_spans(run)))
         if run.errors:

@@ -162,7 +162,7 @@ def render() -> None:
             st.info(f"{choice.model} will get the baseline instruction instead of the countdown.")
         max_tokens, seed, time_limit = _limits(int(target), lang, mode, unit)
         max_calls = st.number_input(
-            "Max calls (repair)",
+            "Repair tries",
             min_value=1,
             max_value=MAX_CALLS,
             value=1 if choice.capabilities.grammar else DEFAULT_MAX_CALLS,
