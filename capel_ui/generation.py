@@ -113,6 +113,8 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
     count("", request.count_unit)  # unknown unit -> ValueError naming the units
     if not request.instruction.strip():
         raise ValueError("the instruction is empty; say what to write")
+    if not any(ch.isalnum() for ch in request.instruction):  # emoji or punctuation only: nothing to write about
+        raise ValueError("the instruction has no words (only emoji or punctuation); say in words what to write")
     if request.max_tokens is not None and request.max_tokens < 1:
         raise ValueError(f"the output limit must be at least 1 token, got {request.max_tokens}")
     if request.time_limit is not None and request.time_limit <= 0:

@@ -301,3 +301,12 @@ def test_turning_rewrite_on_and_off_keeps_both_the_instruction_and_the_pasted_te
     assert at.text_area(key="w_instruction").value == "Write a note about tides."
     at.toggle(key="w_rewrite").set_value(True).run()
     assert at.text_area(key="w_source").value == "The tide came in slowly over the flats."
+
+
+def test_an_emoji_only_instruction_is_refused_with_a_message_and_nothing_runs(app_test: AppTest) -> None:
+    at = app_test
+    at.text_area(key="w_instruction").input("🎉🌊✨ !!").run()
+    next(b for b in at.button if b.label == "Generate").click().run()
+    [message] = [e.value for e in at.error]
+    assert "has no words" in message and "emoji" in message
+    assert list_runs(engine()) == []
