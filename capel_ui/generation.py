@@ -523,17 +523,22 @@ class Generation:
         return max(done, self.units_done) > limit
 
     def _overrun(self) -> None:
-        req = self.request
-        n = count(_MARKER_TEXT.sub(" ", self.raw), req.count_unit)
+        req, raw = self.request, self.raw
+        n, unit = count(_MARKER_TEXT.sub(" ", raw), req.count_unit), unit_label(req.count_unit)
         if n > req.target:
-            what = f"Stopped at {n} {unit_label(req.count_unit)}, far past the target of {req.target}"
+            what = f"Stopped at {n} {unit}, far past the target of {req.target}: the model was not counting down."
         else:  # the size guard, not the count: a few endless "words" (one 5 MB word, say)
-            unit = unit_label(req.count_unit)
-            what = f"Stopped after {len(self.raw):,} characters that make only {n} of the {req.target} {unit} asked for"
-        self._halt(
-            "overrun",
-            f"{what}: the model was not counting down. The text that arrived is kept; try again, or use an Exact mode.",
-        )
+            cap = overrun_limit(req, self.mode) * OVERRUN_CHARS_PER_UNIT
+            ran = "a single word" if n <= 1 else f"its {n} {unit}"
+            what = (
+                f"Stopped after {len(raw):,} characters: {ran} ran past {cap:,} characters, far more than "
+                f"{req.target} {unit} take."
+            )
+        self._halt("overrun", f"{what} {self._what_is_kept().capitalize()}; try again, or use an Exact mode.")
+
+    def _what_is_kept(self) -> str:
+        """What a stop leaves: the text that arrived, or nothing (a message must not promise text that never came)."""
+        return "the text that arrived is kept" if self.raw.strip() else "no text had arrived"
 
     def _deadline(self) -> None:
         self._expired.set()
@@ -541,7 +546,7 @@ class Generation:
         default = "default " if limit == DEFAULT_TIME_LIMIT else ""
         self._halt(
             "deadline",
-            f"Stopped at the {default}time limit of {limit:g} s; the text that arrived is kept. "
+            f"Stopped at the {default}time limit of {limit:g} s; {self._what_is_kept()}. "
             "Raise the time limit (Options, or --time-limit) to let it finish.",
         )
 
@@ -553,10 +558,11 @@ class Generation:
         while not done.wait(min(1.0, limit / 4)):
             if time.monotonic() - self._last_text > limit:
                 self._expired.set()
+                new, kept = "new text" if self.raw.strip() else "text", self._what_is_kept()
                 self._halt(
                     "stalled",
-                    f"No new text for {limit:g} s (the stall limit), so the run was stopped; the text that arrived "
-                    "is kept. The server may be overloaded: try again, or raise the stall limit (--stall-limit).",
+                    f"No {new} for {limit:g} s (the stall limit), so the run was stopped; {kept}. "
+                    "The server may be overloaded: try again, or raise the stall limit (--stall-limit).",
                 )
                 return
 

@@ -18,7 +18,7 @@ import pytest
 from capel_ui.backends import BackendError, Guarded, OpenAICompatBackend, get_backend
 from capel_ui.backends.openai_compat import check_base_url
 from capel_ui.cli import main
-from capel_ui.generation import Generation, Request, overrun_limit
+from capel_ui.generation import OVERRUN_CHARS_PER_UNIT, Generation, Request, overrun_limit
 from capel_ui.vocab import EXIT_BACKEND, EXIT_MISS, EXIT_OK, EXIT_USAGE, FAILURE_KINDS
 from tests.cli_process import interrupt_generate
 from tests.scripted_server import (
@@ -29,6 +29,7 @@ from tests.scripted_server import (
     hang,
     html_as_event_stream,
     html_page,
+    keep_alive,
     ok,
     stall_after,
     status,
@@ -77,6 +78,9 @@ def test_one_endless_word_is_stopped_by_its_size_not_taken_whole(scripted):
     out = run(scripted, target=20, mode="baseline").outcome()
     assert (out.status, out.failure_kind) == ("partial", "overrun")
     assert len(out.raw) < 200_000, "a 5 MB reply is not taken whole"
+    cap = overrun_limit(out.request, "baseline") * OVERRUN_CHARS_PER_UNIT  # 4,500 characters for 20 words
+    assert f"Stopped after {len(out.raw):,} characters: a single word ran past {cap:,} characters" in out.failure
+    assert "1 English words" not in out.failure and "not counting down" not in out.failure
 
 
 def test_a_chinese_countdown_that_keeps_going_is_stopped_too(scripted):
@@ -115,6 +119,23 @@ def test_a_time_limit_before_any_text_is_a_failure_saying_so(scripted):
     scripted.script(stall_after([], seconds=60))
     out = run(scripted, target=10, mode="baseline", time_limit=0.5).outcome()
     assert (out.status, out.failure_kind, out.errors) == ("failed", "deadline", [])
+    assert "time limit of 0.5 s; no text had arrived" in out.failure and "is kept" not in out.failure
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "said"),
+    [
+        pytest.param(keep_alive([]), "No text for 1 s (the stall limit)", id="keep_alive_comments_only"),
+        pytest.param(hang(60), "No text for 1 s (the stall limit)", id="no_answer_at_all"),
+        pytest.param(keep_alive(["Two words "]), "No new text for 1 s (the stall limit)", id="text_then_comments"),
+    ],
+)
+def test_a_server_that_writes_nothing_for_the_stall_limit_is_stopped_saying_so(scripted, behaviour, said):
+    scripted.script(behaviour)
+    out = run(scripted, target=10, mode="baseline", stall_limit=1.0).outcome()
+    assert out.failure_kind == "stalled" and said in out.failure
+    assert ("the text that arrived is kept" in out.failure) == bool(out.text)
+    assert out.status == ("partial" if out.text else "failed")
 
 
 @pytest.mark.parametrize(("field", "value"), [("time_limit", 0), ("time_limit", -3), ("max_tokens", 0)])

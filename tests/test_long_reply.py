@@ -24,7 +24,7 @@ def test_a_one_word_reply_of_100_000_letters_is_saved_partial_as_an_overrun(scri
     err = io.StringIO()
     code = main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=err)
     assert code == EXIT_MISS
-    assert "Stopped after 100,000 characters that make only 1 of the 50 English words asked for" in err.getvalue()
+    assert "Stopped after 100,000 characters: a single word ran past 7,500 characters" in err.getvalue()
     [run] = list_runs(get_engine())
     assert (run.status, run.failure_kind, run.mode) == ("partial", "overrun", mode)
     assert run.text == WORD
