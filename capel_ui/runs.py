@@ -160,12 +160,14 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
 
 
 def quality_fields(outcome: Outcome) -> dict[str, Any]:
-    """Fluency and the offline 0-10 score of a finished run (quality.py); none for a run with no text."""
-    if not outcome.text.strip():
-        return {"fluency": outcome.fluency, "score": None}
-    lang = outcome.request.lang
+    """Fluency, the ending score and the offline 0-10 score of a finished run (quality.py); no score for a run
+    with no text, or in a language the model does not write (its text is never scored as good)."""
+    fields = {"fluency": outcome.fluency, "end_probability": outcome.end_probability, "score": None}
+    if not outcome.text.strip() or outcome.foreign:
+        return fields
+    lang, end = outcome.request.lang, outcome.end_probability
     found = warnings(outcome.text, lang, outcome.request.instruction)
-    return {"fluency": outcome.fluency, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)))}
+    return {**fields, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)), end)}
 
 
 def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:

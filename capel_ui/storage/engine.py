@@ -171,12 +171,20 @@ def m006_bench_control(conn: Connection) -> None:
         _add_column(conn, table_name, "control", String(16), "'equal'")
 
 
+def m007_end_probability(conn: Connection) -> None:
+    """runs, bench_results: end_probability, the model's P(end) after the text (frozen; never edit).
+    Old rows have none."""
+    for table_name in ("runs", "bench_results"):
+        _add_column(conn, table_name, "end_probability", Float(), None)
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
     m004_quality_scores,
     m005_bench_calls,
     m006_bench_control,
+    m007_end_probability,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

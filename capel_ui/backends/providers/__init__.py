@@ -5,9 +5,18 @@ register a provider of its own with `register(...)` without touching any module.
 """
 
 from . import compatible, deepseek, embedded, gguf, openai, scripted
-from .spec import PROVIDERS, BackendArgs, ModelInput, ProviderSpec, register, spec_of, visible
+from .spec import PROVIDERS, BackendArgs, ModelInput, ProviderSpec, language_note, register, spec_of, visible
 
 for _module in (embedded, gguf, openai, deepseek, compatible, scripted):
     register(_module.SPEC)
 
-__all__ = ["PROVIDERS", "BackendArgs", "ModelInput", "ProviderSpec", "register", "spec_of", "visible"]
+__all__ = [
+    "PROVIDERS",
+    "BackendArgs",
+    "ModelInput",
+    "ProviderSpec",
+    "language_note",
+    "register",
+    "spec_of",
+    "visible",
+]
