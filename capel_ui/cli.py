@@ -440,6 +440,7 @@ def _variant_line(c: Candidate) -> str:
 
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
     """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
+    from .ending import ending_words
 
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
@@ -460,7 +461,9 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     tokens = f" · {outcome.completion_tokens} tokens" if outcome.completion_tokens else ""
     headline = outcome.verdict.headline(outcome.request.count_unit)
     calls = f" · {outcome.calls} of {live.gen.max_calls} calls" if live.gen.max_calls > 1 else ""
-    err.write(f"{headline} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
+    ending = ending_words(outcome.end_probability)
+    ending = f" · {ending}" if ending else ""
+    err.write(f"{headline}{ending} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
     if outcome.faithfulness is not None:
         err.write(f"rewrite: {outcome.faithfulness.describe()}\n")
     if outcome.notice and outcome.calls > 1:
@@ -472,12 +475,14 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
 
 
 def _quality_json(outcome: Outcome) -> dict[str, object]:
-    """`score` and `warnings` for `generate --json` (the same as a variant's)."""
+    """`score`, `ending` and `warnings` for `generate --json` (the same as a variant's)."""
+    from .ending import ending_words
     from .quality import warnings
     from .runs import quality_fields
 
     found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)
-    return {"score": quality_fields(outcome)["score"], "warnings": [w.message for w in found]}
+    ending = ending_words(outcome.end_probability)
+    return {"score": quality_fields(outcome)["score"], "ending": ending, "warnings": [w.message for w in found]}
 
 
 def _saved(live: LiveRun) -> str:

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from .ending import ending_words
 from .history import score_line
 from .runs import target_of, verdict_of
 from .storage import RunRecord
@@ -45,6 +46,8 @@ def export_json(run: RunRecord) -> str:
         "errors": run.errors,
         "score": run.score,
         "fluency": run.fluency,
+        "end_probability": run.end_probability,
+        "ending": ending_words(run.end_probability),
         "judge_score": run.judge_score,
         "judge_model": run.judge_model,
         "sha256": sha256(run.text),

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .backends import Backend, BackendError, CancelToken, Options, Usage, uses_fallback
+from .backends import Backend, BackendError, CancelToken, Options, Usage, language_note, uses_fallback
 from .counting import count, refusal
+from .ending import score_ending
 from .grammar import Grammar, grammar_for, lexicon_rules, starting_with, supports, target_grammar, with_word_list
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
 from .prompts import Message, build_messages, rewrite_source, validate_target
@@ -190,6 +191,8 @@ class Outcome:
     finish_reason: str | None = None
     fluency: float | None = None  # geometric mean token probability (quality.fluency), when the server gave logprobs
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a run that may repair
+    end_probability: float | None = None  # P(end) after the text (ending.py), where the server can say
+    foreign: bool = False  # the model does not write the request's language (ProviderSpec.languages): no score
 
     @property
     def faithfulness(self) -> Faithfulness | None:
@@ -258,6 +261,7 @@ class Outcome:
             "failure": self.failure,
             "notice": self.notice,
             "fluency": self.fluency,
+            "end_probability": self.end_probability,
             "calls": self.calls,
             "attempts": self.attempts,
             **faithfulness_json(self.faithfulness),
@@ -336,6 +340,9 @@ class Generation:
                 f"{self.backend.model} is known to misread the countdown (paper §4.3), so the baseline instruction "
                 "was used; turn off the fallback to force CAPEL."
             )
+        self.language_note = language_note(self.backend.provider, req.lang)
+        if self.language_note:
+            self.notice = " ".join(n for n in (self.notice, self.language_note) if n)
         self.max_calls = max_calls_for(req, self.backend, self.mode)
         llama = self.backend.capabilities.grammar_field == "grammar"
         self.rewrite = plan_rewrite(req.instruction, self.mode, req.lang, req.count_unit, req.target_spec, llama)
@@ -347,6 +354,7 @@ class Generation:
         self._expired = threading.Event()  # the time limit passed: no further call
         self._final: Outcome | None = None
         self._attempts: list[dict[str, Any]] = []
+        self._end_probability: float | None = None
         self.status: Status = "running"
         self.started = time.monotonic()
         self._last_text = self.started
@@ -418,6 +426,14 @@ class Generation:
     @property
     def prompt(self) -> str:
         return self.messages[-1]["content"]
+
+    @property
+    def ending_messages(self) -> list[Message]:
+        """The question a text's ending is scored against (ending.py): the instruction with its length, as the
+        baseline states it, whatever the mode sent (a countdown's markers are not in the clean text)."""
+        req = self.request
+        limit = None if req.plain else (req.count_unit, req.target_kind, req.target_spec.low)
+        return build_messages(req.instruction, req.lang, req.target, "baseline", code=req.code, limit=limit)
 
     # ----- live state ---------------------------------------------------------------------------------
     @property
@@ -582,6 +598,7 @@ class Generation:
                 yield from self._stream_call(self.current)
                 if not self._next_call():
                     break
+            self._score_ending()
         finally:
             done.set()
             if timer is not None:
@@ -632,6 +649,14 @@ class Generation:
             inner.close()  # stopping a call closes its HTTP response
             call.reader.flush()
             self._end_call(call, cancelled or call.cancel.is_set())
+
+    def _score_ending(self) -> None:
+        """The model's P(end) after a complete text (ending.py); nothing for a stopped, cut or failed run."""
+        if self._stopping.is_set() or self._expired.is_set():
+            return
+        done = self._outcome(final=True)
+        if done.status == "complete":
+            self._end_probability = score_ending(self.backend, self.ending_messages, done.text)
 
     def _take(self, call: Call, text: str) -> None:
         if call.first_token is None:
@@ -756,6 +781,8 @@ class Generation:
             finish_reason=usage.finish_reason if usage else None,
             fluency=fluency(usage.logprobs) if usage else None,
             attempts=self.attempts,
+            end_probability=self._end_probability if final else None,
+            foreign=self.language_note is not None,
         )
         if final:
             outcome.notice = self._notice(status, outcome.verified, cut)

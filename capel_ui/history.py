@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .backends.providers import spec_of, writes
+from .backends import language_note
+from .ending import ending_help, ending_words
 from .parser import check_output
-from .quality import QualityWarning, warnings
+from .quality import QualityWarning, explain, warnings
 from .repair import calls_line
 from .runs import display_status, target_of, verdict_of
 from .storage import RunRecord
@@ -42,6 +43,7 @@ def history_rows(runs: Sequence[RunRecord], now: datetime | None = None) -> list
             "target": target_of(r).label,
             "count": r.count,
             "errors": len(r.errors),
+            "ending": ending_words(r.end_probability) or "",
             "score": run_score(r),
             "text": preview(r.text or r.instruction),
         }
@@ -54,7 +56,7 @@ def history_table(runs: Sequence[RunRecord]) -> str:
     if not runs:
         return "No runs match. Runs from Write, Compare and `generate` are saved here.\n"
     rows = history_rows(runs)
-    cols = ("id", "created", "status", "verified", "origin", "model", "mode", "count", "score", "text")
+    cols = ("id", "created", "status", "verified", "origin", "model", "mode", "count", "ending", "score", "text")
     cells = [[_cell(row, c) for c in cols] for row in rows]
     widths = [max(len(c), *(len(line[i]) for line in cells)) for i, c in enumerate(cols)]
     widths[-1] = len(cols[-1])  # the text column is last and not padded
@@ -77,6 +79,7 @@ def show_run(run: RunRecord) -> str:
     lines = [
         f"Run {run.id} · {run.created_at:%Y-%m-%d %H:%M:%S} UTC · {run.origin}",
         f"{verdict.headline(run.unit)}",
+        *([f"ending: {ending_help(run.end_probability)}"] if run.end_probability is not None else []),
         f"model {run.model} · mode {mode_label(run.mode)} · {run.lang} · {target_of(run).describe(run.unit)}",
     ]
     if run.failure:
@@ -122,23 +125,22 @@ def run_score(run: RunRecord) -> float | None:
 
 
 def score_line(run: RunRecord) -> str:
-    """ "score 6.2 · fluency 0.41 · judge 7 (gpt-4.1)", or "" for a run with no score yet."""
+    """ "score 6.2: reads smoothly, ends naturally · judge 7 (gpt-4.1)", or "" for a run with no score yet: the
+    number and what it means in a writer's words (quality.explain), never a bare fluency figure."""
     parts = []
-    if run.score is not None and writes(run.backend, run.lang):  # a score of text the model cannot write misleads
-        parts.append(f"score {run.score:g}")
-    if run.fluency is not None:
-        parts.append(f"wording flows {run.fluency:.0%}")  # the model's mean token probability (fluency)
+    if run.score is not None:
+        found = run_warnings(run)
+        parts.append(f"score {run.score:g}: {explain(run.fluency, found, run.end_probability)}")
     if run.judge_score is not None:
         parts.append(f"judge {run.judge_score:g} ({run.judge_model})")
     return " · ".join(parts)
 
 
 def run_warnings(run: RunRecord) -> list[QualityWarning]:
-    """Non-words, glued words and a dangling ending in a run's text (the instruction's own words allowed); first,
-    that its model does not write the run's language (the embedded SmolLM2 and Chinese)."""
+    """Non-words, glued words, loops, number lists and a dangling ending in a run's text (the instruction's own
+    words allowed); first, if the run's model does not write its language, that (the text is not real)."""
     if not run.text:
         return []
-    found = warnings(run.text, run.lang, run.instruction)  # type: ignore[arg-type]
-    if not writes(run.backend, run.lang):
-        found.insert(0, QualityWarning("language", spec_of(run.backend).name_model(run.model)))
-    return found
+    note = language_note(run.backend, run.lang)  # type: ignore[arg-type]
+    first = [QualityWarning("language", note)] if note else []
+    return first + warnings(run.text, run.lang, run.instruction)  # type: ignore[arg-type]

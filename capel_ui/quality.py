@@ -1,10 +1,14 @@
-"""Quality checks of a finished text, offline and pure: non-words, glued words, a dangling ending, fluency.
+"""Quality checks of a finished text, offline and pure: non-words, glued words, loops, number lists, a dangling
+ending, fluency, and the score that ranks variants, explained in a writer's words.
 
 A guaranteed count is worthless if the words are mangled, so every run is checked: a word wordfreq has never
 seen (zipf frequency 0) is a non-word unless the writer used it in their own instruction; a non-word made of
 two real words ("traditionaldough", "positiveMindset") is glued; a text ending on "of", "the", "and" ends
-dangling. Fluency is the geometric mean probability of the model's own tokens (from the server's logprobs).
-`offline_score` folds these into 0–10 so variants can be ranked when no judge model is configured.
+dangling. A small model under a length grammar also falls into loops ("enforcement de lame, enforcement de
+lame, …") and number lists ("1. Stone: 1. Ware: 2. Dish: … 41. 42."): both are confident, so fluency (the
+geometric mean probability of the model's own tokens, from the server's logprobs) alone would rank them first.
+`offline_score` folds everything, with the model's own view of the ending (ending.py), into 0–10 so variants
+can be ranked when no judge model is configured; `junk` marks what a writer would never keep.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .ending import NATURAL, ends_naturally
 from .lexicon import DANGLING, ZH_DANGLING, looks_glued, zipf
 from .vocab import Lang
 
@@ -25,9 +30,10 @@ _HAN_CHAR = re.compile(f"[{_HAN}]")
 
 @dataclass(frozen=True)
 class QualityWarning:
-    """One thing a writer should look at before publishing: `kind` is nonword, glued or dangling."""
+    """One thing a writer should look at before publishing: `kind` is nonword, glued, repeat (one word over and
+    over), loop (a phrase over and over), numbers (a number list) or dangling; `word` is what it is about."""
 
-    kind: str  # nonword, glued, repeat, dangling, or language (the model does not write it: `word` names the model)
+    kind: str
     word: str
 
     @property
@@ -37,17 +43,21 @@ class QualityWarning:
         if self.kind == "dangling":
             return f"the text ends on “{self.word}”, mid-sentence"
         if self.kind == "repeat":
-            return f"“{self.word}” repeats {REPEAT_RUN} or more times in a row"
+            return f"“{self.word}” repeats over and over: the text is going round in circles"
+        if self.kind == "loop":
+            return f"“{self.word}” comes back again and again: the text is going round in circles"
+        if self.kind == "numbers":
+            return f"the text is mostly a list of numbers ({self.word}), not prose"
         if self.kind == "language":
-            return (
-                f"{self.word} does not write this language: the count is right, but this is not prose a writer "
-                "could use; pull a model that does (Models page)"
-            )
+            return self.word  # the provider's own sentence (ProviderSpec.language_note)
         return f"“{self.word}” is not a known word"
 
 
 REPEAT_RUN = 3
 """A word this many times in a row is a loop, not style."""
+JUNK_KINDS = frozenset({"repeat", "loop", "numbers", "language"})
+"""What no writer keeps: a text going round in circles, a list of numbers instead of prose, or text in a language
+the model does not write."""
 
 
 def _zipf(word: str, lang: Lang) -> float:
@@ -120,13 +130,17 @@ def dangling_end(text: str, lang: Lang = "en") -> str | None:
 
 
 def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWarning]:
-    """Every non-word (glued ones said so) and a dangling ending, in reading order. Each distinct word is looked
-    at once, so a long text costs a pass over its words."""
+    """Every non-word (glued ones said so), loop, number list and a dangling ending, in reading order. Each
+    distinct word is looked at once, so a long text costs a pass over its words."""
     own = _own(own_text)
     found = words(text, lang)
     kinds = ((_kind(w, lang, own), w) for w in dict.fromkeys(found))
     out = [QualityWarning(kind, w) for kind, w in kinds if kind is not None]
     out += [QualityWarning("repeat", w) for w in _repeats(found)]
+    out += [QualityWarning("loop", phrase) for phrase in loops(text, lang)]
+    listed = number_list(text, own_text)
+    if listed:
+        out.append(QualityWarning("numbers", listed))
     end = dangling_end(text, lang)
     if end is not None:
         out.append(QualityWarning("dangling", end))
@@ -149,6 +163,135 @@ def _repeats(text_words: Sequence[str]) -> list[str]:
     return list(found)
 
 
+# ----- loops: a phrase that comes back again and again ------------------------------------------------------------
+
+LOOP_SPAN = 8
+"""The longest phrase (in words, or Han characters) looked for as a loop."""
+_STOP_WORDS = """
+a an the and or but of to in on at by for from with as is are was were be been it its this that these those
+i you we they he she his her our your their my me us them not no so if then than too very can will just also
+all any some more most such one
+"""
+_STOP = frozenset(_STOP_WORDS.split()) | DANGLING
+
+
+def _norm(found: Sequence[str]) -> list[str]:
+    return [w.lower().replace("’", "'") for w in found]
+
+
+def loops(text: str, lang: Lang = "en") -> list[str]:
+    """Phrases (two or more words) the text goes round in: said back to back three times ("a b a b a b"), or
+    twice when three words or longer ("enforcement de lame, enforcement de lame"), or the same phrase of three
+    or more words (four Han characters) three times anywhere. A single word over and over is `repeats`; one
+    word that is a fifth of a text of ten words or more ("arugula, arugula with arugula, and arugula") is a
+    loop too. Case and punctuation are ignored; the phrase is returned as first written."""
+    found = words(text, lang)
+    low = _norm(found)
+    hits: dict[str, None] = {}
+    for start, n in [*_back_to_back(low), *_recurring(low, lang), *_dominant(low, lang)]:
+        hits.setdefault(_phrase(found[start : start + n], lang), None)
+    return list(hits)
+
+
+def _phrase(items: Sequence[str], lang: Lang) -> str:
+    return ("" if lang == "zh" and all(_HAN_CHAR.fullmatch(w) for w in items) else " ").join(items)
+
+
+def _back_to_back(low: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, length) of phrases repeated back to back: 2 words three times, 3+ words twice."""
+    out = []
+    for n in range(2, LOOP_SPAN + 1):
+        need = 3 if n == 2 else 2
+        i = 0
+        while i + n * need <= len(low):
+            reps = 1
+            while low[i + reps * n : i + (reps + 1) * n] == low[i : i + n]:
+                reps += 1
+            if reps >= need and len(set(low[i : i + n])) > 1:
+                out.append((i, n))
+                i += reps * n
+            else:
+                i += 1
+    return out
+
+
+def _recurring(low: Sequence[str], lang: Lang) -> list[tuple[int, int]]:
+    """(first start, length) of phrases of 3+ words (4+ Han characters) that occur three times, not all small
+    words ("one of the" is English, not a loop)."""
+    seen: dict[tuple[str, ...], list[int]] = {}
+    shortest = 4 if lang == "zh" else 3
+    for n in range(shortest, LOOP_SPAN + 1):
+        for i in range(len(low) - n + 1):
+            gram = tuple(low[i : i + n])
+            if any(w not in _STOP for w in gram):
+                seen.setdefault(gram, []).append(i)
+    out = [(starts[0], len(gram)) for gram, starts in seen.items() if _apart(starts, len(gram)) >= 3]
+    return _longest(out)
+
+
+def _apart(starts: Sequence[int], n: int) -> int:
+    """How many of the occurrences do not overlap each other."""
+    count, last = 0, -n
+    for s in starts:
+        if s >= last + n:
+            count, last = count + 1, s
+    return count
+
+
+def _longest(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Drop a phrase found inside a longer one found at the same start ("de lame" within "enforcement de lame")."""
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    out: list[tuple[int, int]] = []
+    for start, n in spans:
+        if not any(start >= a and start + n <= a + m for a, m in out):
+            out.append((start, n))
+    return out
+
+
+def _dominant(low: Sequence[str], lang: Lang) -> list[tuple[int, int]]:
+    """A content word that is a fifth or more of a text of ten words or more, four times at least."""
+    if len(low) < 10:
+        return []
+    counts: dict[str, int] = {}
+    for w in low:
+        if len(w) >= 4 and w not in _STOP and not _HAN_CHAR.search(w) and not w.isdigit():
+            counts[w] = counts.get(w, 0) + 1
+    top = [w for w, c in counts.items() if c >= 4 and c >= len(low) / 5]
+    return [(low.index(w), 1) for w in top]
+
+
+# ----- number lists ------------------------------------------------------------------------------------------
+
+_ENUMERATOR = re.compile(r"(?<![\w.,])(\d{1,3})[.):](?=\s|$)")
+_NUMBER = re.compile(r"^\d[\d.,:]*$")
+_LIST_ASKED = re.compile(r"\b(lists?|steps?|numbered|rank|top \d+)\b|清单|列表|步骤", re.IGNORECASE)
+NUMBER_LIST_MIN = 3
+"""Enumerators ("1.", "2)", "41:") from which a text is a number list, unless the writer asked for a list."""
+
+
+def number_list(text: str, own_text: str = "") -> str | None:
+    """The enumerators of a text that is a number list rather than prose (`1., 2., 41.`), or None: three or more
+    enumerators, or numbers making up a third of a text of six words or more. A list the instruction asked for
+    ("list five steps") is not flagged."""
+    if _LIST_ASKED.search(own_text):
+        return None
+    marks = _ENUMERATOR.findall(text)
+    tokens = text.split()
+    numbers = [t for t in tokens if _NUMBER.match(t)]
+    if len(marks) >= NUMBER_LIST_MIN:
+        shown = [f"{m}." for m in dict.fromkeys(marks)]
+    elif len(tokens) >= 6 and len(numbers) >= 3 and len(numbers) >= len(tokens) / 3:
+        shown = list(dict.fromkeys(numbers))
+    else:
+        return None
+    return ", ".join(shown[:3]) + (", …" if len(shown) > 3 else "")
+
+
+def junk(found: Sequence[QualityWarning]) -> bool:
+    """A text no writer would keep: it goes round in circles or is a number list (`JUNK_KINDS`)."""
+    return any(w.kind in JUNK_KINDS for w in found)
+
+
 def nonword_rate(text: str, lang: Lang = "en", own_text: str = "") -> float:
     """The share of words that are non-words (0 for an empty text)."""
     found = words(text, lang)
@@ -162,12 +305,67 @@ def fluency(logprobs: Sequence[float] | None) -> float | None:
     return math.exp(sum(logprobs) / len(logprobs))
 
 
-def offline_score(fluency_: float | None, found: Sequence[QualityWarning], n_words: int) -> float:
+PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0}
+"""Points off for each kind of problem, once per kind (a loop counts once whether a word or a phrase repeats)."""
+CUT_OFF = 3.0
+"""Points off for an ending the model would not have stopped at (P(end) 0), less as P(end) nears `NATURAL`."""
+
+
+def _kinds(found: Sequence[QualityWarning]) -> set[str]:
+    return {"loop" if w.kind == "repeat" else w.kind for w in found}
+
+
+def ending_penalty(end_probability: float | None) -> float:
+    """`CUT_OFF` for an ending the model would never stop at, nothing from `NATURAL` up, nothing when unknown."""
+    if end_probability is None:
+        return 0.0
+    return CUT_OFF * (1.0 - min(end_probability / NATURAL, 1.0))
+
+
+def offline_score(
+    fluency_: float | None, found: Sequence[QualityWarning], n_words: int, end_probability: float | None = None
+) -> float:
     """0–10 without a judge: 10·√fluency (5 when unknown; the square root spreads a small model's typical
-    0.1–0.6 over the scale), minus 20 points per share of bad words, 2 for a dangling ending and 2 for a loop
-    (a repeating model is confident, so its fluency alone would reward it)."""
+    0.1–0.6 over the scale), minus 20 points per share of bad words, 2 for a dangling ending, 4 for a loop and 4
+    for a number list (a repeating or counting model is confident, so its fluency alone would reward it), and up
+    to 3 for an ending the model would not have stopped at (`ending_penalty`)."""
     base = 5.0 if fluency_ is None else 10.0 * math.sqrt(fluency_)
     bad = sum(1 for w in found if w.kind in ("nonword", "glued"))
     penalty = 20.0 * bad / max(n_words, 1)
-    penalty += sum(2.0 for kind in ("dangling", "repeat") if any(w.kind == kind for w in found))
+    penalty += sum(PENALTY.get(kind, 0.0) for kind in _kinds(found))
+    penalty += ending_penalty(end_probability)
     return round(max(0.0, min(10.0, base - penalty)), 2)
+
+
+def flow_words(fluency_: float | None) -> str | None:
+    """Fluency as a writer would say it (a small model's own tokens: 0.3 and up is smooth for it)."""
+    if fluency_ is None:
+        return None
+    if fluency_ >= 0.3:
+        return "reads smoothly"
+    return "reads stiffly in places" if fluency_ >= 0.1 else "reads awkwardly"
+
+
+def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probability: float | None = None) -> str:
+    """What the score says, in a writer's words: "reads smoothly, ends naturally" or "goes round in circles,
+    last sentence cut off, 2 unknown words". Problems first, then how it reads."""
+    kinds = _kinds(found)
+    parts = []
+    if "language" in kinds:
+        parts.append("not real text in this language")
+    if "loop" in kinds:
+        parts.append("goes round in circles")
+    if "numbers" in kinds:
+        parts.append("a list of numbers, not prose")
+    bad = len({w.word for w in found if w.kind in ("nonword", "glued")})
+    if bad:
+        parts.append(f"{bad} unknown or glued word{'s' if bad > 1 else ''}")
+    if "dangling" in kinds:
+        parts.append("ends mid-sentence")
+    natural = ends_naturally(end_probability)
+    if natural is not None:
+        parts.append("ends naturally" if natural else "last sentence cut off")
+    flow = flow_words(fluency_)
+    if flow:
+        parts.append(flow)
+    return ", ".join(parts) if parts else "no problems found"

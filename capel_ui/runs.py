@@ -27,7 +27,6 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
 from .backends import spec_of
-from .backends.providers import writes
 from .counting import count, refusal
 from .generation import Generation, Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
@@ -90,8 +89,6 @@ class LiveRun:
     def _save_final(self, engine: Engine) -> None:
         """Save the final state, trying again after each of `save_retries`; set `save_error` if it never could."""
         fields, reason = final_fields(self.gen.outcome()), ""
-        if not writes(self.gen.backend.provider, self.gen.request.lang):
-            fields["score"] = None  # exact count, but not prose: never scored (or ranked) as good text
         for wait in (0.0, *self.save_retries):
             time.sleep(wait)
             try:
@@ -210,12 +207,14 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
 
 
 def quality_fields(outcome: Outcome) -> dict[str, Any]:
-    """Fluency and the offline 0-10 score of a finished run (quality.py); none for a run with no text."""
-    if not outcome.text.strip():
-        return {"fluency": outcome.fluency, "score": None}
-    lang = outcome.request.lang
+    """Fluency, the ending score and the offline 0-10 score of a finished run (quality.py); no score for a run
+    with no text, or in a language the model does not write (its text is never scored as good)."""
+    fields = {"fluency": outcome.fluency, "end_probability": outcome.end_probability, "score": None}
+    if not outcome.text.strip() or outcome.foreign:
+        return fields
+    lang, end = outcome.request.lang, outcome.end_probability
     found = warnings(outcome.text, lang, outcome.request.instruction)
-    return {"fluency": outcome.fluency, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)))}
+    return {**fields, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)), end)}
 
 
 def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:

@@ -41,7 +41,7 @@ def test_an_unscored_run_exports_its_score_as_null(run_id):
 
 def test_the_markdown_footer_names_the_score(run_id):
     footer = export_md(scored(run_id, score=7.5, fluency=0.62)).split("---")[-1]
-    assert "score 7.5 · wording flows 62% · Model: `embedded`" in footer
+    assert "score 7.5: reads smoothly · Model: `embedded`" in footer
 
 
 def test_the_markdown_footer_of_an_unscored_run_has_no_empty_score(run_id):

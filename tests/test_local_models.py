@@ -141,4 +141,4 @@ def test_chinese_from_the_embedded_model_is_verified_in_count_but_never_scored_a
     [run] = list_runs(get_engine())
     assert run.verified and run.score is None and "score" not in score_line(run)
     [first, *_] = run_warnings(run)
-    assert first.kind == "language" and "does not write this language" in first.message
+    assert first.kind == "language" and "does not write Chinese" in first.message

@@ -9,10 +9,14 @@ import pytest
 from capel_ui.quality import (
     QualityWarning,
     dangling_end,
+    explain,
     fluency,
     glued,
+    junk,
+    loops,
     nonword_rate,
     nonwords,
+    number_list,
     offline_score,
     warnings,
     words,
@@ -117,12 +121,91 @@ def test_fluency_is_the_geometric_mean_token_probability(logprobs, expected) -> 
         (None, [], 10, 5.0),  # no logprobs from the server: the middle of the scale
         (0.25, [QualityWarning("nonword", "x")], 10, 3.0),
         (0.25, [QualityWarning("dangling", "the")], 10, 3.0),
-        (0.25, [QualityWarning("repeat", "the"), QualityWarning("repeat", "a")], 10, 3.0),  # once per kind
+        (0.25, [QualityWarning("repeat", "the"), QualityWarning("loop", "a b")], 10, 1.0),  # a loop once, 4
+        (0.25, [QualityWarning("numbers", "1., 2., 3.")], 10, 1.0),
         (0.01, [QualityWarning("glued", "x")] * 5, 5, 0.0),  # never below 0
     ],
 )
-def test_offline_score_is_fluency_minus_bad_words_and_a_dangling_end(flu, found, n, expected) -> None:
+def test_offline_score_is_fluency_minus_bad_words_loops_lists_and_a_dangling_end(flu, found, n, expected) -> None:
     assert offline_score(flu, found, n) == expected
+
+
+@pytest.mark.parametrize(
+    ("end", "expected"),
+    [(None, 5.0), (0.9, 5.0), (0.5, 5.0), (0.25, 3.5), (0.0, 2.0)],  # 3 points off for an ending the model
+)  # would never stop at, fewer towards 0.5, none from there or when the server cannot say
+def test_a_cut_off_ending_costs_up_to_three_points(end, expected) -> None:
+    assert offline_score(0.25, [], 10, end) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "expected"),
+    [
+        ("enforcement de lame, enforcement de lame, enforcement de lame.", "en", ["enforcement de lame"]),
+        ("Pizza of the week: the pizza of the week is the Pizza of the Week.", "en", ["Pizza of the week"]),
+        ("arugula, arugula with arugula, and arugula with fresh basil on top.", "en", ["arugula"]),
+        ("go team go team go team!", "en", ["go team"]),  # two words, three times back to back
+        ("Très bien, très bien, très bien dit-il.", "en", ["Très bien"]),  # any script, case ignored
+        ("我们喜欢海边我们喜欢海边我们喜欢海边。", "zh", ["我们喜欢海边"]),  # Han characters, no spaces
+        ("very good, very good indeed.", "en", []),  # an echo, not a loop
+        ("One of the best, one of the most loved, one of the greats.", "en", []),  # small words only
+        ("Bake the dough, top the dough and serve the dough hot.", "en", []),  # short text, fewer than ten words
+        ("我们喜欢海边，也喜欢山。", "zh", []),
+        ("", "en", []),
+    ],
+)
+def test_a_phrase_that_comes_back_again_and_again_is_a_loop(text: str, lang: str, expected: list[str]) -> None:
+    assert loops(text, lang) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "own", "expected"),
+    [
+        ("The 50 words: 1. Stone: 1. Ware: 2. Dish: 41. 42.", "", "1., 2., 41., …"),
+        ("Tips 1) rest 2) eat 3) walk more.", "", "1., 2., 3."),
+        ("12 34 56 78 and 90 more.", "", "12, 34, 56, …"),  # numbers a third of the text
+        ("This humble pot holds 350.", "", None),
+        ("Open 24/7 since 1999, at 3:30 pm on 5 May.", "", None),
+        ("Steps: 1. Mix. 2. Bake. 3. Serve.", "List three steps to bake bread.", None),  # asked for a list
+        ("第一步：1. 和面。2. 发酵。3. 烤。", "", "1., 2., 3."),
+        ("", "", None),
+    ],
+)
+def test_a_number_list_is_flagged_unless_the_writer_asked_for_a_list(text: str, own: str, expected) -> None:
+    assert number_list(text, own) == expected
+
+
+def test_loops_and_number_lists_are_warnings_and_make_a_text_junk() -> None:
+    looped = warnings("enforcement de lame, enforcement de lame, and more.")
+    listed = warnings("The words: 1. Stone 2. Ware 3. Dish 4. Pot.")
+    assert [w.kind for w in looped] == ["loop"] and junk(looped)
+    assert looped[0].message == "“enforcement de lame” comes back again and again: the text is going round in circles"
+    assert [w.kind for w in listed] == ["numbers"] and junk(listed)
+    assert not junk(warnings("A walk by the sea at dawn."))
+
+
+@pytest.mark.parametrize(
+    ("flu", "found", "end", "expected"),
+    [
+        (0.4, [], 0.8, "ends naturally, reads smoothly"),
+        (0.2, [], 0.1, "last sentence cut off, reads stiffly in places"),
+        (
+            0.05,
+            [QualityWarning("loop", "a b"), QualityWarning("nonword", "x")],
+            None,
+            "goes round in circles, 1 unknown or glued word, reads awkwardly",
+        ),
+        (
+            None,
+            [QualityWarning("numbers", "1."), QualityWarning("dangling", "the")],
+            None,
+            "a list of numbers, not prose, ends mid-sentence",
+        ),
+        (None, [], None, "no problems found"),
+    ],
+)
+def test_the_score_is_explained_in_a_writers_words(flu, found, end, expected) -> None:
+    assert explain(flu, found, end) == expected
 
 
 def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) -> None:
@@ -136,7 +219,7 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
     run = get_run(engine, run_id)
     assert "score" in history_table([run]).splitlines()[0] and "3.25" in history_table([run])
     shown = show_run(run)
-    assert "score 3.25 · wording flows 40%" in shown
+    assert "score 3.25: 1 unknown or glued word, ends mid-sentence, reads smoothly" in shown
     assert "warning: “thesigns” looks like two words glued together" in shown
     assert "warning: the text ends on “and”, mid-sentence" in shown
     assert "Zyxco" not in "".join(line for line in shown.splitlines() if line.startswith("warning"))

@@ -42,8 +42,9 @@ NEW_RUN_COLUMNS = ("origin", "verified", "finish_reason", "failure_kind", "notic
 # m003 (target kinds), m004 (quality scores)
 NEW_RUN_COLUMNS += ("target_kind", "target_low")
 NEW_RUN_COLUMNS += ("fluency", "score", "judge_score", "judge_model")
+NEW_RUN_COLUMNS += ("end_probability",)  # m007 (the natural-ending score)
 NEW_RUN_COLUMNS += ("source_kept", "source_new")  # m008 (a rewrite's faithfulness)
-NEW_BENCH_RESULT_COLUMNS = ("fluency", "score", "calls", "control")  # m004, m005, m006
+NEW_BENCH_RESULT_COLUMNS = ("fluency", "score", "calls", "control", "end_probability")  # m004-m007
 NEW_BENCH_RUN_COLUMNS = ("control",)  # m006
 
 EXPECTED_BACKFILL = {  # run id: (origin, verified), what the fixture's rows must become

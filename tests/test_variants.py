@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from capel_ui.backends import get_backend
+from capel_ui.backends import Capabilities, Turn, get_backend
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.judge import judge_messages, judge_run, parse_rating
@@ -92,6 +92,44 @@ def test_variant_seeds_differ_so_the_candidates_differ() -> None:
 )
 def test_rank_key_orders_candidates(a, b) -> None:
     assert rank_key(*a) > rank_key(*b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (dict(score=2.0), dict(score=9.0, junk=True)),  # junk after any other, whatever its score
+        (dict(verified=False, score=2.0), dict(score=9.0, junk=True)),  # even after a text off by one
+        (dict(score=5.0, end_probability=0.7), dict(score=5.0, end_probability=0.1)),  # then the ending
+        (dict(score=5.0, end_probability=0.1), dict(score=5.0)),  # a known ending above none
+    ],
+)
+def test_junk_ranks_last_and_the_ending_breaks_a_tie(a, b) -> None:
+    def key(verified: bool = True, score: float | None = None, **kw):
+        return rank_key(verified, None, score, 0.3, **kw)
+
+    assert key(**a) > key(**b)
+
+
+LOOP = "Lighthouses glow, lighthouses glow, lighthouses glow."  # six words: fluent to a model, junk to a writer
+LIST = "Lighthouses: 1. 2. 3. 4. 5."
+
+
+def test_copy_never_defaults_to_a_loop_or_a_number_list(scripted_model) -> None:
+    """The best-ranked variant is what Write picks (badge, Copy, downloads): never junk while a text exists."""
+    scripted_model.reply(
+        Turn(tuple(w + " " for w in LOOP.split()), logprobs=(-0.01,) * 6),
+        Turn(tuple(w + " " for w in LIST.split()), logprobs=(-0.01,) * 6),
+        Turn(("Lighthouses ", "guide ", "ships ", "home ", "at ", "night."), logprobs=(-1.5,) * 6),
+    )
+    scripted_model.capabilities = Capabilities(logprobs=True)
+    handle = start(Request("Describe a lighthouse", 6, mode="baseline"), get_backend("scripted"), engine(),
+                   origin="cli", variants=3)  # fmt: skip
+    handle.run_together()
+    ranked = handle.result()
+    assert ranked[0].outcome.text == "Lighthouses guide ships home at night."
+    assert [c.junk for c in ranked] == [False, True, True]
+    assert ranked[1].score < ranked[0].score or ranked[1].outcome.fluency > ranked[0].outcome.fluency
+    assert ranked[1].explanation.startswith(("goes round in circles", "a list of numbers"))
 
 
 def test_cli_variants_json_lists_each_variant_with_text_count_verdict_and_score(scripted) -> None:

@@ -18,7 +18,7 @@ from .guard import Guarded
 from .openai_compat import OpenAICompatBackend
 from .openai_responses import OpenAIResponsesBackend
 from .probe import ProbeResult, needs_probe, probe, refusal
-from .providers import BackendArgs, register, spec_of, visible
+from .providers import BackendArgs, language_note, register, spec_of, visible
 from .providers.scripted import ScriptedBackend, Turn, staged
 from .registry import (
     COUNTDOWN_FALLBACK,
@@ -71,6 +71,7 @@ __all__ = [
     "capabilities_for",
     "get_backend",
     "key_help",
+    "language_note",
     "model_label",
     "needs_probe",
     "probe",

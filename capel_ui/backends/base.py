@@ -38,6 +38,7 @@ class Capabilities:
     prefill_path: str | None = None  # where the server serves prefill, under the base URL (DeepSeek: /beta)
     reasoning_effort: ReasoningEffort | None = None  # the smallest effort the model takes (sent when reasoning)
     json_object: bool = False  # strict JSON-schema outputs need an object at the root (OpenAI): `{"text": "..."}`
+    end_probability: bool = False  # scores P(end) after a text (prefill + the end token among top_logprobs)
 
     @property
     def grammar(self) -> bool:
@@ -148,3 +149,8 @@ class Backend(ABC):
     @abstractmethod
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         """Stream the completion of `messages`."""
+
+    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
+        """The model's probability of ending its answer right after `text` (the end-of-turn token next), given
+        `messages` before it; None where the service cannot say (no log-probabilities or no prefill)."""
+        return None

@@ -120,6 +120,13 @@ class Guarded(Backend):
                 self._sleep(delay)
                 waited += delay
 
+    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
+        """The inner backend's answer; a failure (the score is an extra) is no answer, never a failed run."""
+        try:
+            return self.inner.end_probability(messages, text)
+        except BackendError:
+            return None
+
     def _where(self) -> str:
         return self.base_url or self.label
 

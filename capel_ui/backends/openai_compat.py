@@ -4,6 +4,7 @@ llama.cpp and the embedded model all share this one code path."""
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -149,6 +150,20 @@ class OpenAICompatBackend(Backend):
         if field == "structured_outputs":
             return {"extra_body": {"structured_outputs": {"grammar": text}}}
         return {"extra_body": {field: text}}
+
+    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
+        """P(end-of-turn | messages, text): `text` sent as the answer so far (a prefill), one token asked for with
+        its top log-probabilities. Only where the server is known to list the end token there
+        (`Capabilities.end_probability`: llama.cpp); a reasoning model would think first, so it is never asked."""
+        caps = self.capabilities
+        if not (caps.end_probability and caps.prefill) or caps.reasoning or not text.strip():
+            return None
+        params: dict[str, Any] = {"model": self.model, "messages": list(messages), "stream": False}
+        params["max_completion_tokens" if caps.max_completion_tokens else "max_tokens"] = 1
+        params.update(logprobs=True, top_logprobs=TOP_LOGPROBS, temperature=0.0, timeout=ENDING_TIMEOUT)
+        self._add_prefill(params, text)
+        response = self._open(params)
+        return end_share(_top_logprobs(response))
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
@@ -356,6 +371,32 @@ def _abort(response: Any) -> None:
         response.close()
         return
     shutdown(network.get_extra_info("socket"))
+
+
+TOP_LOGPROBS = 20
+"""Alternatives asked for with the next token (OpenAI's and DeepSeek's most): an end token below all of them
+is unlikely enough to count as 0."""
+ENDING_TIMEOUT = 30.0
+END_TOKENS = frozenset({"", "<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end|>", "</s>", "<end_of_turn>"})
+"""How servers spell the end-of-turn token in log-probabilities: llama.cpp sends it as "" (no text)."""
+
+
+def _top_logprobs(response: Any) -> list[tuple[str, float]] | None:
+    """(token, logprob) of the alternatives for the first generated token, or None when none were returned."""
+    choices = getattr(response, "choices", None) or ()
+    content = getattr(getattr(choices[0], "logprobs", None), "content", None) if choices else None
+    if not content:
+        return None
+    top = getattr(content[0], "top_logprobs", None) or ()
+    return [(str(t.token), float(t.logprob)) for t in top] or None
+
+
+def end_share(top: list[tuple[str, float]] | None) -> float | None:
+    """The probability mass of end tokens among the alternatives (0 when none is listed); None with no list."""
+    if top is None:
+        return None
+    ends = [math.exp(lp) for token, lp in top if token in END_TOKENS or token.endswith("end▁of▁sentence｜>")]
+    return round(min(sum(ends), 1.0), 4)
 
 
 def _token_logprobs(choice: Any) -> list[float]:

@@ -172,9 +172,11 @@ def m006_bench_control(conn: Connection) -> None:
         _add_column(conn, table_name, "control", String(16), "'equal'")
 
 
-def m007_reserved(conn: Connection) -> None:
-    """Version 7 was kept for a step that did not land; it changes nothing (frozen: databases record it as done, so
-    a later change always takes a new number)."""
+def m007_end_probability(conn: Connection) -> None:
+    """runs, bench_results: end_probability, the model's P(end) after the text (frozen; never edit).
+    Old rows have none."""
+    for table_name in ("runs", "bench_results"):
+        _add_column(conn, table_name, "end_probability", Float(), None)
 
 
 def m008_rewrite_faithfulness(conn: Connection) -> None:
@@ -189,7 +191,7 @@ UPGRADES: tuple[Step, ...] = (
     m004_quality_scores,
     m005_bench_calls,
     m006_bench_control,
-    m007_reserved,
+    m007_end_probability,
     m008_rewrite_faithfulness,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""

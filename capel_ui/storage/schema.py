@@ -131,6 +131,9 @@ class Run(Base):
         String(16), default="exactly", server_default="exactly", info={"choices": TARGET_KINDS}
     )
     target_low: Mapped[int | None]
+    # The model's probability of ending its answer right after the text (issue 19, ending.py), where the server
+    # can say: >= 0.5 "ends naturally", else "cut off".
+    end_probability: Mapped[float | None]
     # A rewrite's faithfulness (issue 21, rewrite.faithfulness): the share of the writer's content words it kept,
     # and the share of its words that are not in the writer's text. None on runs that are not rewrites.
     source_kept: Mapped[float | None]
@@ -195,6 +198,7 @@ class BenchResult(Base):
     control: Mapped[str] = mapped_column(
         String(16), default="equal", server_default="equal", info={"choices": BENCH_CONTROLS}
     )
+    end_probability: Mapped[float | None]  # as on runs (issue 19)
 
 
 class SchemaMigration(Base):

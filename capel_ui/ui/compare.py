@@ -35,7 +35,7 @@ from .target_form import (
     target_settings,
     unit_picker,
 )
-from .views import SCORE_HELP, copy_button, lengths, quality_notes, wait_saved
+from .views import SCORE_HELP, copy_button, lengths, quality_notes, verdict_badges, wait_saved
 
 MAX_COLUMNS = 8
 Column = tuple[ModelChoice, Mode]
@@ -286,11 +286,10 @@ def _show(engine: Engine, cid: str) -> None:
     for col, r in zip(cols, runs, strict=True):
         with col:
             st.markdown(f"**{r.model}**  \n{mode_label(r.mode)}")
-            verdict = verdict_of(r)
-            st.badge(verdict.headline(r.unit), color=verdict.tone)
+            verdict_badges(verdict_of(r), r)
             m = st.columns(2)
             shown = r.count if r.count is not None else "–"
-            m[0].metric("Count", shown, delta=verdict.deviation, delta_color="off", help=_COUNT_HELP)
+            m[0].metric("Count", shown, delta=verdict_of(r).deviation, delta_color="off", help=_COUNT_HELP)
             m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
             score = run_score(r)
             st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)

@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
 from ..counting import count, count_detail, refusal
+from ..ending import ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Outcome
 from ..history import marker_spans, run_warnings, score_line
@@ -29,7 +30,8 @@ from .render import clean_text_html, copy_button_html, countdown_html, error_row
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
 SCORE_HELP = (
-    "0-10. Offline: 10·√fluency (the model's own token probabilities), minus non-words and a dangling ending. "
+    "0-10. Offline: how smoothly the text reads to the model that wrote it, minus points for unknown or glued "
+    "words, a loop, a number list, a dangling ending and a last sentence the model would not have ended on. "
     "With a judge model configured: the judge's 1-10 rating (FastChat single-v1)."
 )
 
@@ -74,6 +76,24 @@ def badge(verdict: Verdict, unit: str) -> None:
     st.badge(verdict.headline(unit), color=verdict.tone)
 
 
+def ending_mark(end_probability: float | None) -> None:
+    """Beside the verdict: "ends naturally", or "cut off" as a warning (the badge still says only the count, so a
+    cut ending is never hidden behind its green). Nothing when the server gave no ending score."""
+    words = ending_words(end_probability)
+    if words is None:
+        return
+    style = "blue-background" if ends_naturally(end_probability) else "orange-background"
+    icon = "" if ends_naturally(end_probability) else ":material/warning: "
+    st.markdown(f":{style}[{icon}{words}]", help=ending_help(end_probability), width="content")
+
+
+def verdict_badges(verdict: Verdict, run: RunRecord) -> None:
+    """The verdict badge and, beside it, what the model thinks of the ending."""
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        badge(verdict, run.unit)
+        ending_mark(run.end_probability)
+
+
 def copy_button(text: str, key: str) -> None:
     """One click copies the text (no hover, no expander)."""
     st.html(copy_button_html(text, key), unsafe_allow_javascript=True, width="content")
@@ -94,7 +114,7 @@ def verdict_line(run: RunRecord, key: str) -> Verdict:
     verdict = verdict_of(run)
     top = st.columns([5, 1], vertical_alignment="center")
     with top[0]:
-        badge(verdict, run.unit)
+        verdict_badges(verdict, run)
         if verdict.status != "failed":
             st.caption(lengths(run))
     if run.text.strip():
@@ -217,13 +237,16 @@ def _footer(run: RunRecord, show_prompt: bool) -> None:
 
 
 def quality_notes(run: RunRecord) -> None:
-    """The run's score line and its quality warnings (non-words, glued words, a dangling ending)."""
+    """The run's score line (what it means, in words) and its warnings: a model that does not write the language,
+    non-words, glued words, loops, a number list, a dangling ending, and a last sentence cut off."""
     line = score_line(run)
     if line:
         st.caption(line)
-    found = run_warnings(run)
-    if found:
-        st.warning("  \n".join(w.message for w in found), icon=":material/spellcheck:")
+    notes = [w.message for w in run_warnings(run)]
+    if ends_naturally(run.end_probability) is False:
+        notes.append(ending_help(run.end_probability))
+    if notes:
+        st.warning("  \n".join(notes), icon=":material/spellcheck:")
 
 
 def edit_box(

@@ -9,13 +9,14 @@ import streamlit as st
 from ..backends import Backend, BackendError, ModelChoice, uses_fallback
 from ..counting import count, count_detail
 from ..generation import Request, default_max_tokens
-from ..history import run_score
+from ..history import run_score, run_warnings
 from ..prompts import REWRITE
+from ..quality import junk
 from ..repair import REPAIR_MODES
 from ..runs import verdict_of
 from ..service import RunHandle, start
 from ..storage import get_run, list_runs
-from ..variants import rank_key
+from ..variants import run_rank_key
 from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
@@ -42,7 +43,7 @@ from . import resources, state
 from .render import clean_text_html, countdown_html, scroll_into_view_html
 from .state import W
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, target_settings, unit_picker
-from .views import badge, edit_box, quality_notes, render_run, stream_live, wait_saved
+from .views import edit_box, quality_notes, render_run, stream_live, verdict_badges, wait_saved
 
 DEFAULT_TARGET = 25
 
@@ -424,14 +425,14 @@ def _show_variants() -> None:
     runs = list_runs(engine, group_id=group_id)
     if not runs:
         return
-    runs.sort(key=lambda r: rank_key(verdict_of(r).verified, r.judge_score, r.score, r.fluency), reverse=True)
+    runs.sort(key=run_rank_key, reverse=True)
     picked = state.get(W.RUN_ID)
     st.subheader(f"{len(runs)} variants, best first")
     for i, (col, r) in enumerate(zip(st.columns(len(runs)), runs, strict=True), 1):
         with col:
             score = run_score(r)
             st.markdown(f"**#{i}** · score **{score:g}**" if score is not None else f"**#{i}** · no score")
-            badge(verdict_of(r), r.unit)
+            verdict_badges(verdict_of(r), r)
             st.html(clean_text_html(r.text))
             quality_notes(r)
             if r.id == picked:
@@ -440,4 +441,10 @@ def _show_variants() -> None:
                 state.put(W.RUN_ID, r.id)
                 st.rerun()
     st.divider()
+    if all(junk(run_warnings(r)) for r in runs):
+        st.warning(
+            "Every variant goes round in circles, is a list of numbers or is not real text in this language: none "
+            "is worth keeping. Run again, or change the instruction or the model.",
+            icon=":material/report:",
+        )
     st.caption("The picked variant (its badge, copy and exports):")

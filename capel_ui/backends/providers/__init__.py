@@ -18,7 +18,16 @@ from . import (
     scripted,
     xai,
 )
-from .spec import PROVIDERS, BackendArgs, ModelInput, ProviderSpec, register, spec_of, visible, writes
+from .spec import (
+    PROVIDERS,
+    BackendArgs,
+    ModelInput,
+    ProviderSpec,
+    language_note,
+    register,
+    spec_of,
+    visible,
+)
 
 for _module in (
     embedded,
@@ -36,4 +45,13 @@ for _module in (
 ):
     register(_module.SPEC)
 
-__all__ = ["PROVIDERS", "BackendArgs", "ModelInput", "ProviderSpec", "register", "spec_of", "visible", "writes"]
+__all__ = [
+    "PROVIDERS",
+    "BackendArgs",
+    "ModelInput",
+    "ProviderSpec",
+    "language_note",
+    "register",
+    "spec_of",
+    "visible",
+]

@@ -11,7 +11,7 @@ from ..openai_compat import OpenAICompatBackend
 from ..openai_responses import OpenAIResponsesBackend
 from .spec import BackendArgs
 
-LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True, prefill="assistant")
+LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True, prefill="assistant", end_probability=True)
 
 
 def backend_class(caps: Capabilities) -> type[OpenAICompatBackend]:

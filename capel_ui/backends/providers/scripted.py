@@ -47,6 +47,8 @@ class Turn:
 
 Answer = str | Sequence[str] | Turn
 Reply = Answer | Callable[[Sequence[Message], Options], Answer]
+Ending = float | Callable[[str], float | None] | None
+"""What the scripted model says of ending after a text (`end_probability`): always the same, per text, or nothing."""
 
 
 def as_turn(reply: Answer) -> Turn:
@@ -67,11 +69,14 @@ class ScriptedBackend(Backend):
         capabilities: Capabilities = DEFAULT_CAPABILITIES,
         model: str = SCRIPTED_MODEL,
         label: str = "Scripted model",
+        ending: Ending = None,
     ) -> None:
         self.model, self.label, self.capabilities, self.base_url = model, label, capabilities, None
+        self.ending = ending  # the model's P(end) after a text: a number, a function of the text, or None
         self.provider = SCRIPTED_MODEL
         self.replies: list[Reply] = list(replies) or [DEFAULT_REPLY]
         self.requests: list[tuple[list[Message], Options]] = []
+        self.endings_asked: list[tuple[list[Message], str]] = []
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -87,6 +92,12 @@ class ScriptedBackend(Backend):
             self.requests.append((list(messages), options))
             reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         return as_turn(reply(messages, options) if callable(reply) else reply)
+
+    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
+        """As scripted (`ending`); each question is recorded in `endings_asked`."""
+        with self._lock:
+            self.endings_asked.append((list(messages), text))
+        return self.ending(text) if callable(self.ending) else self.ending
 
     def _check(self, options: Options) -> None:
         """Refuse what the declared capabilities do not cover, as the real backends do."""

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from ...vocab import LANGS, Lang
+from ...vocab import LANG_LABELS, LANGS, Lang
 from ..base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities
 
 ModelInput = Literal["fixed", "file", "list", "id"]
@@ -88,6 +88,18 @@ class ProviderSpec:
         caps = self.model_caps.get(model) or self.model_caps.get(_family(model), self.default_caps)
         return replace(caps, grammar_field=grammar_field) if grammar_field else caps  # type: ignore[arg-type]
 
+    def language_note(self, lang: Lang) -> str | None:
+        """What a writer reads when this provider's models do not write `lang` (the count is still right, the text
+        is not), and what to use instead; None when they do."""
+        if lang in self.languages:
+            return None
+        name = LANG_LABELS.get(lang, lang)
+        return (
+            f"{self.label} does not write {name}: the count is right, but the text is not meaningful {name}. "
+            f"For {name}, pull a model that writes it on the Models page (`python -m capel_ui models pull`, e.g. "
+            "a Qwen GGUF), or use an API model such as DeepSeek."
+        )
+
     def name_model(self, model: str) -> str:
         """How `model` is named to people everywhere (pickers, captions, error messages)."""
         return self.model_label(model) if self.model_label else f"{model} ({self.label})"
@@ -117,11 +129,11 @@ def spec_of(name: str) -> ProviderSpec:
         raise BackendError("bad_request", f"Unknown provider {name!r}: one of {known}.") from None
 
 
-def writes(provider: str, lang: str) -> bool:
-    """Whether a provider's models write `lang` well (a hand edit or an unknown provider: assumed so): a text in
-    a language its model does not write is never scored or ranked as good."""
+def language_note(provider: str, lang: Lang) -> str | None:
+    """The sentence for a run of `provider` in `lang` when its models do not write it (`ProviderSpec.language_note`);
+    None when they do, or for a provider nobody registered."""
     spec = PROVIDERS.get(provider)
-    return spec is None or lang in spec.languages
+    return spec.language_note(lang) if spec is not None else None
 
 
 def visible() -> list[ProviderSpec]:
