@@ -127,6 +127,9 @@ def test_a_pulled_model_appears_in_writes_picker_and_the_models_page_says_pulled
     at.selectbox(key="provider").set_value("local").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="model_local").options == [QWEN.name]
+    at.selectbox(key="provider").set_value("embedded").run()  # Compare offers it beside the sidebar's model
+    at.switch_page("app_pages/compare.py").run()
+    assert any(QWEN.name in option for option in at.multiselect(key="c_models").options)  # Compare offers it
     at.switch_page("app_pages/models.py").run()
     assert any(QWEN.name in m.value and "✓ pulled" in m.value for m in at.markdown)
 

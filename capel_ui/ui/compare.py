@@ -44,10 +44,12 @@ _COUNT_HELP = "Beside the count: how many units it lies outside the target (0 wi
 
 
 def _model_options(current: ModelChoice) -> list[ModelChoice]:
-    """The embedded model, the sidebar's model, and the paper's API models wherever a key is at hand."""
+    """The embedded model, the sidebar's model, the models pulled to this machine, and the vendors' API models
+    wherever a key is at hand."""
     options = [EMBEDDED]
     if current not in options:
         options.append(current)
+    options += [c for c in resources.pulled_models() if c not in options]
     options += [c for c in resources.keyed_api_models() if c not in options]
     return options
 

@@ -28,6 +28,7 @@ from ..backends import (
     needs_probe,
     probe,
     resolve_key,
+    spec_of,
     visible,
 )
 from ..storage import database_url, get_engine
@@ -61,6 +62,12 @@ def keyed_api_models() -> list[ModelChoice]:
     """The vendors' API models (OpenAI, DeepSeek) whose key is at hand: what Compare and the judge offer."""
     keyed = [spec for spec in visible() if spec.keyed and api_key(spec.name)]
     return [ModelChoice(spec.name, model) for spec in keyed for model in spec.offered()]
+
+
+def pulled_models() -> list[ModelChoice]:
+    """The local models pulled to this machine (`python -m capel_ui models pull`), for Compare's picker."""
+    spec = spec_of("local")
+    return [ModelChoice(spec.name, model) for model in spec.offered()]
 
 
 def db_url() -> str:
