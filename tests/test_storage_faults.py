@@ -241,3 +241,11 @@ def test_a_judges_rating_the_database_refuses_is_still_given_and_the_run_stands(
     locked_db.rollback()
     run = get_run(get_engine(), handle.live.run_id)
     assert (run.status, run.verified, run.judge_score) == ("complete", True, None)
+
+
+def test_a_benchmark_the_database_refuses_stops_with_one_line_and_exit_3(locked_db, scripted_model):
+    scripted_model.reply(*["One two three four five six seven eight."] * 4)
+    code, _, err = cli("bench", "--suite", "lifebench", "--model", "scripted", "--modes", "baseline", "--limit", "2")
+    assert code == 3 and "Traceback" not in err and "sqlalche.me" not in err
+    [line] = [x for x in err.splitlines() if x.startswith("capel_ui: error:")]
+    assert "(database is locked)" in line and "run the command again" in line
