@@ -561,6 +561,11 @@ def main(
     except _storage_error() as exc:
         stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
         return EXIT_BACKEND
+    except _database_fault() as exc:  # refused under a command that keeps nothing unsaved (bench, history)
+        from .storage import database_fault
+
+        stderr.write(f"capel_ui: error: {_redact(str(database_fault(exc)))}\n")
+        return EXIT_BACKEND
     except ValueError as exc:
         stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
         return EXIT_USAGE
@@ -571,6 +576,14 @@ def _redact(message: str) -> str:
     from .redact import redact
 
     return redact(message)
+
+
+def _database_fault() -> type[Exception]:
+    """An error the database raised (not a bug of ours), imported only once an exception reaches that `except`
+    (see `_storage_error`)."""
+    from sqlalchemy.exc import DBAPIError
+
+    return DBAPIError
 
 
 def _storage_error() -> type[Exception]:

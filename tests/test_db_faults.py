@@ -1,6 +1,7 @@
-"""The pages when the database refuses a run to the end (another process holds its lock): Write, its variants and
-Compare show each run's text to copy and say where it could not be saved, instead of losing it (AppTest, a
-scripted OpenAI-compatible server, a real SQLite file locked by a second connection)."""
+"""The pages when the database fails (AppTest). A run it refuses to the end (a real SQLite file locked by a second
+connection; a scripted OpenAI-compatible server as the model): Write, its variants and Compare show each run's
+text to copy and say where it could not be saved, instead of losing it. A database URL that names no usable
+database: one error box, in the page's own words, never a traceback or a password."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from capel_ui.runs import LiveRun
 from capel_ui.storage import dispose_engines
 from capel_ui.storage import engine as engine_module
+from tests.conftest import APP_PATH
 from tests.scripted_server import MODEL, Behaviour, ScriptedServer, answer, ok
 
 
@@ -103,3 +105,35 @@ def test_compare_shows_each_column_the_database_refused_with_its_text_to_copy(
     errors, codes = unsaved(at)
     assert len(errors) == 2 and all("(database is locked)" in e for e in errors)
     assert sorted(codes) == ["Gulls cry above tide.", "Waves fold over stone."]
+
+
+BAD_URLS = {
+    "parent_is_a_file": ("sqlite:////dev/null/capel.db", "cannot create the folder /dev/null"),
+    "unknown_scheme": ("foo://bar/baz", "no database driver for 'foo'"),
+    "not_a_url": ("just some words", "is not a database URL"),
+    "password_in_a_bad_url": ("postgres ql://me:hunter2@db/x", "is not a database URL"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_URLS)
+def test_a_database_url_that_names_no_usable_database_is_one_error_box_on_the_page(monkeypatch, case: str) -> None:
+    url, said = BAD_URLS[case]
+    monkeypatch.setenv("DATABASE_URL", url)
+    at = AppTest.from_file(str(APP_PATH), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    [box] = [e.value for e in at.error]
+    assert box.startswith("History is unavailable:") and said in box and "hunter2" not in box
+
+
+@pytest.mark.parametrize("case", BAD_URLS)
+def test_a_database_url_typed_in_the_sidebar_that_cannot_be_used_is_one_error_box_and_the_old_one_stays(
+    app_test: AppTest, case: str
+) -> None:
+    url, said = BAD_URLS[case]
+    app_test.text_input(key="db_url_input").input(url).run()
+    assert not app_test.exception, app_test.exception
+    [box] = [e.value for e in app_test.error]
+    assert box == f"Could not open that database: {box.split(': ', 1)[1]}" and said in box
+    assert "StorageError" not in box and "hunter2" not in box
+    assert any(os.environ["DATABASE_URL"].removeprefix("sqlite:///") in c.value for c in app_test.caption)

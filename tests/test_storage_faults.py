@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sqlite3
 import subprocess
 import threading
@@ -241,3 +242,42 @@ def test_a_judges_rating_the_database_refuses_is_still_given_and_the_run_stands(
     locked_db.rollback()
     run = get_run(get_engine(), handle.live.run_id)
     assert (run.status, run.verified, run.judge_score) == ("complete", True, None)
+
+
+def test_a_benchmark_the_database_refuses_stops_with_one_line_and_exit_3(locked_db, scripted_model):
+    scripted_model.reply(*["One two three four five six seven eight."] * 4)
+    code, _, err = cli("bench", "--suite", "lifebench", "--model", "scripted", "--modes", "baseline", "--limit", "2")
+    assert code == 3 and "Traceback" not in err and "sqlalche.me" not in err
+    [line] = [x for x in err.splitlines() if x.startswith("capel_ui: error:")]
+    assert "(database is locked)" in line and "run the command again" in line
+
+
+@pytest.fixture
+def read_only_db(folder: Path, monkeypatch) -> Iterator[Path]:
+    """A CAPEL Studio database file that cannot be written: immutable (`chattr +i`, which binds root too), or
+    read-only by its mode for anyone else; skipped where neither can be set."""
+    path = folder / "capel.db"
+    get_engine(f"sqlite:///{path}")
+    dispose_engines()
+    monkeypatch.setattr(LiveRun, "save_retries", (0.05,))
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
+    path.chmod(0o444)
+    root = os.geteuid() == 0
+    if root and subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode:
+        path.chmod(0o644)
+        pytest.skip("needs chattr +i on this filesystem")
+    try:
+        yield path
+    finally:
+        dispose_engines()
+        if root:
+            subprocess.run(["chattr", "-i", str(path)], check=False)
+        path.chmod(0o644)
+
+
+def test_a_read_only_database_file_costs_the_run_its_history_row_but_never_its_text(read_only_db, scripted_model):
+    scripted_model.reply("Waves fold over the quiet harbour wall.")
+    code, out, err = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "7", "Sea.")
+    assert code == 3 and out.strip() == "Waves fold over the quiet harbour wall.", err
+    assert f"this run could not be saved to {read_only_db} (attempt to write a readonly database)" in err
+    assert "Traceback" not in err

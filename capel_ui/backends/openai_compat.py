@@ -278,6 +278,7 @@ class OpenAICompatBackend(Backend):
         try:
             if not self._check_stream(response, params):
                 read = self._whole_answer
+            _keep_head(response, state)
             for content in read(response, params, state):
                 if state.first is None:
                     state.first = time.monotonic() - state.started
@@ -333,7 +334,12 @@ class OpenAICompatBackend(Backend):
                 "the text that arrived is kept.",
             )
         if not state.received and not state.events:  # an "event stream" with no event in it: a web page, say
-            raise self._not_openai("its event stream held no events")
+            page = state.head.lstrip()[:1] == b"<"
+            raise self._not_openai(
+                "it sent a web page labelled as an event stream, with no event in it"
+                if page
+                else "its event stream held no events"
+            )
         if not state.received:
             raise BackendError(
                 "empty",
@@ -360,6 +366,27 @@ class Read:
     usage: Any = None
     finish: str | None = None
     logprobs: list[float] = field(default_factory=list)  # per output token, when asked for (the fluency score)
+    head: bytes = b""  # the body's first bytes as they came (`_keep_head`): what a stream of no events was
+
+
+HEAD_BYTES = 64
+
+
+def _keep_head(response: Any, state: Read) -> None:
+    """Keep the first `HEAD_BYTES` of the body in `state.head` as the SDK reads them: its event decoder drops
+    every line that is not an event, so only this tells a web page sent as an event stream from an empty stream."""
+    http = getattr(response, "response", None)
+    read = getattr(http, "iter_bytes", None)
+    if read is None:
+        return
+
+    def iter_bytes(*args: Any, **kwargs: Any) -> Iterator[bytes]:
+        for data in read(*args, **kwargs):
+            if len(state.head) < HEAD_BYTES:
+                state.head += data[: HEAD_BYTES - len(state.head)]
+            yield data
+
+    http.iter_bytes = iter_bytes
 
 
 def _abort(response: Any) -> None:

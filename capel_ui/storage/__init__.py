@@ -14,6 +14,7 @@ from ..vocab import PROJECT_ROOT  # noqa: F401
 from .engine import (
     StorageError,
     create_migrated_engine,
+    database_fault,
     database_label,
     database_url,
     dispose_engines,
@@ -56,6 +57,7 @@ __all__ = [
     "clean_base_url",
     "create_migrated_engine",
     "create_run",
+    "database_fault",
     "database_label",
     "database_url",
     "delete_bench_run",

@@ -42,7 +42,7 @@ from typing import Any
 
 from sqlalchemy import URL, Engine, create_engine, event, inspect, make_url
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import case, column, false, insert, select, table, true, update
 from sqlalchemy.types import JSON, Boolean, Float, Integer, String, Text, TypeEngine
@@ -315,6 +315,20 @@ def database_label(engine: Engine) -> str:
     """Where `engine`'s database is, for messages: the SQLite file, or the URL without its password."""
     path = _sqlite_file(str(engine.url))
     return str(path) if path else engine.url.render_as_string(hide_password=True)
+
+
+def database_fault(exc: SQLAlchemyError, url: str | None = None) -> StorageError:
+    """A database that failed in the middle of a command (a lock held too long, a full disk, a read-only file) as
+    one line naming it (`url`, default `database_url()`): what was saved before stays, the command can run again."""
+    cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    url = url or database_url()
+    path = _sqlite_file(url)
+    where = str(path) if path else _parsed_url(url).render_as_string(hide_password=True)
+    return StorageError(
+        f"the database at {where} failed ({reason}); what was saved before is kept: run the command again once "
+        "the database is free (a benchmark goes on where it stopped), or set DATABASE_URL to another database"
+    )
 
 
 _DAMAGED = ("file is not a database", "database disk image is malformed")

@@ -20,6 +20,7 @@ from ..backends import (
     visible,
 )
 from ..backends.openai_compat import check_base_url
+from ..redact import redact
 from ..storage import StorageError, get_engine
 from . import resources
 
@@ -144,8 +145,10 @@ def _database() -> None:
         if new and new != st.session_state.get(resources.DB_URL):
             try:
                 get_engine(new)
-            except Exception as exc:  # bad URL or unreachable server: keep the current database
-                st.error(f"Could not open that database: {type(exc).__name__}: {exc}")
+            except StorageError as exc:  # a bad path or URL, a foreign or damaged file: one line saying what to do
+                st.error(f"Could not open that database: {exc}")
+            except Exception as exc:  # anything else (an unreachable server): keep the current database
+                st.error(f"Could not open that database: {type(exc).__name__}: {redact(str(exc))}")
             else:
                 st.session_state[resources.DB_URL] = new
                 st.rerun()
