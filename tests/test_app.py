@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.storage import RunRecord, create_run, get_engine, list_runs
+from capel_ui.variants import run_rank_key
 
 PAGES = [
     "app_pages/write.py",
@@ -85,10 +87,21 @@ def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_h
     assert [d.label for d in app.get("download_button")] == ["Download .txt", "Download .md", "Download .json"]
 
 
-@pytest.mark.model
-def test_three_variants_are_shown_ranked_with_scores_and_the_pick_is_what_the_page_exports(app: AppTest) -> None:
-    assert app.number_input(key="w_variants").value == 3  # the default for a short text
-    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 12, variants=3)
+VARIANT_TEXTS = (  # four words each: a plain one, a loop (junk), one ending on "the"
+    "Lighthouse town shines again.",
+    "Light light light light.",
+    "The town rebuilt the",
+)
+
+
+def test_three_variants_are_shown_ranked_with_scores_and_the_pick_is_what_the_page_exports(
+    scripted_model: ScriptedBackend,
+    app: AppTest,  # staged first: the sidebar offers it from the first run
+) -> None:
+    scripted_model.capabilities = Capabilities(logprobs=True)
+    scripted_model.reply(*(countdown_of(t) for t in VARIANT_TEXTS))
+    app.selectbox(key="provider").set_value("scripted").run()
+    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 4, variants=3)
 
     runs = saved_runs()
     assert len(runs) == 3 and len({r.group_id for r in runs}) == 1 and runs[0].group_id
@@ -96,7 +109,8 @@ def test_three_variants_are_shown_ranked_with_scores_and_the_pick_is_what_the_pa
     assert all(r.verified and r.score is not None and r.fluency is not None for r in runs)
     assert all(r.judge_score is None for r in runs)  # no judge configured: nothing asked for one
     assert not [s for s in app.selectbox if s.key == "w_judge"]
-    best = max(runs, key=lambda r: r.score)
+    best = max(runs, key=run_rank_key)
+    assert best.text == VARIANT_TEXTS[0]  # neither the loop nor the dangling ending
     assert [b.label for b in app.button if b.key and b.key.startswith("w_pick")].count("Picked") == 1
     assert any(c.startswith(f"Run {best.id} · variant") for c in captions(app))
 
@@ -107,6 +121,12 @@ def test_three_variants_are_shown_ranked_with_scores_and_the_pick_is_what_the_pa
     assert not app.exception, app.exception
     assert any(c.startswith(f"Run {other.id} · variant") for c in captions(app))
     assert not any(c.startswith(f"Run {best.id} · variant") for c in captions(app))
+
+
+def countdown_of(text: str) -> str:
+    """`text` as a CAPEL countdown, `<N>word … <1>word<0>`."""
+    words = text.split()
+    return "".join(f"<{len(words) - i}>{w} " for i, w in enumerate(words)) + "<0>"
 
 
 @pytest.mark.model

@@ -30,8 +30,9 @@ from capel_ui.counting import count
 from capel_ui.parser import check_output
 from capel_ui.presets import PRESET_BY_KEY
 from capel_ui.storage import get_engine, get_run, list_runs
+from capel_ui.variants import run_rank_key
 from tests.saved_runs import save_parsed_run
-from tests.scripted_server import MODEL, html_page, ok, stall_after
+from tests.scripted_server import MODEL, countdown, html_page, ok, stall_after
 
 pytestmark = pytest.mark.browser
 
@@ -251,12 +252,28 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
     screenshot(page, "history-run")
 
 
-def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pick(page, server: Server) -> None:
+VARIANTS = (  # 12 words each, in the order the scripted server hands them out (the runs race for them)
+    "Rest rest rest, the whaler rest, the whaler rest, the whaler rest.",  # a loop: junk, ranked last
+    "The Whaler's Rest serves fresh local fish beside the quiet harbour tonight.",
+    "Come in from the cold: ale, chowder and a seat by the",  # a dangling ending
+)
+
+
+def as_countdown(text: str) -> str:
+    """`text` as a CAPEL countdown, `<N>word … <1>word<0>`."""
+    words = text.split()
+    return "".join(f"<{len(words) - i}>{w} " for i, w in enumerate(words)) + "<0>"
+
+
+def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pick(page, server, scripted) -> None:
     open_app(page, server.url)
+    use_scripted_server(page, scripted.url)
     page.get_by_label("Instruction", exact=True).fill("Write a headline for a seaside pub called The Whaler's Rest.")
     set_number(page, "Target length", 12)
+    set_number(page, "Variants", 3)
+    scripted.script(*(ok(as_countdown(t)) for t in VARIANTS))
     page.get_by_role("button", name="Generate", exact=True).click()
-    page.get_by_text("3 variants, best first").wait_for(timeout=MODEL_TIMEOUT)
+    page.get_by_text("3 variants, best first").wait_for()
     settle(page)
     screenshot(page, "write-variants")
 
@@ -264,11 +281,14 @@ def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pi
     variants = [r for r in list_runs(engine) if r.origin == "variant"]  # the server's database is shared by the tests
     runs = [r for r in variants if r.group_id == max(variants, key=lambda r: r.id).group_id]  # this test's group
     assert len(runs) == 3 and len({r.group_id for r in runs}) == 1 and all(r.verified for r in runs)
+    assert sorted(r.text for r in runs) == sorted(VARIANTS)
     expect(page.get_by_text(re.compile(r"^#\d · score \d"))).to_have_count(3)
     expect(page.get_by_role("button", name="Pick this one")).to_have_count(2)
 
-    ranked = sorted(runs, key=lambda r: (r.verified, r.score or 0, r.fluency or 0), reverse=True)
+    ranked = sorted(runs, key=run_rank_key, reverse=True)
+    assert ranked[0].text == VARIANTS[1] and ranked[-1].text == VARIANTS[0]  # the loop is never best
     page.get_by_text(re.compile(rf"^Run {ranked[0].id} · variant")).wait_for()  # the best is picked at first
+    assert page.locator(".capel-text").first.inner_text().strip() == VARIANTS[1]
     page.get_by_role("button", name="Pick this one").first.click()  # the second-ranked variant
     page.get_by_text(re.compile(rf"^Run {ranked[1].id} · variant")).wait_for()
     settle(page)
@@ -280,21 +300,24 @@ def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pi
     assert count(exported["text"], "en_words") == 12
 
 
-def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server: Server) -> None:
+def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server, scripted) -> None:
     open_app(page, server.url)
+    use_scripted_server(page, scripted.url)
     page.get_by_label("Instruction", exact=True).fill("Write a long story about a lighthouse keeper and a storm.")
     set_number(page, "Target length", 300)
-    pick(page, "Mode", "CAPEL")
+    expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")
+    scripted.script(ok(countdown(300), delay=0.1))  # a model counting down, 30 s to the end
 
     page.get_by_role("button", name="Generate", exact=True).click()
-    page.get_by_text(re.compile(r"English words left of 300")).wait_for(timeout=MODEL_TIMEOUT)
+    page.get_by_text(re.compile(r"English words left of 300")).wait_for()
     page.get_by_role("button", name="Stop", exact=True).click()
-    page.get_by_text("Stopped. What arrived is kept in History.").wait_for(timeout=MODEL_TIMEOUT)
+    page.get_by_text("Stopped. What arrived is kept in History.").wait_for()
     settle(page)
 
     engine = get_engine(server.database_url)
     [run] = [r for r in list_runs(engine) if r.target == 300]
     assert (run.status, run.mode) == ("cancelled", "capel")
+    assert run.text and run.count < 300  # what arrived before the Stop is kept
     expect(page.get_by_text("This run is cancelled")).to_have_count(1)  # the page says it is not verified
     assert page.get_by_text("✓ exact").count() == 0
 
@@ -326,14 +349,14 @@ def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server)
     assert get_run(get_engine(server.database_url), run_id) is not None
 
 
-@pytest.mark.parametrize("name", ["Write", "Compare", "History", "Benchmark"])
-def test_every_page_opens_in_the_browser_and_is_captured(page, server: Server, name: str) -> None:
+def test_every_page_opens_in_the_browser_and_is_captured(page, server: Server) -> None:
     open_app(page, server.url)
-    if name != "Write":
-        go_to(page, name)
-    assert page.get_by_test_id("stException").count() == 0
-    screenshot(page, f"page-{name.lower()}")
-    assert (ARTIFACTS / f"page-{name.lower()}.png").stat().st_size > 10_000
+    for name in ("Write", "Compare", "History", "Benchmark", "Models"):
+        if name != "Write":
+            go_to(page, name)
+        assert page.get_by_test_id("stException").count() == 0, name
+        screenshot(page, f"page-{name.lower()}")
+        assert (ARTIFACTS / f"page-{name.lower()}.png").stat().st_size > 10_000, name
 
 
 def test_a_bookmarked_page_opened_first_on_a_fresh_server_has_the_app_navigation_and_sidebar(

@@ -1,5 +1,7 @@
-"""Presets end to end in a real browser (Debian's chromium, `streamlit run`, the embedded model in its
+"""A preset end to end in a real browser (Debian's chromium, `streamlit run`, the embedded model in its
 guaranteed mode), and the edit box: edit a result with its count and verdict, save it as an edit, send it back.
+One preset runs here (an ad headline: at most 30 characters); every preset runs on the model in-process in
+test_presets_embedded.py, and X's weighted count and Chinese are drawn in tests/test_app_targets.py.
 
 Uses the server, browser and page fixtures of test_browser.py (the session's one server and database).
 """
@@ -28,6 +30,8 @@ from tests.test_browser import (  # noqa: F401 (fixtures)
 )
 
 pytestmark = pytest.mark.browser
+BROWSER_PRESET = "ads-headline"
+"""The preset run end to end through the page; test_presets_embedded.py runs every other one on the same model."""
 
 
 def verified_badge(p: Preset) -> re.Pattern[str]:
@@ -51,34 +55,22 @@ def run_preset(page, server: Server, p: Preset) -> None:  # noqa: F811
     screenshot(page, f"preset-{p.key}")
 
 
-BROWSER_PRESETS = [p for p in PRESETS if p.key in ("headline", "x-post", "weibo")]
-"""One preset per kind of limit (exactly N words; at most N of X's weighted characters; at most N Chinese
-characters) through the page; every preset runs on the model in test_presets_embedded.py."""
-
-
-@pytest.mark.parametrize("preset", BROWSER_PRESETS, ids=[p.key for p in BROWSER_PRESETS])
-def test_a_preset_gives_a_verified_text_within_its_limit(page, server: Server, preset: Preset) -> None:  # noqa: F811
-    run_preset(page, server, preset)
-
-    engine = get_engine(server.database_url)
-    run = max(list_runs(engine), key=lambda r: r.id)
-    assert (run.unit, run.target_kind, run.target, run.mode) == (preset.unit, preset.kind, preset.number, "exact")
-    assert run.origin in ("write", "variant")  # the Write page may write several candidates (issue 12)
-    assert verdict_of(run).verified
-    n = count(run.text, preset.unit)
-    assert target_of(run).within(n) and n == run.count
-    assert run.text.rstrip()[-1] in ".!?。！？"  # ends at a sentence end
-    assert run.text in [t.strip() for t in page.locator(".capel-text").all_inner_texts()]  # (variants: several)
-
-
-def test_a_writer_edits_the_result_with_a_live_count_saves_it_as_an_edit_and_sends_it_back(
+def test_a_preset_gives_a_verified_text_the_writer_edits_with_a_live_count_saves_and_sends_back(
     page,  # noqa: F811
     server: Server,  # noqa: F811
 ) -> None:
-    preset = next(p for p in PRESETS if p.key == "ads-headline")
+    preset = next(p for p in PRESETS if p.key == BROWSER_PRESET)
     run_preset(page, server, preset)
     engine = get_engine(server.database_url)
     model_run = max(list_runs(engine), key=lambda r: r.id)
+    run = model_run
+    assert (run.unit, run.target_kind, run.target, run.mode) == (preset.unit, preset.kind, preset.number, "exact")
+    assert model_run.origin in ("write", "variant")  # the Write page may write several candidates (issue 12)
+    assert verdict_of(model_run).verified
+    n = count(model_run.text, preset.unit)
+    assert target_of(model_run).within(n) and n == model_run.count
+    assert model_run.text.rstrip()[-1] in ".!?。！？"  # ends at a sentence end
+    assert model_run.text in [t.strip() for t in page.locator(".capel-text").all_inner_texts()]
 
     page.get_by_text("Edit this text", exact=True).click()
     box = page.get_by_label("Your edit", exact=True)

@@ -259,7 +259,7 @@ def test_generate_target_flags_are_checked_before_any_model_runs(argv: list[str]
 @pytest.mark.parametrize(
     ("argv", "kind", "low", "high", "unit"),
     [
-        (["--unit", "chars", "--at-most", "280"], "at_most", 1, 280, "chars"),
+        (["--unit", "chars", "--at-most", "80"], "at_most", 1, 80, "chars"),
         (["--unit", "en_words", "--range", "10-12"], "range", 10, 12, "en_words"),
         (["--preset", "sms"], "at_most", 1, 160, "sms"),
     ],

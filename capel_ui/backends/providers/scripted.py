@@ -181,5 +181,6 @@ SPEC = ProviderSpec(
     models=(SCRIPTED_MODEL,),
     model_label=lambda model: "Scripted model",
     hidden=True,
+    shown_while=lambda: bool(_staged),  # an AppTest that stages a model picks it in the sidebar like any other
     note="Answers from a script, in this process; for tests only.",
 )

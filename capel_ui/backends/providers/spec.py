@@ -61,7 +61,8 @@ class ProviderSpec:
     model_label: Callable[[str], str] | None = None  # how a model is named; default `id (label)`
     languages: tuple[Lang, ...] = LANGS  # what its models write well
     note: str = ""
-    hidden: bool = False  # for tests: registered like any other, never offered in the sidebar
+    hidden: bool = False  # for tests: registered like any other, never offered in the sidebar...
+    shown_while: Callable[[], bool] | None = None  # ...except while this says so (a test staged the scripted model)
 
     def address(self, typed: str | None) -> str | None:
         """Where to send requests: the URL typed, else `base_url_env` if set, else the vendor's own address."""
@@ -137,5 +138,5 @@ def language_note(provider: str, lang: Lang) -> str | None:
 
 
 def visible() -> list[ProviderSpec]:
-    """The providers people pick from (the test-only ones left out)."""
-    return [s for s in PROVIDERS.values() if not s.hidden]
+    """The providers people pick from (the test-only ones left out, unless a test has staged one)."""
+    return [s for s in PROVIDERS.values() if not s.hidden or (s.shown_while is not None and s.shown_while())]
