@@ -21,6 +21,7 @@ _MAX_MARKER = 40  # longest marker-like text held back: `<`, up to 4 digit group
 _MAX_DIGITS = 7
 _MARKER_INNER = frozenset("0123456789 \t")
 _SPECIAL = re.compile(r"[<>]")
+_WHOLE_MARKER = re.compile(rf"<([0-9]{{1,{_MAX_MARKER - 1}}})>")  # a proper marker within one chunk
 _CLOSE_DIGITS = re.compile(rf"(?:^|(?<=[\s>]))(\d{{1,{_MAX_DIGITS}}})$")
 _DRAFT_CLOSE = re.compile(re.escape(DRAFT_CLOSE), re.IGNORECASE)
 _DRAFT_OPEN = re.compile(r"^\s*" + re.escape(DRAFT_OPEN), re.IGNORECASE)
@@ -299,6 +300,11 @@ class MarkerParser:
             j = m.start()
             if j > i:
                 self._text(chunk[i:j], base + i)
+            whole = _WHOLE_MARKER.match(chunk, j) if chunk[j] == "<" else None
+            if whole:  # the common case read at once; what `_scan_marker` would make of it, char by char
+                self._marker(Marker(int(whole.group(1)), base + j, base + whole.end(), whole.group(), malformed=False))
+                i = whole.end()
+                continue
             if chunk[j] == "<":
                 self._pending = "<"
                 self._pending_start = base + j

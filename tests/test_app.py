@@ -65,8 +65,19 @@ def generate(at: AppTest, instruction: str, target: int, mode: str | None = None
 # --- Write ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.model
-def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_history(app: AppTest) -> None:
+TWELVE = "A hand-made ceramic mug, glazed sea blue, keeps your morning coffee warm."
+HEADLINE_25 = (  # 25 words, as a model that takes a grammar would write them under `exact`
+    "Seaside town rebuilds its old lighthouse, and the harbour lights up again as fishermen, children and visitors "
+    "gather on the old pier to watch it."
+)
+
+
+def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_history(
+    scripted_model: ScriptedBackend, app: AppTest
+) -> None:
+    scripted_model.capabilities = Capabilities(grammar_field="grammar")  # a local model that takes a grammar
+    scripted_model.reply(HEADLINE_25)
+    app.selectbox(key="provider").set_value("scripted").run()
     assert app.selectbox(key="w_mode").value == "exact"
     assert app.selectbox(key="w_mode").format_func("exact") == "Exact (guaranteed)"
 
@@ -78,13 +89,14 @@ def test_exact_mode_is_the_default_and_yields_a_verified_25_word_text_saved_to_h
     assert (run.status, run.mode, run.model, run.target, run.count, run.exact) == (
         "complete",
         "exact",
-        "embedded",
+        "scripted",
         25,
         25,
         True,
     )
-    assert any(c.startswith(f"Run {run.id} · write · embedded · Exact (guaranteed)") for c in captions(app))
+    assert any(c.startswith(f"Run {run.id} · write · scripted · Exact (guaranteed)") for c in captions(app))
     assert [d.label for d in app.get("download_button")] == ["Download .txt", "Download .md", "Download .json"]
+    assert scripted_model.requests[0][1].grammar is not None  # the count was asked of the grammar, not the prompt
 
 
 VARIANT_TEXTS = (  # four words each: a plain one, a loop (junk), one ending on "the"
@@ -129,20 +141,24 @@ def countdown_of(text: str) -> str:
     return "".join(f"<{len(words) - i}>{w} " for i, w in enumerate(words)) + "<0>"
 
 
-@pytest.mark.model
-def test_baseline_mode_badge_states_the_count_against_the_target(app: AppTest) -> None:
-    app.number_input(key="w_seed").set_value(3)  # a seeded answer: a sampled one now and then ran past its budget
+@pytest.mark.parametrize(
+    ("reply", "badge"),
+    [
+        (" ".join(["word"] * 25), ":green-badge[✓ exact · verified · 25/25 English words]"),
+        (" ".join(["word"] * 22), ":red-badge[off by -3 · 22/25 English words]"),
+    ],
+    ids=["on_target", "short"],
+)
+def test_baseline_mode_badge_states_the_count_against_the_target(
+    scripted_model: ScriptedBackend, app: AppTest, reply: str, badge: str
+) -> None:
+    scripted_model.reply(reply)
+    app.selectbox(key="provider").set_value("scripted").run()
     generate(app, "Write a short note thanking a neighbour for watering the plants.", 25, mode="baseline")
 
     [run] = saved_runs()
     assert run.mode == "baseline" and run.status == "complete"
-    [verdict] = badges(app)
-    if run.count == run.target:
-        assert "✓ exact · verified · 25/25" in verdict
-    else:
-        assert verdict.startswith(":red-badge[")
-        assert f"off by {run.count - 25:+d} · {run.count}/25 English words" in verdict
-        assert "verified" not in verdict
+    assert badges(app) == [badge]
 
 
 def test_the_target_box_does_not_go_below_one(app: AppTest) -> None:
@@ -212,9 +228,12 @@ def test_a_broken_secrets_file_is_an_error_in_the_sidebar_not_a_crash(app: AppTe
 # --- History -------------------------------------------------------------------------------------
 
 
-@pytest.mark.model
-def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(app: AppTest) -> None:
-    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 25)
+def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(
+    scripted_model: ScriptedBackend, app: AppTest
+) -> None:
+    scripted_model.reply(countdown_of("Seaside town rebuilds its old lighthouse and lights the harbour again."))
+    app.selectbox(key="provider").set_value("scripted").run()
+    generate(app, "Write a headline about a seaside town that rebuilt its old lighthouse.", 11, mode="capel")
     # A second run, as the CLI would have saved it: not exact, about something else.
     create_run(
         get_engine(os.environ["DATABASE_URL"]),
@@ -239,11 +258,11 @@ def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(app:
     assert not app.exception, app.exception
     assert "2 run(s)" in captions(app)
     table = app.dataframe[0].value
-    assert sorted(table["mode"]) == ["Baseline", "Exact (guaranteed)"]
+    assert sorted(table["mode"]) == ["Baseline", "CAPEL"]
 
     app.checkbox(key="h_verified").check().run()
     assert "1 run(s)" in captions(app)
-    assert list(app.dataframe[0].value["mode"]) == ["Exact (guaranteed)"]
+    assert list(app.dataframe[0].value["mode"]) == ["CAPEL"]
 
     app.checkbox(key="h_verified").uncheck()
     app.text_input(key="h_search").input("MUG").run()
@@ -289,14 +308,16 @@ def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) 
 # --- Compare -------------------------------------------------------------------------------------
 
 
-@pytest.mark.model
-def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_id(app: AppTest) -> None:
-    # Temperature 0: SmolLM2's sampled baseline now and then runs past its output budget (a partial run), which
-    # is not what this test is about.
-    app.toggle(key="temperature_default").set_value(False).run()
-    app.slider(key="temperature_value").set_value(0.0)
+def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_id(
+    scripted_model: ScriptedBackend, app: AppTest
+) -> None:
+    scripted_model.capabilities = Capabilities(grammar_field="grammar")
+    scripted_model.reply(  # the columns run at once: each gets its answer by what it asked
+        lambda messages, options: TWELVE if options.grammar is not None else "A hand-made mug, glazed by hand."
+    )
+    app.selectbox(key="provider").set_value("scripted").run()
     app.switch_page("app_pages/compare.py").run()
-    assert [m.label for m in app.multiselect(key="c_models").value] == ["SmolLM2-135M (embedded)"]
+    assert [m.label for m in app.multiselect(key="c_models").value] == ["Scripted model"]
     app.text_area(key="c_instruction").input("Write a product description for a hand-made ceramic mug.")
     app.number_input(key="c_target").set_value(12)
     app.multiselect(key="c_modes").set_value(["baseline", "exact"])

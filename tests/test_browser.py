@@ -160,7 +160,7 @@ def go_to(page, name: str) -> None:
     settle(page)
 
 
-QUIET_MS = 500
+QUIET_MS = 300
 SETTLED = f"""() => new Promise(done => {{
     let quiet = 0;
     const tick = () => {{
@@ -421,7 +421,7 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
 
     page.get_by_text("Options", exact=True).click()
     set_number(page, "Seed", 7)
-    scripted.script(ok([f"w{i} " for i in range(30)], delay=0.3))  # over the target for about 8 s
+    scripted.script(ok([f"w{i} " for i in range(30)], delay=0.15))  # over the target for about 4 s
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile(r"over by \d+ · \d+ of 3 English words")).first.wait_for()
     expect(page.locator(".capel-count")).to_be_in_viewport()  # the live part is in view on 1280×720

@@ -182,5 +182,6 @@ SPEC = ProviderSpec(
     model_label=lambda model: "Scripted model",
     hidden=True,
     shown_while=lambda: bool(_staged),  # an AppTest that stages a model picks it in the sidebar like any other
+    caps_for=lambda model, field: _staged[-1].capabilities if _staged else DEFAULT_CAPABILITIES,  # as declared
     note="Answers from a script, in this process; for tests only.",
 )
