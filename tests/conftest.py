@@ -23,6 +23,10 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # core in each process would spin against each other. One thread each (embedded.py) keeps them all fast.
     os.environ.setdefault("CAPEL_EMBEDDED_THREADS", "1")
 
+# A failed request is retried after 0.5, 1, 2 s for users; the tests that are about the waits pass their own backoff
+# to the guard, the rest (a server stopped on purpose, a 500 scripted three times) need not sit through them.
+os.environ.setdefault("CAPEL_RETRY_BACKOFF", "0.01")
+
 XDIST_GROUPS = {"test_storage_postgres.py": "postgres"}
 """Tests that share a costly session fixture run in one pytest-xdist worker: the PostgreSQL ones (one throwaway
 cluster). The browser tests are not grouped: each worker starts its own `streamlit run` and chromium (about 5 s)

@@ -198,12 +198,23 @@ def test_persistent_retryable_failure_gives_up_after_bounded_attempts(scripted, 
     assert len(sleeps) == 3
 
 
-def test_get_backend_takes_the_sleep_its_retries_use(scripted):
+def test_get_backend_takes_the_sleep_its_retries_use(scripted, monkeypatch):
+    monkeypatch.delenv("CAPEL_RETRY_BACKOFF")  # the users' default (the suite shortens it)
     sleeps: list[float] = []
     scripted.script(status(503), status(429, headers={"retry-after": "4"}), ok("Back."))
     backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, sleep=sleeps.append)
     assert text_of(list(backend.stream(MESSAGES, Options()))) == "Back."
     assert len(sleeps) == 2 and 0.5 <= sleeps[0] <= 0.625 and sleeps[1] == 4.0
+
+
+@pytest.mark.parametrize(("setting", "first"), [("2", 2.0), ("0", 0.0), ("soon", 0.5), ("-1", 0.0)])
+def test_capel_retry_backoff_sets_the_first_wait(scripted, monkeypatch, setting: str, first: float):
+    monkeypatch.setenv("CAPEL_RETRY_BACKOFF", setting)
+    sleeps: list[float] = []
+    scripted.script(status(503), ok("Back."))
+    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, sleep=sleeps.append)
+    assert text_of(list(backend.stream(MESSAGES, Options()))) == "Back."
+    assert len(sleeps) == 1 and first <= sleeps[0] <= first * 1.25
 
 
 @pytest.mark.parametrize(

@@ -224,4 +224,14 @@ def get_backend(
     except BackendError as exc:
         raise redacted(exc, secrets) from None
     backend.provider = spec.name
-    return Guarded(backend, remote=spec.keyed, max_retries=max_retries, sleep=sleep, secrets=secrets)
+    return Guarded(
+        backend, remote=spec.keyed, max_retries=max_retries, backoff=retry_backoff(), sleep=sleep, secrets=secrets
+    )
+
+
+def retry_backoff() -> float:
+    """The first wait between attempts, in seconds (then doubled): `CAPEL_RETRY_BACKOFF`, else 0.5."""
+    try:
+        return max(float(os.environ.get("CAPEL_RETRY_BACKOFF") or 0.5), 0.0)
+    except ValueError:
+        return 0.5
