@@ -14,13 +14,23 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, language_note, uses_fallback
 from .counting import count, refusal
-from .ending import score_ending
-from .grammar import Grammar, grammar_for, lexicon_rules, starting_with, supports, target_grammar, with_word_list
+from .ending import ENDING_CANDIDATES, best_ending, natural_cut, plan_size, score_ending, sentence_ends
+from .grammar import (
+    Grammar,
+    ending_rules,
+    grammar_for,
+    lexicon_rules,
+    starting_with,
+    supports,
+    target_grammar,
+    with_word_list,
+)
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
 from .prompts import Message, build_messages, rewrite_source, validate_target
 from .quality import fluency
@@ -54,6 +64,8 @@ from .vocab import (
 OVERRUN_CHARS_PER_UNIT = 50
 """Characters per unit beyond which a reply is worthless however it counts (one endless 'word' of 5 MB)."""
 _MARKER_TEXT = re.compile(r"<\s*\d[\d\s]*>")
+_WORD = re.compile(r"\S+")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,7 @@ class Request:
     max_calls: int | None = None  # repair bound (see repair.py); None: 3 on models without a grammar, else 1
     target_kind: TargetKind = "exactly"
     target_low: int | None = None
+    plan_ending: bool = True  # llama.cpp: choose the last units among candidate endings / end at a natural stop
 
     @classmethod
     def of(cls, target: Target, instruction: str, **fields: Any) -> Request:
@@ -192,6 +205,7 @@ class Outcome:
     fluency: float | None = None  # geometric mean token probability (quality.fluency), when the server gave logprobs
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a run that may repair
     end_probability: float | None = None  # P(end) after the text (ending.py), where the server can say
+    planned_ending: dict[str, Any] | None = None  # the candidate endings a planned run chose from (`Generation`)
     foreign: bool = False  # the model does not write the request's language (ProviderSpec.languages): no score
 
     @property
@@ -262,6 +276,7 @@ class Outcome:
             "notice": self.notice,
             "fluency": self.fluency,
             "end_probability": self.end_probability,
+            "planned_ending": self.planned_ending,
             "calls": self.calls,
             "attempts": self.attempts,
             **faithfulness_json(self.faithfulness),
@@ -355,6 +370,10 @@ class Generation:
         self._final: Outcome | None = None
         self._attempts: list[dict[str, Any]] = []
         self._end_probability: float | None = None
+        self._endings: dict[str, float | None] = {}  # P(end) already asked, by clean text
+        self._plan: dict[str, Any] | None = None  # the candidate endings of a planned run (Outcome.planned_ending)
+        self._cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
+        self.plan_units = self._plan_units()
         self.status: Status = "running"
         self.started = time.monotonic()
         self._last_text = self.started
@@ -365,7 +384,40 @@ class Generation:
         )
         self._grammar_sent = self._grammar()  # each backend sends it in its server's syntax
         self.calls: list[Call] = []
+        self._head: str | None = None  # a planned run's text before its last `plan_units` units, once written
+        self._head_tokens = 0  # chunks (tokens) of the first call that wrote the head
+        self._rivals: list[Future[Rival]] = []  # the candidate endings written beside the run's own
+        self._pool: ThreadPoolExecutor | None = None
         self._add_call()
+
+    def _plan_units(self) -> int:
+        """Units of an exact text whose ending is planned (written as candidates, the one the model would end on
+        kept); 0 for no plan: only exactly N words (or Chinese characters) in a guaranteed mode, on a server that
+        takes a GBNF grammar, continues an answer and scores endings (llama.cpp), and not a rewrite."""
+        req, caps = self.request, self.backend.capabilities
+        llama = caps.grammar_field == "grammar" and caps.prefill is not None and caps.end_probability
+        if not (req.plan_ending and llama and self.mode in GRAMMAR_MODES and self.rewrite is None):
+            return 0
+        if req.target_kind != "exactly" or grammar_kind(req.lang, req.count_unit) != "words":
+            return 0
+        return plan_size(req.target)[0]
+
+    @property
+    def candidates(self) -> int:
+        """Candidate endings a planned run writes (`ending.plan_size`)."""
+        return plan_size(self.request.target)[1]
+
+    @property
+    def bounded_plan(self) -> bool:
+        """Whether the run ends at the last natural sentence end inside its limit or range (`_end_naturally`)."""
+        req, caps = self.request, self.backend.capabilities
+        return (
+            req.plan_ending
+            and caps.end_probability
+            and self.mode == "exact"
+            and req.target_kind != "exactly"
+            and self.rewrite is None
+        )
 
     def _grammar(self) -> Grammar | str | None:
         """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
@@ -378,6 +430,11 @@ class Generation:
             grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
             if self.rewrite is not None and isinstance(grammar, Grammar) and req.lang == "en":
                 grammar = starting_with(grammar, *first_word(self.rewrite.source))  # no room for a preamble
+        return self._word_list(grammar)
+
+    def _word_list(self, grammar: Grammar | str | None) -> Grammar | str | None:
+        """`grammar` with its words drawn from the word list, on llama.cpp (unless the request turned it off)."""
+        req = self.request
         if isinstance(grammar, Grammar) and req.word_list and self.backend.capabilities.grammar_field == "grammar":
             return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
         return grammar
@@ -501,8 +558,14 @@ class Generation:
             return parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
 
     def live_note(self) -> str:
-        """` · repairing from <k> (call 2 of 3)` while a repair call streams, else "": the live line's suffix."""
+        """` · repairing from <k> (call 2 of 3)` while a repair call streams, ` · writing 3 more endings of the last
+        4 words …` while a planned run's rival endings are written beside its own (the live text is the run's own
+        ending, which the most natural of them replaces at the end), else "": the live line's suffix."""
         call = self.current
+        if self._final is None and any(not f.done() for f in self._rivals):
+            unit = unit_label(self.request.count_unit)
+            more = len(self._rivals)
+            return f" · writing {more} more ending(s) of the last {self.plan_units} {unit}; the most natural is kept"
         if call.resumed_from is None:
             return ""
         return f" · repairing from <{call.resumed_from}> (call {call.number} of {self.max_calls})"
@@ -598,11 +661,14 @@ class Generation:
                 yield from self._stream_call(self.current)
                 if not self._next_call():
                     break
+            self._choose_ending()
+            self._end_naturally()
             self._score_ending()
         finally:
             done.set()
             if timer is not None:
                 timer.cancel()
+            self._drop_rivals()
             self._finish()
 
     def run(self) -> Outcome:
@@ -633,6 +699,7 @@ class Generation:
                 if not text:
                     continue
                 self._take(call, text)
+                self._plan_ending(call)
                 yield text
                 if not last and (reason := worthless(call.parser, self.raw)):
                     call.stopped, cancelled = reason, True  # the rest is paid for but thrown away: stop it
@@ -656,7 +723,140 @@ class Generation:
             return
         done = self._outcome(final=True)
         if done.status == "complete":
-            self._end_probability = score_ending(self.backend, self.ending_messages, done.text)
+            self._end_probability = self._ending_of(done.text)
+
+    def _ending_of(self, text: str) -> float | None:
+        """P(end) after the clean `text`, asked once per text (a planned run asked it of its candidates)."""
+        key = text.strip()
+        if key not in self._endings:
+            try:
+                self._endings[key] = score_ending(self.backend, self.ending_messages, key)
+            except BackendError:  # the score is a help, never a reason to fail a run
+                self._endings[key] = None
+        return self._endings[key]
+
+    def _clean(self, raw: str) -> str:
+        """The clean text of `raw` (a countdown's markers removed)."""
+        return _parse(raw, self.request, self.mode).text if self.mode in MARKER_MODES else raw.strip()
+
+    def _plan_ending(self, call: Call) -> None:
+        """On a planned run's first call, once its last `plan_units` units start: the text before them is the head,
+        and `candidates - 1` rival endings of exactly those units are started from it at once (a prefill, in the
+        server's parallel slots), while the call writes its own ending on."""
+        if not self.plan_units or self._head is not None or call.number != 1:
+            return
+        raw, head = self.raw, self.request.target - self.plan_units
+        if self.mode in MARKER_MODES:
+            at = raw.find(f"<{self.plan_units}>")  # the markers are forced, so the first is the one
+            end = at if at >= 0 else None
+        else:
+            units = list((_HAN if self.request.lang == "zh" else _WORD).finditer(raw))
+            end = None if len(units) <= head else units[head].start()
+        if end is None:
+            return
+        self._head, self._head_tokens = raw[:end].rstrip(), max(call.chunks - 1, 0)
+        req = self.request
+        grammar = self._word_list(ending_rules(self.mode, req.lang, req.target, self.plan_units))
+        seed = call.options.seed
+        self._pool = ThreadPoolExecutor(self.candidates - 1, thread_name_prefix="ending")
+        for i in range(1, self.candidates):
+            options = dataclasses.replace(
+                call.options, grammar=grammar, prefill=self._head or None, seed=None if seed is None else seed + 100 * i
+            )
+            self._rivals.append(self._pool.submit(self._rival, call.messages, options))
+
+    def _rival(self, messages: list[Message], options: Options) -> Rival:
+        """One rival ending, written to its end (or its failure)."""
+        rival = Rival()
+        try:
+            for item in self.backend.stream(messages, options):
+                if isinstance(item, Usage):
+                    rival.usage = item
+                else:
+                    rival.parts.append(item)
+        except BackendError as exc:
+            rival.failure = exc
+        return rival
+
+    def _drop_rivals(self) -> None:
+        """Stop the rival endings still being written (a run that ended otherwise) and let their threads go."""
+        if self._pool is not None:
+            self.calls[0].cancel.set()
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def _choose_ending(self) -> None:
+        """A planned run that completed keeps, of its own ending and the rivals that finished, the one the model
+        would most likely end on (P(end) after the whole text), then the most fluent (`ending.best_ending`)."""
+        call, head = self.current, self._head
+        if not self._rivals or head is None or call.number != 1 or call.status != "complete":
+            return
+        if self._stopping.is_set() or self._expired.is_set():
+            return
+        own_usage = call.usage
+        own_logprobs = own_usage.logprobs[self._head_tokens :] if own_usage else ()
+        endings = [(self.raw[len(head) :], own_logprobs)]
+        rivals = [f.result() for f in self._rivals]
+        endings += [(r.text, r.usage.logprobs) for r in rivals if r.finished]
+        with ThreadPoolExecutor(len(endings), thread_name_prefix="ending") as pool:
+            scores = list(pool.map(lambda e: self._ending_of(self._clean(head + e[0])), endings))
+        best = best_ending([(p, fluency(lp)) for p, (_, lp) in zip(scores, endings, strict=True)])
+        self._plan = {
+            "units": self.plan_units,
+            "head": self._clean(head) if head else "",
+            "candidates": [
+                {
+                    "text": self._clean(head + t),
+                    "end_probability": p,
+                    "fluency": fluency(lp),
+                    "own": i == 0,
+                    "chosen": i == best,
+                }
+                for i, ((t, lp), p) in enumerate(zip(endings, scores, strict=True))
+            ],
+        }
+        extra = _total(r.usage.completion_tokens if r.usage else r.chunks for r in rivals)
+        if own_usage is not None:
+            call.usage = dataclasses.replace(
+                own_usage,
+                completion_tokens=_total((own_usage.completion_tokens, extra)),
+                logprobs=own_usage.logprobs[: self._head_tokens] + endings[best][1],
+            )
+        if best == 0:
+            return
+        raw = head + endings[best][0]
+        with self._lock:
+            call.parts[:] = [raw]
+            if call.parser is not None:
+                call.parser = _parser(self.request, self.mode)
+                call.parser.feed(raw)
+                call.result = call.parser.close()
+
+    def _end_naturally(self) -> None:
+        """A text under a limit or in a range ends at the last sentence end the model would end on (inside the
+        target), not wherever the limit cut it: each sentence end is scored (P(end), at once) and the text is cut
+        after the one `natural_cut` picks. What was left out is said in the notice."""
+        if not self.bounded_plan or self._stopping.is_set() or self._expired.is_set():
+            return
+        call = self.current
+        if call.status != "complete" or call.parser is not None:
+            return
+        raw, spec, unit = self.raw.strip(), self.request.target_spec, self.request.count_unit
+        cuts = [i for i in sentence_ends(raw) if spec.within(count(raw[:i], unit))]
+        if len(cuts) < 2 or cuts[-1] != len(raw):
+            return  # one sentence end (or the text does not end on one): nothing to choose
+        with ThreadPoolExecutor(ENDING_CANDIDATES, thread_name_prefix="ending") as pool:
+            scores = list(pool.map(lambda i: self._ending_of(raw[:i]), cuts))
+        at = cuts[natural_cut(scores)]
+        self._plan = {
+            "sentence_ends": [
+                {"text": raw[:i], "end_probability": p, "chosen": i == at} for i, p in zip(cuts, scores, strict=True)
+            ]
+        }
+        if at < len(raw):
+            with self._lock:
+                call.parts[:] = [raw[:at]]
+            self._cut_tail = raw[at:].strip()
 
     def _take(self, call: Call, text: str) -> None:
         if call.first_token is None:
@@ -782,6 +982,7 @@ class Generation:
             fluency=fluency(usage.logprobs) if usage else None,
             attempts=self.attempts,
             end_probability=self._end_probability if final else None,
+            planned_ending=self._plan if final else None,
             foreign=self.language_note is not None,
         )
         if final:
@@ -823,9 +1024,15 @@ class Generation:
         if reasoning:
             parts.append(f"{self.backend.model} spent {reasoning} output tokens on reasoning.")
         calls = len(self.calls)
-        if calls > 1:
-            starts = ", ".join(f"<{c.resumed_from}>" if self._kept_units(c) else "the start" for c in self.calls[1:])
+        repairs = [c for c in self.calls[1:] if c.resumed_from is not None]
+        if repairs:
+            starts = ", ".join(f"<{c.resumed_from}>" if self._kept_units(c) else "the start" for c in repairs)
             parts.append(f"Repaired: {calls} calls; the countdown was continued from {starts}.")
+        if self._cut_tail and status == "complete":
+            words = len(self._cut_tail.split())
+            parts.append(
+                f"Ended at the last natural sentence end inside the limit; the {words} word(s) after it were left out."
+            )
         if cut:
             parts.append("Text outside the countdown (before its first marker or after <0>) was cut.")
         if self.max_calls > 1 and status != "cancelled" and not verified_now and calls >= self.max_calls:
@@ -858,11 +1065,42 @@ def _reasoning_part(usage: Usage) -> str:
     return f", {usage.reasoning_tokens} of them on reasoning" if usage.reasoning_tokens else ""
 
 
+def _parser(req: Request, mode: Mode) -> MarkerParser:
+    return MarkerParser(req.target, req.lang, req.count_unit, draft=mode == "draft-capel", code=req.code)
+
+
 def _parse(raw: str, req: Request, mode: Mode) -> ParseResult:
     """`raw` parsed as a whole: the live result as if the output ended now, or a repaired run's cut text."""
-    probe = MarkerParser(req.target, req.lang, req.count_unit, draft=mode == "draft-capel", code=req.code)
+    probe = _parser(req, mode)
     probe.feed(raw)
     return probe.close()
+
+
+@dataclass
+class Rival:
+    """A candidate ending a planned run writes beside its own (`Generation._plan_ending`)."""
+
+    parts: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+    failure: BackendError | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    @property
+    def chunks(self) -> int:
+        return len(self.parts)
+
+    @property
+    def finished(self) -> bool:
+        """Written to its end: no failure, not cut by the output limit, some text."""
+        done = self.usage is not None and self.usage.finish_reason != "length"
+        return done and self.failure is None and bool(self.text.strip())
+
+
+def _fluency(usage: Usage | None) -> float | None:
+    return fluency(usage.logprobs) if usage is not None else None
 
 
 def _total(values: Iterable[int | None]) -> int | None:

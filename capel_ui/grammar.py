@@ -626,3 +626,31 @@ def _state(
 
 def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
+
+
+# --- a planned ending (issue 19): the text written in two parts, its last units chosen among candidates ----------
+
+
+def ending_rules(mode: Mode, lang: Lang, target: int, units: int) -> Grammar:
+    """The last `units` of `target` units, the last one closing a sentence (and `<0>` after it in a countdown): what
+    a candidate ending writes after the text so far (sent as a prefill: an English ending starts with its space).
+    `units == target` is the whole text."""
+    validate_target(target)
+    if not 1 <= units <= target:
+        raise ValueError(f"an ending must have from 1 to {target} units, got {units}")
+    if units == target:
+        whole = grammar_for(mode, lang, target)
+        assert whole is not None
+        return whole
+    rules = _rules(lang)
+    if mode == "exact-countdown":
+        items: list[Expr] = []
+        for k in range(units, 1, -1):
+            items += [Lit(f"<{k}>"), Ref("word")]
+        return Grammar(Seq((*items, Lit("<1>"), Ref("wend"), Lit("<0>"))), rules)
+    sep = _SEPARATOR[lang]
+    unit = Seq((Lit(sep), Ref("word"))) if sep else Ref("word")
+    last = Seq((Lit(sep), Ref("wend"))) if sep else Ref("wend")
+    if units == 1:
+        return Grammar(last, rules)
+    return Grammar(Seq((Rep(unit, units - 1, units - 1), last)), rules)
