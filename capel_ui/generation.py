@@ -23,6 +23,7 @@ from .counting import count, refusal
 from .ending import ENDING_CANDIDATES, best_ending, natural_cut, plan_size, score_ending, sentence_ends
 from .grammar import (
     Grammar,
+    closing_rules,
     ending_rules,
     grammar_for,
     lexicon_rules,
@@ -65,6 +66,10 @@ OVERRUN_CHARS_PER_UNIT = 50
 """Characters per unit beyond which a reply is worthless however it counts (one endless 'word' of 5 MB)."""
 _MARKER_TEXT = re.compile(r"<\s*\d[\d\s]*>")
 _WORD = re.compile(r"\S+")
+CLOSINGS = 2
+"""Rival closing sentences a text under a limit gets, where the limit leaves room (`Generation._closings`)."""
+CLOSING_ROOM = {"words": 3, "chars": 16}
+"""The least room (words, or characters) a limit must leave for a rival closing sentence to be worth writing."""
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -834,29 +839,62 @@ class Generation:
 
     def _end_naturally(self) -> None:
         """A text under a limit or in a range ends at the last sentence end the model would end on (inside the
-        target), not wherever the limit cut it: each sentence end is scored (P(end), at once) and the text is cut
-        after the one `natural_cut` picks. What was left out is said in the notice."""
+        target), not wherever the limit cut it. The candidates: the text cut after each of its sentence ends, and,
+        where the limit leaves room, the whole text with a rival closing sentence (`CLOSINGS`, written at once from
+        the text as a prefill); each is scored (P(end), at once) and `natural_cut` picks, shortest first. What was
+        left out is said in the notice."""
         if not self.bounded_plan or self._stopping.is_set() or self._expired.is_set():
             return
         call = self.current
         if call.status != "complete" or call.parser is not None:
             return
-        raw, spec, unit = self.raw.strip(), self.request.target_spec, self.request.count_unit
+        req = self.request
+        raw, spec, unit = self.raw.strip(), req.target_spec, req.count_unit
         cuts = [i for i in sentence_ends(raw) if spec.within(count(raw[:i], unit))]
-        if len(cuts) < 2 or cuts[-1] != len(raw):
-            return  # one sentence end (or the text does not end on one): nothing to choose
+        if not cuts or cuts[-1] != len(raw):
+            return  # the text does not end on a sentence end: nothing to choose
+        texts = [raw[:i] for i in cuts] + self._closings(raw)
+        texts.sort(key=len)
         with ThreadPoolExecutor(ENDING_CANDIDATES, thread_name_prefix="ending") as pool:
-            scores = list(pool.map(lambda i: self._ending_of(raw[:i]), cuts))
-        at = cuts[natural_cut(scores)]
+            scores = list(pool.map(self._ending_of, texts))
+        best = natural_cut(scores)
         self._plan = {
             "sentence_ends": [
-                {"text": raw[:i], "end_probability": p, "chosen": i == at} for i, p in zip(cuts, scores, strict=True)
+                {"text": t, "end_probability": p, "chosen": i == best, "added": len(t) > len(raw)}
+                for i, (t, p) in enumerate(zip(texts, scores, strict=True))
             ]
         }
-        if at < len(raw):
+        chosen = texts[best]
+        if chosen != raw:
             with self._lock:
-                call.parts[:] = [raw[:at]]
-            self._cut_tail = raw[at:].strip()
+                call.parts[:] = [chosen]
+            if len(chosen) < len(raw):
+                self._cut_tail = raw[len(chosen) :].strip()
+
+    def _closings(self, raw: str) -> list[str]:
+        """`raw` with each rival closing sentence that finished inside the target (none where the limit leaves
+        too little room, `CLOSING_ROOM`)."""
+        req, call = self.request, self.current
+        room = req.target_spec.high - count(raw, req.count_unit)
+        if room < CLOSING_ROOM[grammar_kind(req.lang, req.count_unit) or "words"]:
+            return []
+        grammar = self._word_list(closing_rules(req.lang, req.count_unit, room))
+        seed = call.options.seed
+        options = [
+            dataclasses.replace(
+                call.options, grammar=grammar, prefill=raw, seed=None if seed is None else seed + 100 * i
+            )
+            for i in range(1, CLOSINGS + 1)
+        ]
+        with ThreadPoolExecutor(CLOSINGS, thread_name_prefix="ending") as pool:
+            rivals = list(pool.map(lambda o: self._rival(call.messages, o), options))
+        extra = _total(r.usage.completion_tokens if r.usage else r.chunks for r in rivals)
+        if call.usage is not None:
+            call.usage = dataclasses.replace(
+                call.usage, completion_tokens=_total((call.usage.completion_tokens, extra))
+            )
+        texts = [(raw + r.text).strip() for r in rivals if r.finished]
+        return [t for t in dict.fromkeys(texts) if req.target_spec.within(count(t, req.count_unit))]
 
     def _take(self, call: Call, text: str) -> None:
         if call.first_token is None:

@@ -654,3 +654,26 @@ def ending_rules(mode: Mode, lang: Lang, target: int, units: int) -> Grammar:
     if units == 1:
         return Grammar(last, rules)
     return Grammar(Seq((Rep(unit, units - 1, units - 1), last)), rules)
+
+
+def closing_rules(lang: Lang, unit: Unit, room: int) -> Grammar | str:
+    """One or more sentences more, at most `room` units in `unit` (the space before them included), the last one
+    closed: what a text under a limit may add after its own last sentence (a rival closing, `Generation`)."""
+    validate_target(room)
+    kind = grammar_kind(lang, unit)
+    sep = _SEPARATOR[lang]
+    if kind == "chars":
+        if room < 2 + len(sep):
+            raise ValueError(f"a closing sentence needs at least {2 + len(sep)} characters, got {room}")
+        body = char_grammar(lang, 2, room - len(sep))
+        start = "s" if lang == "en" else "h"
+        lead = f'"{sep}" ' if sep else ""
+        return body.replace(f"root ::= {start}{room - len(sep)}", f"root ::= {lead}{start}{room - len(sep)}", 1)
+    if kind != "words":
+        raise ValueError(f"no grammar can guarantee {unit} in {lang}")
+    rules = _rules(lang)
+    unit_expr = Seq((Lit(sep), Ref("word"))) if sep else Ref("word")
+    last = Seq((Lit(sep), Ref("wend"))) if sep else Ref("wend")
+    if room == 1:
+        return Grammar(last, rules)
+    return Grammar(Seq((Rep(unit_expr, 0, room - 1), last)), rules)

@@ -172,6 +172,21 @@ def test_where_no_sentence_end_would_end_the_text_the_most_likely_is_kept() -> N
     assert out.text.endswith("sells out.") and out.end_probability == 0.3
 
 
+def test_a_text_that_leaves_room_may_gain_the_closing_sentence_the_model_would_end_on() -> None:
+    model = llama(by_prefill("Fresh bread every Saturday.", " Come early!"), ending=natural_after("Come early!"))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
+    assert out.text == "Fresh bread every Saturday. Come early!" and out.verified and out.end_probability == 0.9
+    rivals = [options for _, options in model.requests if options.prefill is not None]
+    assert len(rivals) == 2 and {o.prefill for o in rivals} == {"Fresh bread every Saturday."}
+    assert rivals[0].grammar.startswith('root ::= (" " word){0,15} " " wend')  # at most the 16 words left
+
+
+def test_a_closing_sentence_that_would_pass_the_limit_is_not_added() -> None:
+    model = llama(by_prefill("Fresh bread every Saturday.", " Come early, " + "very " * 20 + "early!"), ending=0.9)
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
+    assert out.text == "Fresh bread every Saturday."
+
+
 def test_a_limit_is_not_cut_without_the_ending_score() -> None:
     model = ScriptedBackend(POST, capabilities=LLAMA_CPP.__class__(grammar_field="grammar", prefill="assistant"))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
