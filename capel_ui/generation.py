@@ -34,7 +34,7 @@ from .grammar import (
 )
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
 from .prompts import Message, build_messages, rewrite_source, validate_target
-from .quality import fluency
+from .quality import fluency, warnings
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
 from .rewrite import Faithfulness, faithfulness, first_word, strip_preamble
 from .rewrite import plan as plan_rewrite
@@ -66,10 +66,12 @@ OVERRUN_CHARS_PER_UNIT = 50
 """Characters per unit beyond which a reply is worthless however it counts (one endless 'word' of 5 MB)."""
 _MARKER_TEXT = re.compile(r"<\s*\d[\d\s]*>")
 _WORD = re.compile(r"\S+")
-CLOSINGS = 2
+CLOSINGS = 3
 """Rival closing sentences a text under a limit gets, where the limit leaves room (`Generation._closings`)."""
 CLOSING_ROOM = {"words": 3, "chars": 16}
 """The least room (words, or characters) a limit must leave for a rival closing sentence to be worth writing."""
+CLOSING_MOST = {"words": 12, "chars": 80}
+"""The longest rival closing (words, or characters): a short closing line, not more of the text."""
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -805,7 +807,14 @@ class Generation:
         endings += [(r.text, r.usage.logprobs) for r in rivals if r.finished]
         with ThreadPoolExecutor(len(endings), thread_name_prefix="ending") as pool:
             scores = list(pool.map(lambda e: self._ending_of(self._clean(head + e[0])), endings))
-        best = best_ending([(p, fluency(lp)) for p, (_, lp) in zip(scores, endings, strict=True)])
+        flaws = [self._flaws(self._clean(head + t)) for t, _ in endings]
+        fewest = min(flaws)  # an ending with a flaw the others lack (a non-word, a loop) is never kept
+        best = best_ending(
+            [
+                (p, fluency(lp)) if f == fewest else (None, None)
+                for p, (_, lp), f in zip(scores, endings, flaws, strict=True)
+            ]
+        )
         self._plan = {
             "units": self.plan_units,
             "head": self._clean(head) if head else "",
@@ -853,7 +862,8 @@ class Generation:
         cuts = [i for i in sentence_ends(raw) if spec.within(count(raw[:i], unit))]
         if not cuts or cuts[-1] != len(raw):
             return  # the text does not end on a sentence end: nothing to choose
-        texts = [raw[:i] for i in cuts] + self._closings(raw)
+        texts = [raw[:i] for i in cuts]
+        texts += self._closings(next((t for t in reversed(texts) if self._room(t) >= self._least_room), ""))
         texts.sort(key=len)
         with ThreadPoolExecutor(ENDING_CANDIDATES, thread_name_prefix="ending") as pool:
             scores = list(pool.map(self._ending_of, texts))
@@ -871,13 +881,23 @@ class Generation:
             if len(chosen) < len(raw):
                 self._cut_tail = raw[len(chosen) :].strip()
 
+    def _room(self, text: str) -> int:
+        """Units the limit leaves after `text`."""
+        return self.request.target_spec.high - count(text, self.request.count_unit)
+
+    @property
+    def _least_room(self) -> int:
+        return CLOSING_ROOM[grammar_kind(self.request.lang, self.request.count_unit) or "words"]
+
     def _closings(self, raw: str) -> list[str]:
-        """`raw` with each rival closing sentence that finished inside the target (none where the limit leaves
-        too little room, `CLOSING_ROOM`)."""
+        """`raw` with each rival closing sentence that finished inside the target: from the text's own end, or
+        where it filled the limit, from its last sentence end that leaves room (`CLOSING_ROOM`); a closing is
+        short (`CLOSING_MOST`): a long one rambles on."""
         req, call = self.request, self.current
-        room = req.target_spec.high - count(raw, req.count_unit)
-        if room < CLOSING_ROOM[grammar_kind(req.lang, req.count_unit) or "words"]:
+        if not raw:
             return []
+        kind = grammar_kind(req.lang, req.count_unit) or "words"
+        room = min(self._room(raw), CLOSING_MOST[kind])
         grammar = self._word_list(closing_rules(req.lang, req.count_unit, room))
         seed = call.options.seed
         options = [
@@ -893,8 +913,21 @@ class Generation:
             call.usage = dataclasses.replace(
                 call.usage, completion_tokens=_total((call.usage.completion_tokens, extra))
             )
-        texts = [(raw + r.text).strip() for r in rivals if r.finished]
-        return [t for t in dict.fromkeys(texts) if req.target_spec.within(count(t, req.count_unit))]
+        flaws = self._flaws(raw)
+        texts = [
+            (raw + r.text).strip()
+            for r in rivals
+            if r.finished and count(r.text, req.count_unit) < room  # the model ended it: not cut at the cap
+        ]
+        return [
+            t
+            for t in dict.fromkeys(texts)
+            if req.target_spec.within(count(t, req.count_unit)) and self._flaws(t) <= flaws
+        ]
+
+    def _flaws(self, text: str) -> int:
+        """Quality warnings of `text` (a non-word, a glued word, a loop, a dangling last word: quality.warnings)."""
+        return len(warnings(text, self.request.lang, self.request.instruction))
 
     def _take(self, call: Call, text: str) -> None:
         if call.first_token is None:

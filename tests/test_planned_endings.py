@@ -62,6 +62,12 @@ def test_the_runs_own_ending_stays_when_the_model_would_end_there_most() -> None
     assert [c["chosen"] for c in out.planned_ending["candidates"]] == [True, False]
 
 
+def test_a_rival_ending_with_a_flaw_the_own_lacks_is_not_kept_however_likely_its_end() -> None:
+    model = llama(by_prefill(OWN, " with thin crust crust crust."), ending=natural_after("crust."))
+    out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == OWN
+
+
 def test_the_ending_score_is_asked_once_per_candidate_and_reused_for_the_run() -> None:
     model = llama(by_prefill(OWN, RIVAL), ending=natural_after("crisp crust."))
     generate(model, Request(INSTRUCTION, 12, mode="exact"))
@@ -177,12 +183,30 @@ def test_a_text_that_leaves_room_may_gain_the_closing_sentence_the_model_would_e
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
     assert out.text == "Fresh bread every Saturday. Come early!" and out.verified and out.end_probability == 0.9
     rivals = [options for _, options in model.requests if options.prefill is not None]
-    assert len(rivals) == 2 and {o.prefill for o in rivals} == {"Fresh bread every Saturday."}
-    assert rivals[0].grammar.startswith('root ::= (" " word){0,15} " " wend')  # at most the 16 words left
+    assert len(rivals) == 3 and {o.prefill for o in rivals} == {"Fresh bread every Saturday."}
+    assert rivals[0].grammar.startswith('root ::= (" " word){0,11} " " wend')  # a short closing: at most 12 words
 
 
-def test_a_closing_sentence_that_would_pass_the_limit_is_not_added() -> None:
-    model = llama(by_prefill("Fresh bread every Saturday.", " Come early, " + "very " * 20 + "early!"), ending=0.9)
+def test_a_text_that_filled_the_limit_gets_its_closing_after_its_last_sentence_end_with_room() -> None:
+    own = "Fresh bread every Saturday. Come early, it sells out fast."  # 10 of 10 words
+    model = llama(by_prefill(own, " Come early!"), ending=natural_after("Come early!"))
+    out = generate(model, Request(INSTRUCTION, 10, mode="exact", target_kind="at_most"))
+    assert {o.prefill for _, o in model.requests[1:]} == {"Fresh bread every Saturday."}
+    assert out.text == "Fresh bread every Saturday. Come early!" and out.verified
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        " Come early, " + "very " * 20 + "early!",
+        " Come and buy the.",
+        " Come early for sourdouhg.",
+        " " + "Fresh " * 12,
+    ],
+    ids=["past the limit", "dangling", "non-word", "cut at its cap"],
+)
+def test_a_closing_sentence_a_writer_would_not_keep_is_not_added(closing) -> None:
+    model = llama(by_prefill("Fresh bread every Saturday.", closing), ending=0.9)
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
     assert out.text == "Fresh bread every Saturday."
 
