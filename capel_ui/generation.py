@@ -395,6 +395,7 @@ class Generation:
         self._head_tokens = 0  # chunks (tokens) of the first call that wrote the head
         self._rivals: list[Future[Rival]] = []  # the candidate endings written beside the run's own
         self._pool: ThreadPoolExecutor | None = None
+        self._closing = False  # a text under a limit is choosing where it ends (`_end_naturally`)
         self._add_call()
 
     def _plan_units(self) -> int:
@@ -569,6 +570,8 @@ class Generation:
         4 words …` while a planned run's rival endings are written beside its own (the live text is the run's own
         ending, which the most natural of them replaces at the end), else "": the live line's suffix."""
         call = self.current
+        if self._final is None and self._closing:
+            return f" · writing {CLOSINGS} closing sentences and choosing where the text ends most naturally"
         if self._final is None and any(not f.done() for f in self._rivals):
             unit = unit_label(self.request.count_unit)
             more = len(self._rivals)
@@ -862,12 +865,14 @@ class Generation:
         cuts = [i for i in sentence_ends(raw) if spec.within(count(raw[:i], unit))]
         if not cuts or cuts[-1] != len(raw):
             return  # the text does not end on a sentence end: nothing to choose
+        self._closing = True
         texts = [raw[:i] for i in cuts]
         texts += self._closings(next((t for t in reversed(texts) if self._room(t) >= self._least_room), ""))
         texts.sort(key=len)
         with ThreadPoolExecutor(ENDING_CANDIDATES, thread_name_prefix="ending") as pool:
             scores = list(pool.map(self._ending_of, texts))
         best = natural_cut(scores)
+        self._closing = False
         self._plan = {
             "sentence_ends": [
                 {"text": t, "end_probability": p, "chosen": i == best, "added": len(t) > len(raw)}

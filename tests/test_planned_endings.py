@@ -211,6 +211,21 @@ def test_a_closing_sentence_a_writer_would_not_keep_is_not_added(closing) -> Non
     assert out.text == "Fresh bread every Saturday."
 
 
+def test_the_live_view_says_when_a_text_under_a_limit_is_choosing_its_end() -> None:
+    notes, gens = [], []
+
+    def reply(messages, options):
+        if options.prefill is None:
+            return "Fresh bread every Saturday."
+        notes.append(gens[0].live_note())
+        return " Come early!"
+
+    gens.append(Generation(llama(reply, ending=0.9), Request(INSTRUCTION, 20, mode="exact", target_kind="at_most")))
+    gens[0].run()
+    assert notes and all("choosing where the text ends most naturally" in n for n in notes)
+    assert gens[0].live_note() == ""
+
+
 def test_a_limit_is_not_cut_without_the_ending_score() -> None:
     model = ScriptedBackend(POST, capabilities=LLAMA_CPP.__class__(grammar_field="grammar", prefill="assistant"))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
