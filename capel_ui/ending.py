@@ -35,14 +35,17 @@ NATURAL = 0.5
 """P(end) from which a text ends naturally: the model would more likely stop than go on."""
 PLAN_UNITS = 6
 """The most units an exact text's planned ending writes: a short closing clause."""
-ENDING_CANDIDATES = 4
-"""The most candidate endings written at once (the embedded llama.cpp server's parallel slots)."""
+ENDING_CANDIDATES = 3
+"""The most candidate endings written at once (the embedded llama.cpp server has 4 parallel slots: one stays free
+for the ending scores and other runs)."""
 PLAN_COST = 0.3
 """The extra time a planned ending may cost, as a share of the text's own: rivals are written at once, but on a
-CPU the slots share its cores (measured: 3 word-list endings at once take about 2.7 times one), and each rival
-costs a request and an ending score: 0.3 kept the whole run within 1.5 times an unplanned one."""
-PARALLEL_GAIN = 1.3
-"""How much faster K candidates written at once are than K written one after another (embedded, 1 thread)."""
+CPU the slots share its cores (a token costs about the same written alone or beside others), and each rival also
+costs a request and an ending score (benchmarks/endings.py)."""
+RIVAL_COST = 1.0
+"""A rival ending's cost per unit against the text's own. Rivals use the plain word rule (24 ms a token against 45
+for the word list, embedded, one thread) and are checked for non-words afterwards, but each also reads the prompt
+and the text so far and is scored: measured, a rival costs about as much per unit as the text."""
 _SENTENCE_END = re.compile(r"[.!?。！？][\"')\]”’）」]*(?=\s|$)")
 
 
@@ -113,6 +116,6 @@ def plan_size(target: int) -> tuple[int, int]:
     at most `PLAN_UNITS`; as many candidates (the run's own ending and its rivals) as the time budget allows, 2 to
     `ENDING_CANDIDATES`: the rivals, (K-1)·units more units written beside the text's own, may cost `PLAN_COST`
     of the text's time."""
-    units = min(target, PLAN_UNITS, max(3, target // 3))
-    fits = 1 + int(PARALLEL_GAIN * PLAN_COST * target / units)
+    units = min(target, PLAN_UNITS, max(3, target // 4))
+    fits = 1 + int(PLAN_COST * target / (units * RIVAL_COST))
     return units, max(2, min(ENDING_CANDIDATES, fits))

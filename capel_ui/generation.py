@@ -766,17 +766,20 @@ class Generation:
             return
         self._head, self._head_tokens = raw[:end].rstrip(), max(call.chunks - 1, 0)
         req = self.request
-        grammar = self._word_list(ending_rules(self.mode, req.lang, req.target, self.plan_units))
+        # The plain word rule, not the word list: a rival costs a third as much, and one with a non-word, a glued or
+        # a dangling word is never kept (`_choose_ending` keeps the ending with the fewest quality warnings).
+        grammar = ending_rules(self.mode, req.lang, req.target, self.plan_units)
         seed = call.options.seed
         self._pool = ThreadPoolExecutor(self.candidates - 1, thread_name_prefix="ending")
         for i in range(1, self.candidates):
             options = dataclasses.replace(
                 call.options, grammar=grammar, prefill=self._head or None, seed=None if seed is None else seed + 100 * i
             )
-            self._rivals.append(self._pool.submit(self._rival, call.messages, options))
+            self._rivals.append(self._pool.submit(self._rival, call.messages, options, self._head))
 
-    def _rival(self, messages: list[Message], options: Options) -> Rival:
-        """One rival ending, written to its end (or its failure)."""
+    def _rival(self, messages: list[Message], options: Options, before: str) -> Rival:
+        """One rival ending (or closing), written to its end (or its failure), then its P(end) after `before` and
+        it asked at once: the server's slot that wrote it still holds the text, while the others still write."""
         rival = Rival()
         try:
             for item in self.backend.stream(messages, options):
@@ -786,6 +789,8 @@ class Generation:
                     rival.parts.append(item)
         except BackendError as exc:
             rival.failure = exc
+        if rival.finished and not (options.cancel and options.cancel.is_set()):
+            self._ending_of(self._clean(before + rival.text))
         return rival
 
     def _drop_rivals(self) -> None:
@@ -899,11 +904,11 @@ class Generation:
         where it filled the limit, from its last sentence end that leaves room (`CLOSING_ROOM`); a closing is
         short (`CLOSING_MOST`): a long one rambles on."""
         req, call = self.request, self.current
-        if not raw:
+        if not raw or self.backend.capabilities.prefill is None:
             return []
         kind = grammar_kind(req.lang, req.count_unit) or "words"
         room = min(self._room(raw), CLOSING_MOST[kind])
-        grammar = self._word_list(closing_rules(req.lang, req.count_unit, room))
+        grammar = closing_rules(req.lang, req.count_unit, room)  # the plain rule, as for a rival ending
         seed = call.options.seed
         options = [
             dataclasses.replace(
@@ -912,7 +917,7 @@ class Generation:
             for i in range(1, CLOSINGS + 1)
         ]
         with ThreadPoolExecutor(CLOSINGS, thread_name_prefix="ending") as pool:
-            rivals = list(pool.map(lambda o: self._rival(call.messages, o), options))
+            rivals = list(pool.map(lambda o: self._rival(call.messages, o, raw), options))
         extra = _total(r.usage.completion_tokens if r.usage else r.chunks for r in rivals)
         if call.usage is not None:
             call.usage = dataclasses.replace(

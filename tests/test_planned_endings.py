@@ -17,8 +17,8 @@ from capel_ui.grammar import ending_rules
 
 INSTRUCTION = "Describe a traditional Italian pizza."
 OWN = "The traditional Italian pizza is a classic dish made with a widespread."  # 12 words, cut off
-HEAD = "The traditional Italian pizza is a classic dish"  # its first 8: plan_size(12) plans the last 4
-RIVAL = " with thin, crisp crust."
+HEAD = "The traditional Italian pizza is a classic dish made"  # its first 9: plan_size(12) plans the last 3
+RIVAL = " with crisp crust."
 
 
 def llama(*replies, ending=None) -> ScriptedBackend:
@@ -42,17 +42,18 @@ def test_an_exact_text_keeps_the_candidate_ending_the_model_would_end_on() -> No
     assert out.text == HEAD + RIVAL and out.verified and out.count == 12
     assert out.end_probability == 0.9
     plan = out.planned_ending
-    assert plan["units"] == 4 and [c["chosen"] for c in plan["candidates"]] == [False, True]
+    assert plan["units"] == 3 and [c["chosen"] for c in plan["candidates"]] == [False, True]
     assert plan["candidates"][0]["text"] == OWN and plan["candidates"][0]["own"]
 
 
 def test_a_rival_ending_continues_the_text_so_far_with_a_grammar_for_exactly_the_units_left() -> None:
     model = llama(by_prefill(OWN, RIVAL), ending=0.5)
     generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    (_, first), (_, rival) = model.requests
-    assert first.prefill is None and rival.prefill == HEAD
-    assert rival.grammar.startswith(ending_rules("exact", "en", 12, 4).render().splitlines()[0])
-    assert rival.grammar.startswith('root ::= (" " word){3} " " wend')  # exactly 4 words, the last closing a sentence
+    (_, first), *rivals = model.requests
+    assert first.prefill is None and [r.prefill for _, r in rivals] == [HEAD]
+    for _, rival in rivals:  # exactly 3 words, the last closing a sentence; the plain word rule (checked after)
+        assert rival.grammar == ending_rules("exact", "en", 12, 3)
+        assert rival.grammar.render().startswith('root ::= (" " word){2} " " wend')
 
 
 def test_the_runs_own_ending_stays_when_the_model_would_end_there_most() -> None:
@@ -63,7 +64,7 @@ def test_the_runs_own_ending_stays_when_the_model_would_end_there_most() -> None
 
 
 def test_a_rival_ending_with_a_flaw_the_own_lacks_is_not_kept_however_likely_its_end() -> None:
-    model = llama(by_prefill(OWN, " with thin crust crust crust."), ending=natural_after("crust."))
+    model = llama(by_prefill(OWN, " crust crust crust."), ending=natural_after("crust."))
     out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
     assert out.text == OWN
 
@@ -78,7 +79,7 @@ def test_a_failed_rival_leaves_the_runs_own_ending() -> None:
     model = llama(by_prefill(OWN, Turn((" with",), fail="server")), ending=0.1)
     out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
     assert out.status == "complete" and out.text == OWN and out.verified
-    assert len(out.planned_ending["candidates"]) == 1
+    assert len(out.planned_ending["candidates"]) == 1  # the rivals failed: the run's own is the one left
 
 
 def test_a_countdown_plans_its_ending_from_the_marker_of_the_units_left() -> None:
@@ -128,7 +129,7 @@ def test_the_live_view_keeps_the_text_and_says_that_endings_are_being_written() 
         seen.append((gen.raw, gen.live_note()))
         if gen.raw.strip() == OWN:
             gate.set()
-    assert any("writing 1 more ending(s) of the last 4 English words" in note for _, note in seen)
+    assert any("writing 1 more ending(s) of the last 3 English words" in note for _, note in seen)
     assert seen[-1][0] == OWN  # the live text is the run's own ending until the choice
     assert gen.outcome().text == HEAD + RIVAL and gen.live_note() == ""
 
@@ -184,7 +185,7 @@ def test_a_text_that_leaves_room_may_gain_the_closing_sentence_the_model_would_e
     assert out.text == "Fresh bread every Saturday. Come early!" and out.verified and out.end_probability == 0.9
     rivals = [options for _, options in model.requests if options.prefill is not None]
     assert len(rivals) == 3 and {o.prefill for o in rivals} == {"Fresh bread every Saturday."}
-    assert rivals[0].grammar.startswith('root ::= (" " word){0,11} " " wend')  # a short closing: at most 12 words
+    assert rivals[0].grammar.render().startswith('root ::= (" " word){0,11} " " wend')  # a short closing: at most 12 words
 
 
 def test_a_text_that_filled_the_limit_gets_its_closing_after_its_last_sentence_end_with_room() -> None:
