@@ -6,15 +6,22 @@ frequent English words of `wordfreq` (plus numbers and the words of the writer's
 glued or invented word impossible; the last word also may not be a dangling function word ("of", "the").
 Chinese draws its characters from the characters of wordfreq's Chinese list.
 
-The word trie is about a megabyte of grammar text: it is built once per process (`functools.cache`) and used
+The word trie is about a megabyte of grammar text: it is built once per process (`functools.cache`, from a word
+list kept in `data/cache/` after the first process has filtered it) and used
 for llama.cpp only (embedded model, GGUF files, llama.cpp servers); remote APIs keep the plain rule.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from collections.abc import Iterable
 from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from .vocab import PROJECT_ROOT
 
 EN_WORDS = 20_000
 """How many of wordfreq's most frequent English words the grammar admits (measured: benchmarks/quality.py)."""
@@ -46,11 +53,49 @@ def english_words() -> tuple[str, ...]:
     """wordfreq's most frequent English words that the counters count as one word (no dots, no symbols).
 
     Single letters other than "a" and "i" are dropped: they are what a cut-off word looks like ("OurM").
+    Filtering out glued words takes about 2 s, so the list is kept on disk (`_saved_list`) for the next process.
     """
+    saved = _saved_list()
+    kept_before = _read(saved) if saved is not None else ()
+    if len(kept_before) > EN_WORDS // 2:  # a file emptied or cut short by hand is built again
+        return kept_before
     from wordfreq import top_n_list
 
     words = (w for w in top_n_list("en", EN_WORDS) if _PLAIN.match(w) and not looks_glued(w))
-    return tuple(w for w in words if len(w) > 1 or w in ("a", "i") or w.isdigit())
+    kept = tuple(w for w in words if len(w) > 1 or w in ("a", "i") or w.isdigit())
+    if saved is not None:
+        _save(saved, "\n".join(kept) + "\n")
+    return kept
+
+
+def _saved_list() -> Path | None:
+    """Where this list is kept: `data/cache/`, named for wordfreq's version and this module's text, so a new
+    wordfreq or an edited rule builds it again. None when either cannot be read."""
+    try:
+        version = metadata.version("wordfreq")
+        source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    except (OSError, metadata.PackageNotFoundError):
+        return None
+    return PROJECT_ROOT / "data" / "cache" / f"en-words-{EN_WORDS}-wordfreq{version}-{source}.txt"
+
+
+def _read(path: Path) -> tuple[str, ...]:
+    try:
+        return tuple(path.read_text(encoding="utf-8").split())
+    except (OSError, UnicodeDecodeError):
+        return ()
+
+
+def _save(path: Path, text: str) -> None:
+    """Write whole or not at all (processes started at once each write their own copy, then swap it in); a
+    read-only install just builds the list in each process."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 LONGEST_WORD = 64

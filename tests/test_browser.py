@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect, sync_playwright
 
 from capel_ui.counting import count
@@ -160,7 +161,7 @@ def go_to(page, name: str) -> None:
     settle(page)
 
 
-QUIET_MS = 300
+QUIET_MS = 400
 SETTLED = f"""() => new Promise(done => {{
     let quiet = 0;
     const tick = () => {{
@@ -184,10 +185,19 @@ def set_number(page, label: str, value: int) -> None:
     settle(page)
 
 
-def pick(page, label: str, option: str) -> None:
-    """Choose an option of a st.selectbox by its visible label."""
-    page.get_by_role("combobox", name=label, exact=True).click()
-    page.get_by_role("option", name=option, exact=True).click()
+def pick(page, label: str, option: str, tries: int = 3) -> None:
+    """Choose an option of a st.selectbox by its visible label. A rerun that arrives late (a loaded machine) redraws
+    the box and closes its list under the click: open it again, as a user would."""
+    for attempt in range(tries):
+        page.get_by_role("combobox", name=label, exact=True).click()
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
+            break
+        except PlaywrightTimeoutError:
+            if attempt == tries - 1:
+                raise
+            page.keyboard.press("Escape")
+            settle(page)
     settle(page)
 
 

@@ -123,3 +123,23 @@ def test_the_word_list_is_built_once_and_holds_common_words_not_typos() -> None:
 )
 def test_looks_glued(word: str, glued: bool) -> None:
     assert looks_glued(word) is glued
+
+
+def test_the_word_list_kept_on_disk_is_the_list_a_new_process_would_build(tmp_path, monkeypatch) -> None:
+    """The filtered list is saved for the next process (about 2 s saved at every start); what it reads back is
+    exactly what filtering gives, and a folder it cannot write to only means building it every time."""
+    import capel_ui.lexicon as lexicon
+
+    built = english_words()
+    monkeypatch.setattr(lexicon, "PROJECT_ROOT", tmp_path)
+    english_words.cache_clear()
+    try:
+        assert english_words() == built  # built here, saved under tmp_path
+        [saved] = (tmp_path / "data" / "cache").iterdir()
+        english_words.cache_clear()
+        assert english_words() == built  # read back
+        saved.write_text("the of and\n")  # emptied or cut short: built again
+        english_words.cache_clear()
+        assert english_words() == built
+    finally:
+        english_words.cache_clear()
