@@ -185,7 +185,8 @@ def test_a_text_that_leaves_room_may_gain_the_closing_sentence_the_model_would_e
     assert out.text == "Fresh bread every Saturday. Come early!" and out.verified and out.end_probability == 0.9
     rivals = [options for _, options in model.requests if options.prefill is not None]
     assert len(rivals) == 3 and {o.prefill for o in rivals} == {"Fresh bread every Saturday."}
-    assert rivals[0].grammar.render().startswith('root ::= (" " word){0,11} " " wend')  # a short closing: at most 12 words
+    closing = rivals[0].grammar.render()
+    assert closing.startswith('root ::= (" " word){0,11} " " wend')  # a short closing: at most 12 words
 
 
 def test_a_text_that_filled_the_limit_gets_its_closing_after_its_last_sentence_end_with_room() -> None:
