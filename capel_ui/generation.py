@@ -443,8 +443,18 @@ class Generation:
     def _word_list(self, grammar: Grammar | str | None) -> Grammar | str | None:
         """`grammar` with its words drawn from the word list, on llama.cpp (unless the request turned it off)."""
         req = self.request
-        if isinstance(grammar, Grammar) and req.word_list and self.backend.capabilities.grammar_field == "grammar":
-            return with_word_list(grammar, lexicon_rules(req.lang, req.instruction))
+        caps = self.backend.capabilities
+        if isinstance(grammar, Grammar) and req.word_list and caps.grammar_field == "grammar":
+            syntax = "lark" if caps.llguidance else "gbnf"  # LLGuidance checks a token against the list faster
+            return with_word_list(grammar, lexicon_rules(req.lang, req.instruction, syntax), syntax)
+        return grammar
+
+    def _rival_grammar(self, grammar: Grammar | str) -> Grammar | str:
+        """A rival ending's grammar: the word list where LLGuidance checks it cheaply, else the plain word rule (the
+        GBNF list costs a rival twice the time; a rival with a non-word, a glued or a dangling word is never kept:
+        `_choose_ending` keeps the ending with the fewest quality warnings)."""
+        if self.backend.capabilities.llguidance:
+            return self._word_list(grammar) or grammar
         return grammar
 
     def _add_call(self, kept: str = "", resumed_from: int | None = None, countdown: str = "") -> None:
@@ -766,9 +776,7 @@ class Generation:
             return
         self._head, self._head_tokens = raw[:end].rstrip(), max(call.chunks - 1, 0)
         req = self.request
-        # The plain word rule, not the word list: a rival costs a third as much, and one with a non-word, a glued or
-        # a dangling word is never kept (`_choose_ending` keeps the ending with the fewest quality warnings).
-        grammar = ending_rules(self.mode, req.lang, req.target, self.plan_units)
+        grammar = self._rival_grammar(ending_rules(self.mode, req.lang, req.target, self.plan_units))
         seed = call.options.seed
         self._pool = ThreadPoolExecutor(self.candidates - 1, thread_name_prefix="ending")
         for i in range(1, self.candidates):
@@ -908,7 +916,7 @@ class Generation:
             return []
         kind = grammar_kind(req.lang, req.count_unit) or "words"
         room = min(self._room(raw), CLOSING_MOST[kind])
-        grammar = closing_rules(req.lang, req.count_unit, room)  # the plain rule, as for a rival ending
+        grammar = self._rival_grammar(closing_rules(req.lang, req.count_unit, room))
         seed = call.options.seed
         options = [
             dataclasses.replace(

@@ -248,48 +248,57 @@ def grammar_for(mode: Mode, lang: Lang, target: int) -> Grammar | None:
 
 
 def exact_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None) -> str:
-    """`exact_rules` as text in `syntax`; `words` (GBNF only) replaces the unit rules (`lexicon_rules`)."""
+    """`exact_rules` as text in `syntax`; `words` (`lexicon_rules` in the same syntax) replaces the unit rules."""
     return _text(exact_rules(lang, target), syntax, words)
 
 
 def countdown_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None) -> str:
-    """`countdown_rules` as text in `syntax`; `words` (GBNF only) replaces the unit rules (`lexicon_rules`)."""
+    """`countdown_rules` as text in `syntax`; `words` (`lexicon_rules` in the same syntax) replaces the unit rules."""
     return _text(countdown_rules(lang, target), syntax, words)
 
 
 def _text(grammar: Grammar, syntax: Syntax, words: str | None) -> str:
     if words is None:
         return grammar.render(syntax)
-    if syntax != "gbnf":
-        raise ValueError("a word list is GBNF text (llama.cpp only); it has no other syntax")
-    return with_word_list(grammar, words)
+    if syntax not in WORD_LIST_SYNTAXES:
+        raise ValueError("a word list is GBNF or LLGuidance Lark text (llama.cpp only); it has no other syntax")
+    return with_word_list(grammar, words, syntax)  # type: ignore[arg-type]
 
 
 # ----- the word list (llama.cpp only) --------------------------------------------------------------------------
 
+WordListSyntax = Literal["gbnf", "lark"]
+WORD_LIST_SYNTAXES: tuple[WordListSyntax, ...] = ("gbnf", "lark")
+LLGUIDANCE = "%llguidance {}\n"
+"""The first line that tells llama.cpp a grammar is LLGuidance's Lark, not GBNF (a build with LLGuidance)."""
 
-def lexicon_rules(lang: Lang, own_text: str = "") -> str:
-    """Word-list `word`/`wend` rules as GBNF text (llama.cpp only; about 350 kB, built once per process).
+
+def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf") -> str:
+    """Word-list `word`/`wend` rules as GBNF text, or as Lark terminals for LLGuidance (llama.cpp only; about
+    350 kB, built once per process).
 
     English: wordfreq's frequent words, numbers, and the words of `own_text` (the instruction or draft: names,
     brands) the list lacks; the last word never a dangling "of"/"the". Chinese: a real character list.
     """
-    from .lexicon import chinese_lexicon_rules, english_lexicon_rules, instruction_words
+    from . import lexicon
 
     if lang == "en":
-        return english_lexicon_rules(instruction_words(own_text))
+        extra = lexicon.instruction_words(own_text)
+        return lexicon.english_lexicon_rules(extra) if syntax == "gbnf" else lexicon.english_lexicon_lark(extra)
     if lang == "zh":
-        return chinese_lexicon_rules()
+        return lexicon.chinese_lexicon_rules() if syntax == "gbnf" else lexicon.chinese_lexicon_lark()
     raise ValueError(f"unknown language {lang!r}; use en or zh")
 
 
-def with_word_list(grammar: Grammar, words: str) -> str:
-    """`grammar` as GBNF text, its unit rules (`word`, `wend`) replaced by the word list's GBNF `words`.
+def with_word_list(grammar: Grammar, words: str, syntax: WordListSyntax = "gbnf") -> str:
+    """`grammar` as text, its unit rules (`word`, `wend`) replaced by the word list's `words` in the same syntax:
+    GBNF for llama.cpp's own engine, or Lark (marked `%llguidance`) where llama.cpp was built with LLGuidance.
 
-    The trie is written as GBNF text, not as a tree: it is only ever sent to llama.cpp, and at 20k words a
+    The list is written as text, not as a tree: it is only ever sent to llama.cpp, and at 20k words a
     tree rendered per request would cost more than the request's own grammar work.
     """
-    return Grammar(grammar.start).render("gbnf") + words.strip() + "\n"
+    head = LLGUIDANCE if syntax == "lark" else ""
+    return head + Grammar(grammar.start).render(syntax) + words.strip() + "\n"
 
 
 def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:

@@ -12,17 +12,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capel_ui.backends.providers.common import IN_PROCESS_LLAMA_CPP, LLAMA_CPP
+from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.counting import count
+from capel_ui.generation import Request, generate
 from capel_ui.grammar import countdown_grammar, exact_grammar, lexicon_rules
 from capel_ui.lexicon import DANGLING, chinese_chars, english_words, instruction_words, looks_glued
 from capel_ui.parser import check_output
 from tests.gbnf import matches, sample
+from tests.llg import accepts
 
 PUB = "Write a headline for a seaside pub called The Whaler's Rest."
 
 
 def en(target: int, own: str = PUB) -> str:
     return exact_grammar("en", target, words=lexicon_rules("en", own))
+
+
+def admits(syntax: str, grammar: str, text: str) -> bool:
+    """Whether `grammar` admits `text`: GBNF in the small interpreter, Lark in LLGuidance (what llama.cpp runs)."""
+    return matches(grammar, text) if syntax == "gbnf" else accepts("lark", grammar, text)
+
+
+SYNTAXES = pytest.mark.parametrize("syntax", ["gbnf", "lark"])
 
 
 @pytest.mark.parametrize(
@@ -45,15 +57,18 @@ def en(target: int, own: str = PUB) -> str:
         pytest.param(4, "Café pizza is hot.", False, id="accented_word_outside_the_counted_set"),
     ],
 )
-def test_english_word_list_grammar_admits_real_words_only(target: int, text: str, ok: bool) -> None:
-    assert matches(en(target), text) is ok
+@SYNTAXES
+def test_english_word_list_grammar_admits_real_words_only(syntax: str, target: int, text: str, ok: bool) -> None:
+    grammar = exact_grammar("en", target, syntax, words=lexicon_rules("en", PUB, syntax))  # type: ignore[arg-type]
+    assert admits(syntax, grammar, text) is ok
 
 
-def test_the_countdown_grammar_takes_the_same_word_rules() -> None:
-    g = countdown_grammar("en", 3, words=lexicon_rules("en", PUB))
-    assert matches(g, "<3>The<2>Whaler's<1>welcome.<0>")
-    assert not matches(g, "<3>The<2>Whaler'sRest<1>welcome.<0>")
-    assert not matches(g, "<3>Lots<2>of<1>the.<0>")
+@SYNTAXES
+def test_the_countdown_grammar_takes_the_same_word_rules(syntax: str) -> None:
+    g = countdown_grammar("en", 3, syntax, words=lexicon_rules("en", PUB, syntax))  # type: ignore[arg-type]
+    assert admits(syntax, g, "<3>The<2>Whaler's<1>welcome.<0>")
+    assert not admits(syntax, g, "<3>The<2>Whaler'sRest<1>welcome.<0>")
+    assert not admits(syntax, g, "<3>Lots<2>of<1>the.<0>")
 
 
 @pytest.mark.parametrize(
@@ -61,9 +76,18 @@ def test_the_countdown_grammar_takes_the_same_word_rules() -> None:
     [("灯塔很美。", True), ("你好，世界！", True), ("灯塔很\u9fd0。", False), ("灯塔很好", False), ("海边的。", False)],
     ids=["common", "punctuation", "rare_code_point_outside_the_list", "must_end_a_sentence", "dangling_particle"],
 )
-def test_chinese_grammar_draws_characters_from_a_real_character_list(text: str, ok: bool) -> None:
+@SYNTAXES
+def test_chinese_grammar_draws_characters_from_a_real_character_list(syntax: str, text: str, ok: bool) -> None:
     target = count(text, "zh_chars")
-    assert matches(exact_grammar("zh", target, words=lexicon_rules("zh")), text) is ok
+    grammar = exact_grammar("zh", target, syntax, words=lexicon_rules("zh", "", syntax))  # type: ignore[arg-type]
+    assert admits(syntax, grammar, text) is ok
+
+
+def test_the_llguidance_word_list_takes_the_longest_target_the_form_offers() -> None:
+    grammar = exact_grammar("en", 10_000, "lark", words=lexicon_rules("en", PUB, "lark"))
+    assert grammar.startswith("%llguidance {}\n")  # what tells llama.cpp it is LLGuidance's Lark
+    assert accepts("lark", grammar, "Rest. " * 9_999 + "Rest.")
+    assert not accepts("lark", grammar, "Rest. " * 10_000 + "Rest.")
 
 
 # A few targets only: parsing the megabyte grammar is what costs (the interpreter caches it per text).
@@ -143,3 +167,17 @@ def test_the_word_list_kept_on_disk_is_the_list_a_new_process_would_build(tmp_pa
         assert english_words() == built
     finally:
         english_words.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "first_line"),
+    [
+        pytest.param(IN_PROCESS_LLAMA_CPP, "%llguidance {}", id="in_process_llama_cpp_gets_llguidance_lark"),
+        pytest.param(LLAMA_CPP, 'root ::= (word " "){2} wend', id="a_llama_cpp_server_elsewhere_gets_gbnf"),
+    ],
+)
+def test_the_word_list_goes_in_the_syntax_the_server_reads(capabilities, first_line: str) -> None:
+    model = ScriptedBackend("One two three.", capabilities=capabilities)
+    generate(model, Request("Count to three", 3, mode="exact", plan_ending=False))
+    [(_, options)] = model.requests
+    assert isinstance(options.grammar, str) and options.grammar.splitlines()[0] == first_line

@@ -39,6 +39,7 @@ class Capabilities:
     reasoning_effort: ReasoningEffort | None = None  # the smallest effort the model takes (sent when reasoning)
     json_object: bool = False  # strict JSON-schema outputs need an object at the root (OpenAI): `{"text": "..."}`
     end_probability: bool = False  # scores P(end) after a text (prefill + the end token among top_logprobs)
+    llguidance: bool = False  # llama.cpp built with LLGuidance: reads `%llguidance` Lark grammars (the word list)
 
     @property
     def grammar(self) -> bool:
@@ -89,7 +90,7 @@ class Options:
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
-    grammar: Grammar | str | None = None  # a str is GBNF text (it has no Lark or regex form)
+    grammar: Grammar | str | None = None  # a str is GBNF text, or `%llguidance` Lark text (Capabilities.llguidance)
     timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
     cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token

@@ -12,6 +12,8 @@ from ..openai_responses import OpenAIResponsesBackend
 from .spec import BackendArgs
 
 LLAMA_CPP = Capabilities(grammar_field="grammar", logprobs=True, prefill="assistant", end_probability=True)
+IN_PROCESS_LLAMA_CPP = replace(LLAMA_CPP, llguidance=True)
+"""The in-process llama.cpp (xllamacpp) is built with LLGuidance; a llama.cpp server elsewhere need not be."""
 
 
 def backend_class(caps: Capabilities) -> type[OpenAICompatBackend]:

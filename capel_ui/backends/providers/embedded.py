@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import LLAMA_CPP, llama_cpp
+from .common import IN_PROCESS_LLAMA_CPP, llama_cpp
 from .spec import ProviderSpec
 
 EMBEDDED_MODEL = "embedded"
@@ -14,7 +14,7 @@ SPEC = ProviderSpec(
     local=True,
     model_input="fixed",
     models=(EMBEDDED_MODEL,),
-    default_caps=LLAMA_CPP,
+    default_caps=IN_PROCESS_LLAMA_CPP,
     owns=lambda model: model == EMBEDDED_MODEL,
     model_label=lambda model: "SmolLM2-135M (embedded)",
     languages=("en",),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import local_models
 from ..base import Backend, BackendError
-from .common import LLAMA_CPP, llama_cpp
+from .common import IN_PROCESS_LLAMA_CPP, llama_cpp
 from .spec import BackendArgs, ProviderSpec
 
 
@@ -32,7 +32,7 @@ SPEC = ProviderSpec(
     local=True,
     model_input="list",
     list_models=lambda: tuple(local_models.installed()),
-    default_caps=LLAMA_CPP,
+    default_caps=IN_PROCESS_LLAMA_CPP,
     owns=lambda model: model in local_models.BY_NAME,
     model_label=_label,
     note="A model of the catalogue pulled to this machine (Models page), served in-process by llama.cpp.",
