@@ -1,18 +1,28 @@
-"""Are the guaranteed texts publishable? EM, non-words, glued words, dangling endings, fluency, seconds per text.
+"""Would a writer keep the guaranteed texts? EM, natural endings, loops, number lists, non-words, s/text per mode.
 
-Run from the project root:  .venv/bin/python benchmarks/quality.py [--limit 5] [--lengths 12 40 80] [--concurrency 2]
-(75 texts: about 5 minutes on 2 idle cores; set CAPEL_EMBEDDED_THREADS=1 when other processes use the model)
+Run from the project root:  .venv/bin/python benchmarks/quality.py [--limit 5] [--lengths 12 40 80] [--variants 3]
+(225 texts with the defaults: about 15 minutes on 2 idle cores; set CAPEL_EMBEDDED_THREADS=1 when other processes
+use the model; --show prints every text with its P(end))
 
-A fixed set of instructions runs at each length through `baseline` and each guaranteed mode on the embedded
-model, through `generate()` (the path the app uses). `exact` and `exact-countdown` use the word-list grammar
-(the default on llama.cpp); the `(plain)` rows are the same modes with the old letters-only word rule
-(`Request(word_list=False)`), i.e. today's `exact` before this change. Columns:
+Each instruction runs at each length through every setup below on the embedded model, through `generate()` (the
+path the app uses), as `--variants` variants written at once (the app's default for a short text is 3), seeds
+seed, seed+1, ... The setups, interleaved so that their timings share the machine's load:
 
-- EM: share of texts with exactly the target count.
-- nonword%: words wordfreq has never seen (zipf 0), pooled over all texts; the instruction's own words are not
-  counted (the same for every mode).  glued: non-words that are camelCase or two real words run together.
-- dangling%: share of texts whose last word is a function word ("of", "the", "and", ...).
-- fluency: mean geometric-mean token probability from the server's logprobs.  s/text: mean wall time.
+- `baseline (free)`: the model's own answer, no length asked of the grammar. It ends where the model chooses, so
+  its count is rarely right: its natural-ending share is the reference a guaranteed mode should come near.
+- `exact plain`: the plain letters-only word rule, the text cut at word N (the guarantee before the word list).
+- `exact list`: the word list (no glued or invented words), still cut at word N (`plan_ending=False`).
+- `exact`: the default: the word list and a planned ending (the last units chosen among endings written at once
+  by the model's P(end), ending.py).
+- `exact-countdown`: the default countdown-visible grammar, planned the same way.
+
+Columns, over every text of a setup (all variants): EM (exact count); natural (share with P(end) >= 0.5, the
+model's own probability of ending its answer right after the text); loops and numbers (share of texts with a
+repeated-phrase loop, or a number list nobody asked for: quality.py); nonword% (words wordfreq never saw, pooled;
+the instruction's own words excluded); dangling% (last word "of", "the"...); s/text (mean wall time of a text).
+Then the same over the best-ranked variant of each request (the one Copy and the downloads use: variants.rank).
+The ratios at the end are the speed aims of issue 19: the word list against the plain rule, and the planned
+ending against the unplanned word list (today's `exact` before planning).
 """
 
 from __future__ import annotations
@@ -25,12 +35,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from capel_ui.backends import get_backend
+from capel_ui.ending import natural_share
 from capel_ui.generation import Outcome, Request, generate
-from capel_ui.quality import dangling_end, is_glued, nonwords, words
+from capel_ui.quality import dangling_end, loops, nonwords, number_list, words
+from capel_ui.runs import quality_fields
+from capel_ui.variants import Candidate, rank, variant_requests
 
 INSTRUCTIONS = (
     "Describe a traditional Italian pizza.",
@@ -42,14 +56,17 @@ INSTRUCTIONS = (
     "Explain why the sky is blue.",
     "Write an invitation to a neighbourhood picnic.",
 )
-SETUPS: tuple[tuple[str, str, bool], ...] = (
-    ("baseline", "baseline", True),
-    ("exact (plain)", "exact", False),
-    ("exact", "exact", True),
-    ("exact-countdown (plain)", "exact-countdown", False),
-    ("exact-countdown", "exact-countdown", True),
+SETUPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("baseline (free)", "baseline", {}),
+    ("exact plain", "exact", {"word_list": False, "plan_ending": False}),
+    ("exact list", "exact", {"plan_ending": False}),
+    ("exact", "exact", {}),
+    ("exact-countdown", "exact-countdown", {}),
 )
-HEADER = f"{'mode':<24} {'n':>3} {'EM':>5} {'nonword%':>9} {'glued':>6} {'dangling%':>10} {'fluency':>8} {'s/text':>7}"
+HEADER = (
+    f"{'setup':<17} {'n':>3} {'EM':>5} {'natural':>8} {'loops':>6} {'numbers':>8} {'nonword%':>9} {'dangling%':>10}"
+    f" {'s/text':>7}"
+)
 
 
 @dataclass
@@ -57,57 +74,92 @@ class Row:
     label: str
     target: int
     instruction: str
-    outcome: Outcome
+    outcomes: list[Outcome]
+
+    @property
+    def best(self) -> Outcome:
+        """The best-ranked variant: what the Write page shows first and Copy and the downloads use."""
+        candidates = [Candidate(o, None, quality_fields(o)["score"]) for o in self.outcomes]
+        return rank(candidates)[0].outcome
 
 
-def run_one(backend, label: str, mode: str, word_list: bool, target: int, instruction: str, seed: int) -> Row:
-    req = Request(instruction, target, mode=mode, word_list=word_list, seed=seed)  # type: ignore[arg-type]
-    return Row(label, target, instruction, generate(backend, req))
+def run_row(backend, label: str, mode: str, fields: dict[str, Any], target: int, ins: str, seed: int, k: int) -> Row:
+    requests = variant_requests(Request(ins, target, mode=mode, seed=seed, **fields), k)  # type: ignore[arg-type]
+    with ThreadPoolExecutor(k) as pool:  # written at once, as the app writes variants
+        outcomes = list(pool.map(lambda r: generate(backend, r), requests))
+    return Row(label, target, ins, outcomes)
 
 
-def summarize(label: str, rows: list[Row]) -> str:
-    outs = [r.outcome for r in rows]
+def share(flags: list[bool]) -> float:
+    return sum(flags) / len(flags) if flags else float("nan")
+
+
+def summarize(label: str, outs: list[Outcome], instruction_of: dict[int, str]) -> str:
     n_words = sum(len(words(o.text)) for o in outs)
-    bad = [w for r in rows for w in nonwords(r.outcome.text, own_text=r.instruction)]
-    glued = sum(1 for w in bad if is_glued(w))
-    dangling = sum(1 for o in outs if dangling_end(o.text))
-    flu = [o.fluency for o in outs if o.fluency is not None]
+    bad = sum(len(nonwords(o.text, own_text=instruction_of[id(o)])) for o in outs)
+    natural = natural_share([o.end_probability for o in outs])
     return (
-        f"{label:<24} {len(outs):>3} {sum(o.exact for o in outs) / len(outs):>5.2f} "
-        f"{100 * len(bad) / max(n_words, 1):>9.1f} {glued:>6} {100 * dangling / len(outs):>10.0f} "
-        f"{statistics.mean(flu) if flu else float('nan'):>8.3f} {statistics.mean(o.seconds for o in outs):>7.1f}"
+        f"{label:<17} {len(outs):>3} {share([o.exact for o in outs]):>5.2f} "
+        f"{'-' if natural is None else f'{natural:.2f}':>8} "
+        f"{share([bool(loops(o.text)) for o in outs]):>6.2f} "
+        f"{share([number_list(o.text, instruction_of[id(o)]) is not None for o in outs]):>8.2f} "
+        f"{100 * bad / max(n_words, 1):>9.1f} {100 * share([bool(dangling_end(o.text)) for o in outs]):>10.0f} "
+        f"{statistics.mean(o.seconds for o in outs):>7.2f}"
     )
+
+
+def seconds(rows: list[Row], label: str) -> float:
+    return statistics.mean(o.seconds for r in rows if r.label == label for o in r.outcomes)
+
+
+def table(title: str, rows: list[Row], pick) -> None:
+    print(f"\n{title}")
+    print(HEADER)
+    print("-" * len(HEADER))
+    for label, _, _ in SETUPS:
+        chosen = [r for r in rows if r.label == label]
+        outs = [o for r in chosen for o in pick(r)]
+        instruction_of = {id(o): r.instruction for r in chosen for o in pick(r)}
+        if outs:
+            print(summarize(label, outs, instruction_of))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=5, help="first N instructions (of 8)")
+    ap.add_argument("--limit", type=int, default=5, help=f"first N instructions (of {len(INSTRUCTIONS)})")
     ap.add_argument("--lengths", type=int, nargs="+", default=[12, 40, 80])
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--variants", type=int, default=3, help="variants per request, written at once (1 to 5)")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--show", action="store_true", help="print every text")
+    ap.add_argument("--show", action="store_true", help="print every text with its P(end); * marks the best-ranked")
     args = ap.parse_args()
 
     t0 = time.monotonic()
     backend = get_backend("embedded")
+    generate(backend, Request("Say hello.", 3, mode="exact", seed=1))  # warm up: the word list, the server
     print(f"embedded model ready in {time.monotonic() - t0:.1f} s; {os.cpu_count()} cores; seed {args.seed}")
-    jobs = [
-        (label, mode, wl, n, ins)
+    rows = [
+        run_row(backend, label, mode, fields, n, ins, args.seed + 10 * i, args.variants)
         for n in args.lengths
-        for ins in INSTRUCTIONS[: args.limit]
-        for label, mode, wl in SETUPS
+        for i, ins in enumerate(INSTRUCTIONS[: args.limit])
+        for label, mode, fields in SETUPS  # interleaved: A, B, C, ... for each request
     ]
-    with ThreadPoolExecutor(args.concurrency) as pool:
-        rows = list(pool.map(lambda j: run_one(backend, *j, args.seed), jobs))
     if args.show:
         for r in rows:
-            print(f"[{r.label} {r.target}] {r.outcome.text}")
+            best = r.best
+            for o in r.outcomes:
+                mark = "*" if o is best else " "
+                print(f"{mark}[{r.label} {r.target}] P={o.end_probability} {o.text}")
     for n in [*args.lengths, None]:
-        print(f"\nN = {n}" if n else f"\nall lengths {args.lengths}")
-        print(HEADER)
-        print("-" * len(HEADER))
-        for label, _, _ in SETUPS:
-            print(summarize(label, [r for r in rows if r.label == label and (n is None or r.target == n)]))
+        chosen = [r for r in rows if n is None or r.target == n]
+        where = f"N = {n}" if n else f"all lengths {args.lengths}"
+        table(f"{where}: every text", chosen, lambda r: r.outcomes)
+        table(f"{where}: the best-ranked variant of each request", chosen, lambda r: [r.best])
+    print(
+        f"\nspeed (s/text, all lengths): word list / plain rule "
+        f"{seconds(rows, 'exact list') / seconds(rows, 'exact plain'):.2f}x; planned / unplanned "
+        f"{seconds(rows, 'exact') / seconds(rows, 'exact list'):.2f}x; default exact / plain cut "
+        f"{seconds(rows, 'exact') / seconds(rows, 'exact plain'):.2f}x"
+    )
     print(f"\ntotal {time.monotonic() - t0:.0f} s")
 
 
