@@ -50,11 +50,17 @@ def test_a_preset_keeps_an_instruction_the_writer_typed(app: AppTest) -> None:
     assert app.selectbox(key="w_unit").value == "sms"
 
 
-def test_the_live_count_shows_the_text_in_the_chosen_unit_against_the_target(app: AppTest) -> None:
+def test_an_instruction_gets_no_count_of_its_own_words(app: AppTest) -> None:
     app.text_area(key="w_instruction").input("Write a headline about a lighthouse.").run()
+    assert not [c for c in captions(app) if "→" in c]  # its length is not the text's: no "6 English words → 25"
+
+
+def test_the_live_count_shows_the_pasted_text_in_the_chosen_unit_against_the_target(app: AppTest) -> None:
+    app.toggle(key="w_rewrite").set_value(True).run()
+    app.text_area(key="w_source").input("Write a headline about a lighthouse.").run()
     assert "6 English words → 25" in captions(app)
     pick_preset(app, "ads-headline")
-    app.text_area(key="w_instruction").input("Write a headline about a lighthouse.").run()
+    app.text_area(key="w_source").input("Write a headline about a lighthouse.").run()
     assert "36 characters → ≤ 30" in captions(app)
 
 
@@ -80,3 +86,7 @@ def test_an_upside_down_range_is_refused_before_generating(app: AppTest) -> None
     assert [e.value for e in app.error] == [
         "The range goes from the smaller number to the larger: make “From” at most “To”."
     ]
+
+
+def test_the_language_choice_names_the_language_not_the_unit_again(app: AppTest) -> None:
+    assert list(app.radio(key="w_lang").options) == ["English", "Chinese"]  # the unit is picked beside it

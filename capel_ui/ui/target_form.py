@@ -13,10 +13,19 @@ import streamlit as st
 
 from ..presets import EXAMPLES, PRESET_BY_NAME, PRESETS
 from ..verdict import Target
-from ..vocab import MAX_TARGET, TARGET_KIND_LABELS, TARGET_KINDS, Lang, TargetKind, Unit, unit_label, units_for
+from ..vocab import (
+    LANG_LABELS,
+    MAX_TARGET,
+    TARGET_KIND_LABELS,
+    TARGET_KINDS,
+    Lang,
+    TargetKind,
+    Unit,
+    unit_label,
+    units_for,
+)
 from .views import target_box
 
-LANG_LABELS: dict[Lang, str] = {"en": "English words", "zh": "Chinese characters"}
 TARGET_FIELDS = ("lang", "unit", "kind", "target", "low")
 """The session keys (after the prefix) that together say what length is asked for."""
 
@@ -56,7 +65,8 @@ def _apply_preset(prefix: str) -> None:
 
 
 def lang_radio(where: Any, prefix: str, default: int) -> Lang:
-    """English words or Chinese characters; switching away from a preset's language drops the preset."""
+    """English or Chinese (the unit is picked beside it: the language's name only, not its unit again); switching
+    away from a preset's language drops the preset."""
     return where.radio(
         "Language",
         ["en", "zh"],

@@ -49,7 +49,7 @@ DEFAULT_TARGET = 25
 
 
 def _live_count(where: Any, text: str, unit: Unit, target: Target | None) -> None:
-    """How long the instruction or pasted text is in the chosen unit, beside what it should become: 60 words → 30."""
+    """How long the pasted text is in the chosen unit, beside what it should become: 60 English words → 30."""
     if not text.strip():
         return
     arrow = f" → {target.label}" if target else ""
@@ -120,7 +120,6 @@ def render() -> None:
             placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
         )
         state.share_from_write(instruction, None)
-    live_count = st.empty()
     c = st.columns([1.2, 1.5, 2])
     lang = lang_radio(c[0], W.PREFIX, DEFAULT_TARGET)
     unit = unit_picker(c[1], W.PREFIX, lang)
@@ -149,7 +148,8 @@ def render() -> None:
     target_spec = target_inputs(target_row, W.PREFIX, DEFAULT_TARGET)
     _offer_a_pull(choice, lang, target_spec.high if target_spec else None)
     state.share_from_write(None, target_settings(W.PREFIX))
-    _live_count(source_count if source_count is not None else live_count, source or instruction, unit, target_spec)
+    if source_count is not None:  # the pasted text's length is the writer's starting point; an instruction's is not
+        _live_count(source_count, source, unit, target_spec)
     target = target_spec.high if target_spec else int(state.get(W.TARGET))
 
     with st.expander("Options"):
