@@ -85,6 +85,7 @@ def test_compare_starts_from_writes_preset_and_keeps_its_own_target_after_a_visi
     app.switch_page(COMPARE).run()
     assert not app.exception, app.exception
     assert compare_target(app) == ("en", "x_weighted", "at_most", 280)
+    app.multiselect(key="c_modes").set_value(["baseline", "capel", "exact"]).run()
     assert MARKER_SKIP + "SmolLM2-135M (embedded) · CAPEL" in captions(app)
 
     app.button_group(key="c_kind").set_value("exactly").run()
@@ -135,3 +136,8 @@ def test_the_comparison_chart_draws_a_limit_as_a_band_and_a_line_with_the_counts
     assert (band.y0, band.y1, limit.y0) == (0, 30, 30)
     assert fig.data[0].marker.color == ("#2b8a3e", "#c92a2a")
     assert "at most 30 characters" in fig.layout.title.text
+
+
+def test_compare_on_the_embedded_model_starts_with_columns_that_can_succeed(app: AppTest) -> None:
+    app.switch_page(COMPARE).run()
+    assert app.multiselect(key="c_modes").value == ["baseline", "exact", "exact-countdown"]  # no CAPEL: 135M ignores it

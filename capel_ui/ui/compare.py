@@ -131,7 +131,7 @@ def render() -> None:
     modes: list[Mode] = st.multiselect(
         "Modes",
         MODES,
-        default=["baseline", "capel", "exact"],
+        default=_default_modes(current),
         format_func=MODE_LABELS.get,
         key=C.MODES,
         on_change=lambda: state.put(C.BEST_MODE, False),
@@ -157,6 +157,15 @@ def render() -> None:
     cid = state.get(C.ID)
     if cid:
         _show(resources.engine(), cid)
+
+
+def _default_modes(current: ModelChoice) -> list[Mode]:
+    """Columns that can succeed on the sidebar's model: a local model (the embedded 135M) rarely follows CAPEL's
+    countdown on its own, so it starts with its answer beside the two guaranteed modes; elsewhere CAPEL is the
+    point of the comparison (the same rule as Write's default mode)."""
+    if current.spec.local:
+        return ["baseline", "exact", "exact-countdown"]
+    return ["baseline", "capel", "exact"]
 
 
 def _pick_models(where: DeltaGenerator, current: ModelChoice) -> list[ModelChoice]:
