@@ -269,10 +269,10 @@ VARIANTS = (  # 12 words each, in the order the scripted server hands them out (
 )
 
 
-def as_countdown(text: str) -> str:
-    """`text` as a CAPEL countdown, `<N>word … <1>word<0>`."""
+def as_countdown(text: str) -> list[str]:
+    """`text` as a CAPEL countdown, `<N>word … <1>word<0>`, one marker and its word per chunk."""
     words = text.split()
-    return "".join(f"<{len(words) - i}>{w} " for i, w in enumerate(words)) + "<0>"
+    return [f"<{len(words) - i}>{w} " for i, w in enumerate(words)] + ["<0>"]
 
 
 def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pick(page, server, scripted) -> None:
@@ -281,8 +281,11 @@ def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pi
     page.get_by_label("Instruction", exact=True).fill("Write a headline for a seaside pub called The Whaler's Rest.")
     set_number(page, "Target length", 12)
     set_number(page, "Variants", 3)
-    scripted.script(*(ok(as_countdown(t)) for t in VARIANTS))
+    scripted.script(*(ok(as_countdown(t), delay=0.25) for t in VARIANTS))  # about 3 s each: seen as they stream
     page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text(re.compile(r"^3 variants · .* s of at most 600 s$")).wait_for()  # elapsed, and the limit
+    expect(page.locator(".capel-live").nth(2)).to_contain_text(re.compile(r"[A-Za-z]{2}"))  # each one's words so far
+    screenshot(page, "write-variants-streaming")
     page.get_by_text("3 variants, best first").wait_for()
     settle(page)
     screenshot(page, "write-variants")
@@ -320,6 +323,7 @@ def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, s
 
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile(r"English words left of 300")).wait_for()
+    page.get_by_text(re.compile(r" · CAPEL · \d+\.\d s of at most 600 s$")).wait_for()  # elapsed beside the limit
     page.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_text("Stopped. What arrived is kept in History.").wait_for()
     settle(page)

@@ -226,3 +226,11 @@ def test_a_saved_runs_failure_text_is_plain_text_on_the_write_page(app_test: App
     assert not app_test.exception, app_test.exception
     [error] = [e.value for e in app_test.error]
     assert error == plain_markdown(HOSTILE_FAILURE)  # never Markdown: no clickable link to another site
+
+
+def test_a_streaming_variant_shows_the_escaped_end_of_its_text_under_its_countdown() -> None:
+    from capel_ui.ui.render import LIVE_TAIL, live_variant_html
+
+    shown = live_variant_html(3, 12, "English words", "x" * 1000 + " <b>bold</b> & more")
+    assert "3</div>" in shown and "&lt;b&gt;bold&lt;/b&gt; &amp; more" in shown and "<b>" not in shown
+    assert shown.count("x") <= LIVE_TAIL

@@ -25,6 +25,8 @@ STYLE = """<style>
 .capel-raw .pin{color:#d9480f;font-weight:700;cursor:help}
 .capel-text{white-space:pre-wrap;word-break:break-word;font-size:1.08rem;line-height:1.65;padding:.9rem 1.1rem;
  border-left:4px solid #2f5d8a;background:#fff;border-radius:.25rem}
+.capel-live{white-space:pre-wrap;word-break:break-word;font-size:.92rem;line-height:1.5;color:#3b4350;
+ padding:.4rem .6rem;border-left:3px solid #c9d6e3;max-height:9rem;overflow:hidden}
 .capel-count{text-align:center;padding:.4rem 0}
 .capel-count .n{font-size:4.2rem;font-weight:700;line-height:1;color:#2f5d8a;font-variant-numeric:tabular-nums}
 .capel-count .lbl{color:#5b6470;font-size:.95rem}
@@ -123,6 +125,16 @@ def countdown_html(remaining: int, target: int, unit_label: str, *, drafting: bo
     else:
         number, label = str(remaining), f"{escape(unit_label)} left of {target}"
     return f'{STYLE}<div class="capel-count"><div class="n">{number}</div><div class="lbl">{label}</div></div>'
+
+
+LIVE_TAIL = 280
+"""Characters of a streaming variant's text shown under its countdown: its last lines, enough to judge it by."""
+
+
+def live_variant_html(remaining: int, target: int, unit_label: str, text: str) -> str:
+    """A streaming variant: its countdown and the end of its text so far, escaped (untrusted model output)."""
+    tail = text if len(text) <= LIVE_TAIL else "…" + text[-LIVE_TAIL:].lstrip()
+    return countdown_html(remaining, target, unit_label) + f'<div class="capel-live">{escape(tail) or "&nbsp;"}</div>'
 
 
 def copy_button_html(text: str, key: str) -> str:

@@ -17,7 +17,7 @@ from streamlit.delta_generator import DeltaGenerator
 from ..counting import count, count_detail, refusal
 from ..ending import ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
-from ..generation import Outcome
+from ..generation import Generation, Outcome
 from ..history import marker_spans, run_warnings, score_line
 from ..repair import calls_line
 from ..rewrite import saved_faithfulness
@@ -123,6 +123,13 @@ def verdict_line(run: RunRecord, key: str) -> Verdict:
     return verdict
 
 
+def elapsed(gen: Generation) -> str:
+    """Seconds so far and the time limit that will stop the run (what arrived is kept): "12.3 s of at most 600 s"."""
+    so_far = f"{time.monotonic() - gen.started:.1f} s"
+    limit = gen.request.time_limit
+    return so_far if limit is None else f"{so_far} of at most {limit:g} s"
+
+
 def stream_live(live: LiveRun) -> Outcome:
     """Stream into the page: big countdown, progress, raw output with markers dimmed and errors flagged live."""
     gen = live.gen
@@ -140,9 +147,7 @@ def stream_live(live: LiveRun) -> Outcome:
         done = gen.units_done
         count_ph.html(countdown_html(req.target - done, req.target, label, drafting=gen.in_draft))
         progress_ph.progress(min(done / req.target, 1.0), text=live_state(done, req.target_spec, req.count_unit))
-        status_ph.caption(
-            f"{gen.backend.label} · {mode_label(gen.mode)} · {time.monotonic() - gen.started:.1f} s{gen.live_note()}"
-        )
+        status_ph.caption(f"{gen.backend.label} · {mode_label(gen.mode)} · {elapsed(gen)}{gen.live_note()}")
         errors = gen.errors
         parser = gen.parser
         spans = parser.marker_spans if parser else ()

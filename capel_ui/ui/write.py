@@ -40,10 +40,10 @@ from ..vocab import (
     unit_label,
 )
 from . import resources, state
-from .render import clean_text_html, countdown_html, scroll_into_view_html
+from .render import clean_text_html, live_variant_html, scroll_into_view_html
 from .state import W
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, target_settings, unit_picker
-from .views import edit_box, quality_notes, render_run, stream_live, verdict_badges, wait_saved
+from .views import edit_box, elapsed, quality_notes, render_run, stream_live, verdict_badges, wait_saved
 
 DEFAULT_TARGET = 25
 
@@ -393,15 +393,19 @@ def _run_variants(
     stop_slot = stop_col.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=W.STOP)
     with area:
+        status = st.empty()
         slots = [col.empty() for col in st.columns(len(lives))]
     label = unit_label(request.count_unit)
 
     def paint() -> None:
+        gen = lives[0].gen
+        status.caption(f"{len(lives)} variants · {gen.backend.label} · {mode_label(gen.mode)} · {elapsed(gen)}")
         for live, slot in zip(lives, slots, strict=True):
-            slot.html(countdown_html(request.target - live.gen.units_done, request.target, label))
+            done = live.gen.units_done
+            slot.html(live_variant_html(request.target - done, request.target, label, live.gen.settled_text()))
 
     handle.run_together(paint)
-    for slot in slots:
+    for slot in (status, *slots):
         slot.empty()
     stop_slot.empty()
     with area:  # a variant the database refused to the end is in no group History shows: its text, to copy now
