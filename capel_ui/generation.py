@@ -13,14 +13,23 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, language_note, uses_fallback
 from .counting import count, refusal
-from .ending import ENDING_CANDIDATES, best_ending, natural_cut, plan_size, score_ending, sentence_ends
+from .ending import (
+    ENDING_CANDIDATES,
+    best_ending,
+    close_probability,
+    ending_score,
+    natural_cut,
+    plan_size,
+    score_ending,
+    sentence_ends,
+)
 from .grammar import (
     Grammar,
     closing_rules,
@@ -378,6 +387,7 @@ class Generation:
         self._attempts: list[dict[str, Any]] = []
         self._end_probability: float | None = None
         self._endings: dict[str, float | None] = {}  # P(end) already asked, by clean text
+        self._closes: dict[str, float | None] = {}  # the model's P(closing its last sentence there), by clean text
         self._plan: dict[str, Any] | None = None  # the candidate endings of a planned run (Outcome.planned_ending)
         self._cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
         self.plan_units = self._plan_units()
@@ -738,22 +748,30 @@ class Generation:
             self._end_call(call, cancelled or call.cancel.is_set())
 
     def _score_ending(self) -> None:
-        """The model's P(end) after a complete text (ending.py); nothing for a stopped, cut or failed run."""
+        """The ending score of a complete text (ending.py); nothing for a stopped, cut or failed run."""
         if self._stopping.is_set() or self._expired.is_set():
             return
         done = self._outcome(final=True)
         if done.status == "complete":
+            call = self.current
+            self._note_close(done.text, call.reply, call.usage.logprobs if call.usage else ())
             self._end_probability = self._ending_of(done.text)
 
     def _ending_of(self, text: str) -> float | None:
-        """P(end) after the clean `text`, asked once per text (a planned run asked it of its candidates)."""
+        """The ending score of the clean `text`: P(end) after it, asked once per text (a planned run asked it of its
+        candidates), discounted where the model would not have closed its last sentence there (`_note_close`)."""
         key = text.strip()
         if key not in self._endings:
             try:
                 self._endings[key] = score_ending(self.backend, self.ending_messages, key)
             except BackendError:  # the score is a help, never a reason to fail a run
                 self._endings[key] = None
-        return self._endings[key]
+        return ending_score(self._endings[key], self._closes.get(key))
+
+    def _note_close(self, text: str, pieces: list[str], logprobs: Sequence[float], end: int | None = None) -> None:
+        """Keep, for the clean `text`, the model's probability of closing its last sentence where it does, from the
+        tokens that wrote it (`pieces`, up to `end`); the first noted for a text stands."""
+        self._closes.setdefault(text.strip(), close_probability(pieces, logprobs, end))
 
     def _clean(self, raw: str) -> str:
         """The clean text of `raw` (a countdown's markers removed)."""
@@ -798,7 +816,9 @@ class Generation:
         except BackendError as exc:
             rival.failure = exc
         if rival.finished and not (options.cancel and options.cancel.is_set()):
-            self._ending_of(self._clean(before + rival.text))
+            text = self._clean(before + rival.text)
+            self._note_close(text, rival.parts, rival.usage.logprobs if rival.usage else ())
+            self._ending_of(text)
         return rival
 
     def _drop_rivals(self) -> None:
@@ -819,6 +839,7 @@ class Generation:
         own_usage = call.usage
         own_logprobs = own_usage.logprobs[self._head_tokens :] if own_usage else ()
         endings = [(self.raw[len(head) :], own_logprobs)]
+        self._note_close(self._clean(self.raw), call.reply, own_usage.logprobs if own_usage else ())
         rivals = [f.result() for f in self._rivals]
         endings += [(r.text, r.usage.logprobs) for r in rivals if r.finished]
         with ThreadPoolExecutor(len(endings), thread_name_prefix="ending") as pool:
@@ -880,6 +901,10 @@ class Generation:
             return  # the text does not end on a sentence end: nothing to choose
         self._closing = True
         texts = [raw[:i] for i in cuts]
+        reply = "".join(call.reply)
+        if (at := reply.find(raw)) >= 0:  # each cut's close, from the tokens that wrote it
+            for t in texts:
+                self._note_close(t, call.reply, call.usage.logprobs if call.usage else (), at + len(t))
         texts += self._closings(next((t for t in reversed(texts) if self._room(t) >= self._least_room), ""))
         texts.sort(key=len)
         with ThreadPoolExecutor(ENDING_CANDIDATES, thread_name_prefix="ending") as pool:

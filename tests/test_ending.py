@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
 
 from capel_ui.backends import Turn, get_backend
-from capel_ui.ending import NATURAL, ending_words, natural_share
+from capel_ui.ending import CLOSE_MIN, NATURAL, close_probability, ending_score, ending_words, natural_share
 from capel_ui.generation import Generation, Request
 from capel_ui.history import history_rows, show_run
 from capel_ui.runs import LiveRun
@@ -59,7 +60,7 @@ def test_a_cut_off_ending_costs_points_and_says_so_in_history(scripted_model) ->
     cut = saved(scripted_model, 0.0)
     assert natural.score - cut.score == pytest.approx(3.0)
     shown = show_run(cut)
-    assert "ending: The model would have gone on (probability 0.00 of stopping here)" in shown
+    assert "ending: The model would have gone on (ending score 0.00: its probability of stopping here" in shown
     assert "score" in shown and "last sentence cut off" in shown
 
 
@@ -94,3 +95,45 @@ def test_the_embedded_model_scores_a_finished_answer_above_a_cut_one(embedded) -
     cut = embedded.end_probability(messages, "The Whaler's Rest: fresh seafood by the")
     assert finished is not None and cut is not None
     assert finished >= NATURAL > cut
+
+
+# ----- the close: would the model have ended its last sentence where the text does? --------------------------
+
+
+@pytest.mark.parametrize(
+    ("pieces", "logprobs", "expected"),
+    [
+        pytest.param([" in", " Italian", "."], [-0.1, -0.15, -0.14], math.exp(-0.14), id="a_stop_the_model_chose"),
+        pytest.param([" dish", " named", "."], [-0.5, -2.07, -10.55], math.exp(-10.55), id="a_forced_stop"),
+        pytest.param([" and", "rews", "."], [-1.99, -16.7, -4.33], math.exp(-21.03), id="a_word_bent_to_close"),
+        pytest.param(["<1>", "cry", ".", "<0>"], [0, -0.5, -0.2, -9], math.exp(-0.2), id="countdown_markers_around"),
+        pytest.param(["One", " two", "."], [-1.0], None, id="tokens_and_logprobs_do_not_line_up"),
+        pytest.param(["One", " two", "."], [], None, id="no_logprobs"),
+    ],
+)
+def test_close_probability_reads_the_tokens_after_the_last_words_first(pieces, logprobs, expected) -> None:
+    got = close_probability(pieces, logprobs)
+    assert got == expected if expected is None else got == pytest.approx(expected)
+
+
+def test_close_probability_stops_at_a_cut_inside_the_text() -> None:
+    pieces = [" Fresh", " bread", ".", " Come", " early", " and"]
+    assert close_probability(pieces, [-1, -1, -0.3, -2, -1, -9], end=len(" Fresh bread.")) == pytest.approx(
+        math.exp(-0.3)
+    )
+
+
+@pytest.mark.parametrize(
+    ("end", "close", "expected"),
+    [
+        (0.8, None, 0.8),
+        (None, 0.001, None),
+        (0.8, CLOSE_MIN, 0.8),
+        (0.8, 0.9, 0.8),
+        (0.8, CLOSE_MIN / 100, 0.008),
+    ],
+    ids=["close_unknown", "p_end_unknown", "close_at_the_line", "natural_close", "forced_close_is_cut_off"],
+)
+def test_the_ending_score_discounts_a_sentence_closed_where_the_model_would_not(end, close, expected) -> None:
+    got = ending_score(end, close)
+    assert got == expected if expected is None else got == pytest.approx(expected)

@@ -3,6 +3,7 @@ the model's own P(end), and a text under a limit ends at the last natural senten
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -11,7 +12,7 @@ from capel_ui.backends import Turn
 from capel_ui.backends.base import DEFAULT_CAPABILITIES
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
-from capel_ui.ending import best_ending, natural_cut, plan_size, sentence_ends
+from capel_ui.ending import NATURAL, best_ending, natural_cut, plan_size, sentence_ends
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.grammar import ending_rules
 
@@ -275,3 +276,14 @@ def test_the_embedded_model_ends_an_at_most_text_inside_the_limit_at_a_sentence_
     out = generate(embedded, request)
     assert out.verified and out.count <= 120 and out.text[-1] in ".!?"
     assert out.end_probability is not None
+
+
+def test_a_full_stop_the_model_would_not_have_written_there_makes_its_ending_cut_off() -> None:
+    own_chunks = (*re.findall(r"\s*\S+", OWN[:-1]), ".")  # the forced stop is a token of its own
+    own = Turn(own_chunks, logprobs=(*[-0.5] * (len(own_chunks) - 1), -12.0))
+    rival = Turn((" with", " crisp", " crust", "."), logprobs=(-0.5, -0.5, -0.5, -0.3))
+    model = llama(by_prefill(own, rival), ending=0.9)  # P(end) alone cannot tell them apart
+    out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == HEAD + RIVAL and out.end_probability == 0.9
+    [own_candidate] = [c for c in out.planned_ending["candidates"] if c["own"]]
+    assert own_candidate["end_probability"] < NATURAL  # "…a widespread." is cut off, whatever P(end) says
