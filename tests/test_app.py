@@ -274,6 +274,19 @@ def test_history_lists_a_run_made_on_write_and_its_filters_narrow_the_table(
     assert [i.value for i in app.info] == ["No runs match. Runs from Write, Compare and the CLI appear here."]
 
 
+def test_history_keeps_its_filters_when_the_writer_comes_back(app: AppTest) -> None:
+    app.switch_page("app_pages/history.py").run()
+    app.text_input(key="h_search").input("lighthouse").run()
+    app.checkbox(key="h_verified").check().run()
+    app.selectbox(key="h_lang").set_value("zh").run()
+    app.switch_page("app_pages/write.py").run()
+    app.switch_page("app_pages/history.py").run()
+    assert not app.exception, app.exception
+    assert app.text_input(key="h_search").value == "lighthouse"
+    assert app.checkbox(key="h_verified").value is True
+    assert app.selectbox(key="h_lang").value == "zh"
+
+
 def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) -> None:
     run_id = create_run(
         get_engine(os.environ["DATABASE_URL"]),

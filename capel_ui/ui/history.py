@@ -8,26 +8,34 @@ import streamlit as st
 
 from ..history import history_rows
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
-from ..vocab import ORIGINS, mode_label
+from ..vocab import LANG_LABELS, ORIGINS, mode_label
 from . import resources, state
+from .state import H
 from .views import SCORE_HELP, render_run
 
 ALL = "All"
+COLUMNS = (
+    *("id", "text", "verified", "target", "count", "ending", "score"),
+    *("mode", "model", "status", "origin", "created"),
+)
+"""History's table, the text second; the rest in order of what a writer looks for."""
 
 
 def render() -> None:
     st.title("History")
     engine = resources.engine()
-    f = st.columns([1.3, 1.1, 0.9, 0.8, 1.4, 1.6])
-    model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key="h_model")
-    mode = f[1].selectbox("Mode", [ALL, *distinct_values(engine, "mode")], key="h_mode", format_func=_mode_name)
-    origin = f[2].selectbox("Origin", [ALL, *ORIGINS], key="h_origin", help="Where the run was started.")
-    lang = f[3].selectbox("Language", [ALL, "en", "zh"], key="h_lang")
-    dates = f[4].date_input("Dates", value=(), key="h_dates", help="Pick a start and an end day.")
-    search = f[5].text_input("Search text", key="h_search", placeholder="words in the instruction or text")
+    for key in H.FILTERS:  # a visit to another page drops widget state: the filters come back as they were
+        state.keep(key)
+    search = st.text_input("Search text", key=H.SEARCH, placeholder="words in the instruction or text")
+    f = st.columns([1.4, 1.4, 1, 1, 1.4])
+    model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key=H.MODEL)
+    mode = f[1].selectbox("Mode", [ALL, *distinct_values(engine, "mode")], key=H.MODE, format_func=_mode_name)
+    origin = f[2].selectbox("Origin", [ALL, *ORIGINS], key=H.ORIGIN, help="Where the run was started.")
+    lang = f[3].selectbox("Language", [ALL, "en", "zh"], key=H.LANG, format_func=_lang_name)
+    dates = f[4].date_input("Dates", value=(), key=H.DATES, help="Pick a start and an end day.")
     verified_only = st.checkbox(
         "Verified only",
-        key="h_verified",
+        key=H.VERIFIED,
         help="Complete, within its target (exactly, at most, range), no marker error.",
     )
 
@@ -67,10 +75,14 @@ def render() -> None:
         width="stretch",
         on_select="rerun",
         selection_mode="single-row",
-        key="h_table",
+        key=H.TABLE,
+        column_order=COLUMNS,  # the text second: in view at 1280 px without scrolling sideways
         column_config={
             "id": st.column_config.NumberColumn("Run", width="small"),
-            "score": st.column_config.NumberColumn("Score", help=SCORE_HELP, format="%.1f"),
+            "text": st.column_config.TextColumn("Text", width="large"),
+            "verified": st.column_config.TextColumn("✓", width="small", help="Verified: the count is proven."),
+            "mode": st.column_config.TextColumn("Mode", width="medium"),
+            "score": st.column_config.NumberColumn("Score", help=SCORE_HELP, format="%.1f", width="small"),
         },
     )
     selected = picked.selection.rows if picked and picked.selection else []
@@ -85,7 +97,7 @@ def render() -> None:
     with st.expander("Instruction", expanded=True):
         st.text(run.instruction)
     render_run(run, key=f"h{run.id}")
-    a = st.columns([1, 1, 4])
+    a = st.columns([1.4, 1, 3])  # "Re-run on Write" whole at 1280 px
     if a[0].button("Re-run on Write", icon=":material/replay:", width="stretch", key=f"rerun{run.id}"):
         state.open_on_write(run)  # the same inputs, a rewrite as a rewrite
     with a[1].popover("Delete", icon=":material/delete:", width="stretch"):
@@ -94,6 +106,10 @@ def render() -> None:
             delete_run(engine, run.id)
             st.toast(f"Run {run.id} deleted.")
             st.rerun()
+
+
+def _lang_name(lang: str) -> str:
+    return lang if lang == ALL else LANG_LABELS.get(lang, lang)  # type: ignore[call-overload]
 
 
 def _mode_name(mode: str) -> str:

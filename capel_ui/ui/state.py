@@ -63,6 +63,20 @@ class C:
     """Set by "One model per vendor": each model runs once, in Exact where guaranteed, else CAPEL."""
 
 
+class H:
+    """The History page's keys: its filters, kept when the writer leaves the page and comes back (`FILTERS`)."""
+
+    MODEL: Final = "h_model"
+    MODE: Final = "h_mode"
+    ORIGIN: Final = "h_origin"
+    LANG: Final = "h_lang"
+    DATES: Final = "h_dates"
+    SEARCH: Final = "h_search"
+    VERIFIED: Final = "h_verified"
+    FILTERS: Final = (MODEL, MODE, ORIGIN, LANG, DATES, SEARCH, VERIFIED)
+    TABLE: Final = "h_table"
+
+
 class B:
     """The Benchmark page's keys."""
 
