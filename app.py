@@ -19,5 +19,7 @@ page = st.navigation(
         st.Page("app_pages/models.py", title="Models", icon=":material/download:"),
     ]
 )
+# Streamlit's default 6rem above every page's title would push Write's Generate below a 1280×720 screen.
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>")
 sidebar()
 page.run()

@@ -38,6 +38,8 @@ from .target_form import (
 from .views import SCORE_HELP, copy_button, lengths, quality_notes, verdict_badges, wait_saved
 
 MAX_COLUMNS = 8
+PER_ROW = 3
+"""Columns side by side; more wrap to the next row (at 1280 px a fourth would cut the time, badges and buttons)."""
 Column = tuple[ModelChoice, Mode]
 DEFAULT_TARGET = 40
 _COUNT_HELP = "Beside the count: how many units it lies outside the target (0 within it)."
@@ -294,28 +296,34 @@ def _show(engine: Engine, cid: str) -> None:
     asked = target_of(runs[0]).describe(runs[0].unit)
     st.caption(f"{asked} · {len(runs)} column(s)", help=f"Comparison {cid}: its runs share this id in History.")
     st.plotly_chart(comparison_chart(runs), width="stretch", key=f"chart-{cid}")
-    cols = st.columns(len(runs))
-    for col, r in zip(cols, runs, strict=True):
-        with col:
-            st.markdown(f"**{r.model}**  \n{mode_label(r.mode)}")
-            verdict_badges(verdict_of(r), r)
-            m = st.columns(2)
-            shown = r.count if r.count is not None else "–"
-            m[0].metric("Count", shown, delta=verdict_of(r).deviation, delta_color="off", help=_COUNT_HELP)
-            m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
-            score = run_score(r)
-            st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)
-            calls = f"{max(len(r.attempts), 1)} call(s) · "
-            st.caption(f"{calls}{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
-            if r.failure:
-                st.error(plain_markdown(r.failure))
-            if r.text.strip():
-                st.caption(lengths(r))
-                st.html(clean_text_html(r.text))
-                quality_notes(r)
-                _column_actions(r)
-            with st.expander("Raw output"):
-                st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))
+    per_row = min(len(runs), PER_ROW)
+    for first in range(0, len(runs), per_row):
+        for col, r in zip(st.columns(per_row), runs[first : first + per_row], strict=False):
+            with col:
+                _column(r)
+
+
+def _column(r: RunRecord) -> None:
+    """One column: model and mode, verdict, count, time, score, text, actions, raw output."""
+    st.markdown(f"**{r.model}**  \n{mode_label(r.mode)}")
+    verdict_badges(verdict_of(r), r)
+    m = st.columns(2)
+    shown = r.count if r.count is not None else "–"
+    m[0].metric("Count", shown, delta=verdict_of(r).deviation, delta_color="off", help=_COUNT_HELP)
+    m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
+    score = run_score(r)
+    st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)
+    calls = f"{max(len(r.attempts), 1)} call(s) · "
+    st.caption(f"{calls}{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
+    if r.failure:
+        st.error(plain_markdown(r.failure))
+    if r.text.strip():
+        st.caption(lengths(r))
+        st.html(clean_text_html(r.text))
+        quality_notes(r)
+        _column_actions(r)
+    with st.expander("Raw output"):
+        st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))
 
 
 def _column_actions(r: RunRecord) -> None:

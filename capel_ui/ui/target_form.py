@@ -71,6 +71,7 @@ def lang_radio(where: Any, prefix: str, default: int) -> Lang:
         "Language",
         ["en", "zh"],
         format_func=LANG_LABELS.get,
+        horizontal=True,
         key=f"{prefix}lang",
         on_change=_lang_changed,
         args=(prefix, default),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ..backends import Backend, BackendError, ModelChoice, uses_fallback
 from ..counting import count, count_detail
@@ -152,6 +153,7 @@ def render() -> None:
         _live_count(source_count, source, unit, target_spec)
     target = target_spec.high if target_spec else int(state.get(W.TARGET))
 
+    actions = st.container()  # Generate sits above the Options, drawn after them (it needs their values)
     with st.expander("Options"):
         code = st.checkbox("Code-aware (a whole code line counts as one unit)", key=W.CODE)
         fallback = st.checkbox(
@@ -173,8 +175,8 @@ def render() -> None:
             "marker, up to this many calls in all; 1 turns repair off. On by default for models without a grammar.",
         )
 
-    k, judge = _variant_settings(int(target), choice)
-    b = st.columns([1, 1, 4])
+    b = actions.columns([1, 1, 1, 2.2], vertical_alignment="bottom")  # one row: in view at 1280×720 with the form
+    k, judge = _variant_settings(int(target), choice, b[2], b[3])
     go = b[0].button("Generate", type="primary", icon=":material/edit:", width="stretch")
     live = st.container(key=W.LIVE)
     result = st.empty()  # drawn over at once: a new run never streams above the previous run's result
@@ -257,7 +259,7 @@ def _show_unsaved(error: str, text: str) -> None:
     st.code(text, language=None, wrap_lines=True)
 
 
-def _show_result(result: st.delta_generator.DeltaGenerator) -> None:
+def _show_result(result: DeltaGenerator) -> None:
     """The variants of the last request (if several), then the picked (or only) run in full."""
     run_id = state.get(W.RUN_ID)
     if run_id is None:
@@ -334,13 +336,14 @@ def _judge_options(current: ModelChoice) -> list[ModelChoice]:
     return options
 
 
-def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoice | None]:
+def _variant_settings(
+    target: int, choice: ModelChoice, where_k: DeltaGenerator, where_judge: DeltaGenerator
+) -> tuple[int, ModelChoice | None]:
     """How many candidates to write (default 3 for a short text) and the judge, if the writer has one."""
     if not state.get(W.VARIANTS_SET):  # follows the target and model until the writer sets it
         local = choice.spec.local  # free to run K times; a paid API is not tripled unasked
         state.put(W.VARIANTS, DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1)
-    c = st.columns([1, 3])
-    k = c[0].number_input(
+    k = where_k.number_input(
         "Variants",
         min_value=1,
         max_value=MAX_VARIANTS,
@@ -353,7 +356,7 @@ def _variant_settings(target: int, choice: ModelChoice) -> tuple[int, ModelChoic
     judges = _judge_options(choice)
     judge = None
     if judges:  # with no judge at hand nothing asks for one
-        judge = c[1].selectbox(
+        judge = where_judge.selectbox(
             "Judge model (optional)",
             [None, *judges],
             format_func=lambda m: "No judge (offline score)" if m is None else m.label,
@@ -383,9 +386,7 @@ def _judge_single(handle: RunHandle) -> None:
             handle.result()
 
 
-def _run_variants(
-    handle: RunHandle, stop_col: st.delta_generator.DeltaGenerator, area: st.delta_generator.DeltaGenerator
-) -> None:
+def _run_variants(handle: RunHandle, stop_col: DeltaGenerator, area: DeltaGenerator) -> None:
     """Write K candidates at once, painting each one's countdown; then judge them if a judge is configured."""
     lives, request = handle.lives, handle.request
     state.put(W.GROUP, handle.group_id)
