@@ -222,21 +222,39 @@ def english_lexicon_rules(extra_words: Iterable[str] = ()) -> str:
     `word` is a listed word (optionally 's, or two joined by a hyphen), a number or one of `extra_words`,
     then optional punctuation; `wend` is a listed word that can end a sentence, then . ! or ?.
     """
-    lex, end = english_tries()
+    return _english_rules(extra_words, lark=False)
+
+
+def english_lexicon_lark(extra_words: Iterable[str] = ()) -> str:
+    """`english_lexicon_rules` as Lark terminals (`WORD`, `WEND`) for LLGuidance: the same words, the same shape."""
+    return _english_rules(extra_words, lark=True)
+
+
+def _english_rules(extra_words: Iterable[str], *, lark: bool) -> str:
+    """The English word rules in GBNF (`name ::= body`, the lists as tries of rules) or in LLGuidance's Lark
+    (`NAME: body`, terminals, the lists as regexes)."""
+    lex, end = english_regexes() if lark else english_tries()
     extras = [w for w in dict.fromkeys(extra_words) if _INSTRUCTION_WORD.fullmatch(w)]
-    extra_alt = " | extra" if extras else ""
-    rules = [
-        "word ::= wcore [,;:.!?]?",
-        "wend ::= ecore [.!?]",
-        f'wcore ::= (lex{extra_alt}) ("\'s")? ("-" lex)? | num',
-        f"ecore ::= elex | num{extra_alt}",
-        "num ::= [0-9]{1,6}",
-        f"lex ::= {lex}",
-        f"elex ::= {end}",
-    ]
+
+    def n(name: str) -> str:
+        return name.upper() if lark else name
+
+    def cls(chars: str) -> str:
+        return f"/[{chars}]/" if lark else f"[{chars}]"
+
+    extra_alt = f" | {n('extra')}" if extras else ""
+    rules = {
+        "word": f"{n('wcore')} {cls(',;:.!?')}?",
+        "wend": f"{n('ecore')} {cls('.!?')}",
+        "wcore": f'({n("lex")}{extra_alt}) ("\'s")? ("-" {n("lex")})? | {n("num")}',
+        "ecore": f"{n('elex')} | {n('num')}{extra_alt}",
+        "num": cls("0-9") + "{1,6}",
+        "lex": lex,
+        "elex": end,
+    }
     if extras:
-        rules.append("extra ::= " + " | ".join(_lit(w) for w in extras))
-    return "\n".join(rules) + "\n"
+        rules["extra"] = " | ".join(_lit(w) for w in extras)
+    return "".join(f"{n(name)}{': ' if lark else ' ::= '}{body}\n" for name, body in rules.items())
 
 
 # ----- the same lists as LLGuidance Lark terminals -------------------------------------------------------------
@@ -273,25 +291,6 @@ def english_regexes() -> tuple[str, str]:
     """(any word, a word that can end a sentence) as Lark terminal bodies, built once per process; the second is
     the first without the dangling words (LLGuidance's `&` and `~`), not a second list."""
     return _word_regex(english_words()), "LEX & ~" + _word_regex(DANGLING)
-
-
-def english_lexicon_lark(extra_words: Iterable[str] = ()) -> str:
-    """`english_lexicon_rules` as Lark terminals (`WORD`, `WEND`) for LLGuidance: the same words, the same shape."""
-    lex, end = english_regexes()
-    extras = [w for w in dict.fromkeys(extra_words) if _INSTRUCTION_WORD.fullmatch(w)]
-    extra_alt = " | EXTRA" if extras else ""
-    rules = [
-        "WORD: WCORE /[,;:.!?]/?",
-        "WEND: ECORE /[.!?]/",
-        f'WCORE: (LEX{extra_alt}) ("\'s")? ("-" LEX)? | NUM',
-        f"ECORE: ELEX | NUM{extra_alt}",
-        "NUM: /[0-9]{1,6}/",
-        f"LEX: {lex}",
-        f"ELEX: {end}",
-    ]
-    if extras:
-        rules.append("EXTRA: " + " | ".join(_lit(w) for w in extras))
-    return "\n".join(rules) + "\n"
 
 
 def chinese_lexicon_lark() -> str:
