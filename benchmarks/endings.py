@@ -1,6 +1,6 @@
 """Planned endings (issue 19): natural-ending share and seconds per text, planned vs unplanned `exact`.
 
-Run from the project root:  .venv/bin/python benchmarks/endings.py [--limit 6] [--lengths 12 40 80] [--x-runs 10]
+Run from the project root:  .venv/bin/python benchmarks/endings.py [--limit 5] [--lengths 12 40 80] [--x-runs 10]
 (set CAPEL_EMBEDDED_THREADS=1 when other processes use the model)
 
 Each instruction runs at each length through, in turn (interleaved, one at a time, so the timings share the load):
@@ -23,19 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.quality import INSTRUCTIONS  # one set of instructions for both benchmarks
 from capel_ui.backends import get_backend
 from capel_ui.ending import natural_share
 from capel_ui.generation import Outcome, Request, generate
 from capel_ui.presets import preset
 
-INSTRUCTIONS = (
-    "Describe a traditional Italian pizza.",
-    "Give advice on staying motivated at work.",
-    "Explain how stress affects the body.",
-    "Write a short product description for a steel water bottle.",
-    "Explain why the sky is blue.",
-    "Write an invitation to a neighbourhood picnic.",
-)
 SETUPS: tuple[tuple[str, str, bool], ...] = (
     ("baseline (free)", "baseline", False),
     ("exact unplanned", "exact", False),
@@ -76,7 +69,7 @@ def ratio(rows: list[Row], planned: str, unplanned: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=6, help=f"first N instructions (of {len(INSTRUCTIONS)})")
+    ap.add_argument("--limit", type=int, default=5, help=f"first N instructions (of {len(INSTRUCTIONS)})")
     ap.add_argument("--lengths", type=int, nargs="+", default=[12, 40, 80])
     ap.add_argument("--x-runs", type=int, default=10, help="runs of the X preset each way (0: none)")
     ap.add_argument("--countdown", action="store_true", help="also exact-countdown, planned and unplanned")
