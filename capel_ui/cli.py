@@ -290,11 +290,8 @@ class _Printer:
     def chunk(self, chunk: str) -> None:
 
         gen = self.gen
-        if not self.quiet:
-            if gen.parser is None:
-                text = chunk
-            else:  # a repaired run prints only verified text: a later call may replace the rest
-                text = gen.settled_text()[len(self.printed) :]
+        if not self.quiet:  # only text that stays: a repair, a planned ending or a limit may still change the end
+            text = gen.settled_text()[len(self.printed) :]
             self.out.write(text)
             self.printed += text
             self.out.flush()

@@ -390,6 +390,7 @@ class Generation:
         self._closes: dict[str, float | None] = {}  # the model's P(closing its last sentence there), by clean text
         self._plan: dict[str, Any] | None = None  # the candidate endings of a planned run (Outcome.planned_ending)
         self._cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
+        self._settled_at: int | None = None  # where a planned run's clean text stops being settled (`settled_text`)
         self.plan_units = self._plan_units()
         self.status: Status = "running"
         self.started = time.monotonic()
@@ -576,14 +577,35 @@ class Generation:
         """What each finished call did, as stored with the run (kept only by a run that may repair)."""
         return list(self._attempts)
 
-    def settled_text(self) -> str:
-        """The clean text that stays whatever comes next: on a run that may repair only the verified prefix (a
-        later call may replace the rest), on a one-call run all units so far; the raw text without markers."""
+    def live_text(self) -> str:
+        """The clean text so far as it stands now (a repair or a planned ending may still change its end)."""
         parser = self.parser
         if parser is None:
             return self.raw
         with self._lock:
-            return parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
+            return parser.text_so_far()
+
+    def settled_text(self) -> str:
+        """The clean text that stays whatever comes next (what a stream to a file may print at once): on a run that
+        may repair only the verified prefix (a later call may replace the rest); on a planned run all but its last
+        `plan_units` units (a rival ending may replace them); under a limit nothing (the run may end at an earlier
+        sentence); else all units so far."""
+        if self.bounded_plan:
+            return ""
+        parser = self.parser
+        if parser is None:
+            text = self.raw
+        else:
+            with self._lock:
+                text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
+        if self.plan_units and self.units_done >= self.request.target - self.plan_units:
+            if self._settled_at is None:  # found once: the text before it no longer changes
+                units = list((_HAN if self.request.lang == "zh" else _WORD).finditer(text))
+                kept = self.request.target - self.plan_units
+                self._settled_at = units[kept].start() if len(units) > kept else None
+            if self._settled_at is not None:
+                text = text[: self._settled_at]
+        return text
 
     def live_note(self) -> str:
         """` · repairing from <k> (call 2 of 3)` while a repair call streams, ` · writing 3 more endings of the last

@@ -3,6 +3,7 @@ the model's own P(end), and a text under a limit ends at the last natural senten
 
 from __future__ import annotations
 
+import io
 import re
 import threading
 
@@ -12,6 +13,7 @@ from capel_ui.backends import Turn
 from capel_ui.backends.base import DEFAULT_CAPABILITIES
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
+from capel_ui.cli import main
 from capel_ui.ending import NATURAL, best_ending, natural_cut, plan_size, sentence_ends
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.grammar import ending_rules
@@ -287,3 +289,13 @@ def test_a_full_stop_the_model_would_not_have_written_there_makes_its_ending_cut
     assert out.text == HEAD + RIVAL and out.end_probability == 0.9
     [own_candidate] = [c for c in out.planned_ending["candidates"] if c["own"]]
     assert own_candidate["end_probability"] < NATURAL  # "…a widespread." is cut off, whatever P(end) says
+
+
+def test_the_cli_prints_the_kept_ending_once_not_the_one_it_replaced(scripted_model: ScriptedBackend) -> None:
+    scripted_model.capabilities = LLAMA_CPP
+    scripted_model.ending = natural_after("crisp crust.")
+    scripted_model.reply(by_prefill(OWN, RIVAL))
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "12", INSTRUCTION]
+    assert main(argv, stdin=io.StringIO(), stdout=out, stderr=err) == 0, err.getvalue()
+    assert out.getvalue() == HEAD + RIVAL + "\n"  # `generate > file` gets the text once: the one kept

@@ -403,7 +403,7 @@ def _run_variants(handle: RunHandle, stop_col: DeltaGenerator, area: DeltaGenera
         status.caption(f"{len(lives)} variants · {gen.backend.label} · {mode_label(gen.mode)} · {elapsed(gen)}")
         for live, slot in zip(lives, slots, strict=True):
             done = live.gen.units_done
-            slot.html(live_variant_html(request.target - done, request.target, label, live.gen.settled_text()))
+            slot.html(live_variant_html(request.target - done, request.target, label, live.gen.live_text()))
 
     handle.run_together(paint)
     for slot in (status, *slots):
