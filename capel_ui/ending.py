@@ -93,6 +93,12 @@ def ending_help(p: float | None) -> str:
     )
 
 
+def cut_off_note(p: float) -> str:
+    """The warning under a text whose last sentence reads as cut off: short enough for a narrow Compare column
+    (`ending_help` says what the number is, in a tooltip)."""
+    return f"Last sentence cut off: the model would have gone on (ending score {p:.2f}). Try a variant, or edit it."
+
+
 def natural_share(scores: Sequence[float | None]) -> float | None:
     """The share of scored texts that end naturally (None when none was scored)."""
     known = [p for p in scores if p is not None]

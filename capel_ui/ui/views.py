@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
 from ..counting import count, count_detail, refusal
-from ..ending import ending_help, ending_words, ends_naturally
+from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
 from ..generation import Generation, Outcome
 from ..history import marker_spans, run_warnings, score_line
@@ -248,8 +248,8 @@ def quality_notes(run: RunRecord) -> None:
     if line:
         st.caption(line)
     notes = [w.message for w in run_warnings(run)]
-    if ends_naturally(run.end_probability) is False:
-        notes.append(ending_help(run.end_probability))
+    if ends_naturally(run.end_probability) is False and run.end_probability is not None:
+        notes.append(cut_off_note(run.end_probability))
     if notes:
         st.warning("  \n".join(notes), icon=":material/spellcheck:")
 
