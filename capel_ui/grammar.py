@@ -165,10 +165,12 @@ class Grammar:
         lines += [f"{name} ::= {_render(expr, d)}" for name, expr in self.rules]
         return "\n".join(lines) + "\n"
 
-    def _lark(self) -> str:
-        """Unit rules as terminals (upper case), so LLGuidance lexes each unit as one lexeme."""
+    def _lark(self, rules: frozenset[str] = frozenset()) -> str:
+        """Unit rules as terminals (upper case), so LLGuidance lexes each unit as one lexeme; the names in `rules`
+        stay parser rules (lower case)."""
         chars = lambda s: "/[" + s.replace("/", "\\/") + "]/"  # noqa: E731
-        d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), chars, str.upper, " ")
+        ref = lambda n: n if n in rules else n.upper()  # noqa: E731
+        d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), chars, ref, " ")
         lines = [f"start: {_render(self.start, d)}"]
         lines += [f"{name.upper()}: {_render(expr, d)}" for name, expr in self.rules]
         return "\n".join(lines) + "\n"
@@ -271,6 +273,12 @@ WordListSyntax = Literal["gbnf", "lark"]
 WORD_LIST_SYNTAXES: tuple[WordListSyntax, ...] = ("gbnf", "lark")
 LLGUIDANCE = "%llguidance {}\n"
 """The first line that tells llama.cpp a grammar is LLGuidance's Lark, not GBNF (a build with LLGuidance)."""
+WORD_LIST_END = frozenset({"wend"})
+"""In LLGuidance Lark, the word list's last word is a parser rule (a word terminal, then a stop terminal), not one
+terminal like `WORD`. Where a grammar lets a word be the last or not (a limit, a range, a closing sentence), both
+would be lexed at once; two terminals that share the whole 20,000-word list and differ only in their punctuation
+make LLGuidance give up on llama.cpp's real tokens ("lexer error: too many expressions constructed; stopping"), and
+llama.cpp then writes with no grammar at all: "at most 30 words" came back 35."""
 
 
 def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf") -> str:
@@ -297,8 +305,10 @@ def with_word_list(grammar: Grammar, words: str, syntax: WordListSyntax = "gbnf"
     The list is written as text, not as a tree: it is only ever sent to llama.cpp, and at 20k words a
     tree rendered per request would cost more than the request's own grammar work.
     """
-    head = LLGUIDANCE if syntax == "lark" else ""
-    return head + Grammar(grammar.start).render(syntax) + words.strip() + "\n"
+    start = Grammar(grammar.start)
+    if syntax == "lark":
+        return LLGUIDANCE + start._lark(WORD_LIST_END) + words.strip() + "\n"
+    return start.render(syntax) + words.strip() + "\n"
 
 
 def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:

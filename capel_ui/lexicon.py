@@ -226,7 +226,8 @@ def english_lexicon_rules(extra_words: Iterable[str] = ()) -> str:
 
 
 def english_lexicon_lark(extra_words: Iterable[str] = ()) -> str:
-    """`english_lexicon_rules` as Lark terminals (`WORD`, `WEND`) for LLGuidance: the same words, the same shape."""
+    """`english_lexicon_rules` as Lark for LLGuidance: the same words, the same shape; `WORD` a terminal, `wend` a
+    rule of two (grammar.WORD_LIST_END says why)."""
     return _english_rules(extra_words, lark=True)
 
 
@@ -237,7 +238,7 @@ def _english_rules(extra_words: Iterable[str], *, lark: bool) -> str:
     extras = [w for w in dict.fromkeys(extra_words) if _INSTRUCTION_WORD.fullmatch(w)]
 
     def n(name: str) -> str:
-        return name.upper() if lark else name
+        return name.upper() if lark and name != "wend" else name  # Lark: `wend` is a rule (WORD_LIST_END)
 
     def cls(chars: str) -> str:
         return f"/[{chars}]/" if lark else f"[{chars}]"
@@ -245,13 +246,15 @@ def _english_rules(extra_words: Iterable[str], *, lark: bool) -> str:
     extra_alt = f" | {n('extra')}" if extras else ""
     rules = {
         "word": f"{n('wcore')} {cls(',;:.!?')}?",
-        "wend": f"{n('ecore')} {cls('.!?')}",
+        "wend": f"{n('ecore')} {n('stop') if lark else cls('.!?')}",
         "wcore": f'({n("lex")}{extra_alt}) ("\'s")? ("-" {n("lex")})? | {n("num")}',
         "ecore": f"{n('elex')} | {n('num')}{extra_alt}",
         "num": cls("0-9") + "{1,6}",
         "lex": lex,
         "elex": end,
     }
+    if lark:
+        rules["stop"] = cls(".!?")
     if extras:
         rules["extra"] = " | ".join(_lit(w) for w in extras)
     return "".join(f"{n(name)}{': ' if lark else ' ::= '}{body}\n" for name, body in rules.items())
@@ -297,7 +300,9 @@ def chinese_lexicon_lark() -> str:
     """`chinese_lexicon_rules` as Lark terminals for LLGuidance."""
     chars = chinese_chars()
     enders = "".join(ch for ch in chars if ch not in ZH_DANGLING)
-    return f"WORD: HAN /[，、；：。！？]/?\nWEND: HANEND /[。！？]/\nHAN: /[{chars}]/\nHANEND: /[{enders}]/\n"
+    rules = ("WORD: HAN /[，、；：。！？]/?", "wend: HANEND STOP", "STOP: /[。！？]/")
+    rules += (f"HAN: /[{chars}]/", f"HANEND: /[{enders}]/")
+    return "\n".join(rules) + "\n"
 
 
 def chinese_lexicon_rules() -> str:

@@ -299,3 +299,19 @@ def test_the_cli_prints_the_kept_ending_once_not_the_one_it_replaced(scripted_mo
     argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "12", INSTRUCTION]
     assert main(argv, stdin=io.StringIO(), stdout=out, stderr=err) == 0, err.getvalue()
     assert out.getvalue() == HEAD + RIVAL + "\n"  # `generate > file` gets the text once: the one kept
+
+
+@pytest.mark.parametrize(
+    ("lang", "instruction", "kind", "low"),
+    [
+        ("en", "Describe a traditional Italian pizza.", "at_most", None),
+        ("en", "Describe a traditional Italian pizza.", "range", 20),
+        ("zh", "介绍一下北京。", "at_most", None),
+    ],
+)
+def test_a_word_limit_on_the_embedded_model_is_kept_by_its_word_list_grammar(embedded, lang, instruction, kind, low):
+    # LLGuidance gave up on a word list whose last word was a terminal of its own ("too many expressions
+    # constructed") and llama.cpp then wrote with no grammar: "at most 30 words" came back with 35.
+    request = Request(instruction, 30, lang=lang, mode="exact", target_kind=kind, target_low=low, seed=7)
+    out = generate(embedded, request)
+    assert out.verified and out.count <= 30, (out.count, out.text)
