@@ -7,6 +7,7 @@ alone, without this file's sidebar (tests/test_app.py checks that every page get
 
 import streamlit as st
 
+from capel_ui.ui.layout import page_style
 from capel_ui.ui.sidebar import sidebar
 
 st.set_page_config(page_title="CAPEL Studio", page_icon=":material/timer:", layout="wide")
@@ -19,7 +20,6 @@ page = st.navigation(
         st.Page("app_pages/models.py", title="Models", icon=":material/download:"),
     ]
 )
-# Streamlit's default 6rem above every page's title would push Write's Generate below a 1280×720 screen.
-st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem}</style>")
+page_style()
 sidebar()
 page.run()

@@ -24,6 +24,7 @@ from ..vocab import (
     unit_label,
     units_for,
 )
+from . import layout
 from .views import target_box
 
 TARGET_FIELDS = ("lang", "unit", "kind", "target", "low")
@@ -46,7 +47,8 @@ def target_settings(prefix: str) -> dict[str, Any]:
 def preset_pills(prefix: str) -> None:
     """A platform's limit in one click (capel_ui.presets): it sets the fields, and the instruction if empty."""
     names = [p.name for p in PRESETS]
-    st.pills("Quick presets", names, key=f"{prefix}preset", on_change=_apply_preset, args=(prefix,))
+    with st.container(key=layout.hook(layout.PRESETS, prefix)):
+        st.pills("Quick presets", names, key=f"{prefix}preset", on_change=_apply_preset, args=(prefix,))
 
 
 def _apply_preset(prefix: str) -> None:
