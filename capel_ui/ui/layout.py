@@ -17,11 +17,28 @@ NARROW = 640
 
 PRESETS = "capel-presets"
 """The quick-preset pills: one row that scrolls sideways on a phone (seven rows pushed Generate off its screen)."""
+TARGET = "capel-target"
+"""Exactly / at most and the target length: side by side on a phone, as the phrase they make ("at most 280")."""
+RANGE = "capel-range"
+"""Between: the kind on its line, From and To side by side on the next."""
 
 
 def hook(name: str, *parts: object) -> str:
     """A container key the CSS below finds by `name`; `parts` make it unique on the page (a run, a prefix)."""
     return "-".join([name, *(str(p) for p in parts)])
+
+
+ROW = "[data-testid='stHorizontalBlock']"
+COLUMN = f"{ROW} > [data-testid='stColumn']"
+EMPTY = ":not(:has([data-testid='stElementContainer']))"
+"""A column with nothing in it."""
+
+
+def _within(names: str | tuple[str, ...], selector: str) -> str:
+    """`selector` in the containers keyed `hook(name, …)` for each of `names`: their own row of columns, not a
+    row nested in it (the badge's row inside the verdict's)."""
+    names = (names,) if isinstance(names, str) else names
+    return ", ".join(f"[class*='st-key-{name}'] > [data-testid='stLayoutWrapper'] > {selector}" for name in names)
 
 
 def _phone_rules() -> str:
@@ -31,6 +48,12 @@ def _phone_rules() -> str:
         # Presets: one row, each pill whole, the row scrolls sideways (a thin bar for a mouse; a finger swipes).
         pills: "flex-wrap:nowrap;overflow-x:auto;overscroll-behavior-x:contain;scrollbar-width:thin",
         f"{pills} > button": "flex:0 0 auto",
+        # Target: the kind as wide as its three buttons, the number in the rest of the line.
+        _within((TARGET, RANGE), COLUMN): "min-width:0;flex:1 1 5.5rem",
+        _within((TARGET, RANGE), f"{COLUMN}:first-child"): "flex:0 0 auto;width:auto",
+        _within(RANGE, f"{COLUMN}:not(:first-child)"): "flex:1 1 40%",
+        # A column with nothing in it (a spacer; Stop's slot until a run starts) only adds a gap to the stack.
+        f"{COLUMN}{EMPTY}": "display:none",
     }
     return "".join(f"{selector}{{{style}}}" for selector, style in rules.items())
 

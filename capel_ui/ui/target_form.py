@@ -103,7 +103,9 @@ def unit_picker(where: Any, prefix: str, lang: Lang) -> Unit:
 
 def target_inputs(where: Any, prefix: str, default: int) -> Target | None:
     """Exactly N, at most N, or between A and B; None (with the reason shown) for an impossible range."""
-    c = where.columns([2.2, 1, 1, 1.8], vertical_alignment="bottom")  # room for all three kinds
+    shape = layout.RANGE if st.session_state.get(f"{prefix}kind") == "range" else layout.TARGET
+    row = where.container(key=layout.hook(shape, prefix))  # on a phone: the kind and its number side by side
+    c = row.columns([2.2, 1, 1, 1.8], vertical_alignment="bottom")  # room for all three kinds
     kind: TargetKind = c[0].segmented_control(
         "Target", TARGET_KINDS, format_func=TARGET_KIND_LABELS.get, key=f"{prefix}kind", required=True
     )
@@ -114,4 +116,4 @@ def target_inputs(where: Any, prefix: str, default: int) -> Target | None:
             st.error("The range goes from the smaller number to the larger: make “From” at most “To”.")
             return None
         return Target.between(int(low), int(high))
-    return Target.of(kind, target_box(c[1], f"{prefix}target", default))
+    return Target.of(kind, target_box(c[1], f"{prefix}target", default, note_where=row))

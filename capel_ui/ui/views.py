@@ -61,13 +61,14 @@ def _clamp_target(key: str, default: int) -> None:
         st.session_state[f"{key}_note"] = f"The target must be from 1 to {MAX_TARGET:,}; {used:,} is used."
 
 
-def target_box(where: DeltaGenerator, key: str, default: int) -> int:
-    """The target length box (Write and Compare): what it shows is what is used, from 1 to MAX_TARGET."""
+def target_box(where: DeltaGenerator, key: str, default: int, note_where: DeltaGenerator | None = None) -> int:
+    """The target length box (Write and Compare): what it shows is what is used, from 1 to MAX_TARGET. A number
+    set to a bound is said under the box, or in `note_where` (under the whole row: one line, not four)."""
     st.session_state.setdefault(key, default)
     where.number_input("Target length", step=1, key=key, on_change=_clamp_target, args=(key, default))
     note = st.session_state.pop(f"{key}_note", None)
     if note:
-        where.caption(note)
+        (note_where or where).caption(note)
     return int(st.session_state[key])
 
 
