@@ -21,6 +21,10 @@ TARGET = "capel-target"
 """Exactly / at most and the target length: side by side on a phone, as the phrase they make ("at most 280")."""
 RANGE = "capel-range"
 """Between: the kind on its line, From and To side by side on the next."""
+VERDICT = "capel-verdict"
+"""A result's badge and lengths with Copy beside them, not on a line of its own."""
+DOWNLOADS = "capel-downloads"
+"""A result's three downloads in one row (three full-width rows on a phone)."""
 
 
 def hook(name: str, *parts: object) -> str:
@@ -52,8 +56,20 @@ def _phone_rules() -> str:
         _within((TARGET, RANGE), COLUMN): "min-width:0;flex:1 1 5.5rem",
         _within((TARGET, RANGE), f"{COLUMN}:first-child"): "flex:0 0 auto;width:auto",
         _within(RANGE, f"{COLUMN}:not(:first-child)"): "flex:1 1 40%",
+        # Verdict: Copy at the end of the badge's line.
+        _within(VERDICT, ROW): "flex-wrap:nowrap",
+        _within(VERDICT, COLUMN): "min-width:0;flex:1 1 0",
+        _within(VERDICT, f"{COLUMN}:last-child"): "flex:0 0 auto;width:auto",
+        # Downloads: three buttons in one row (their icons dropped), a label on two lines if it must.
+        _within(DOWNLOADS, ROW): "flex-wrap:nowrap;gap:.5rem",
+        _within(DOWNLOADS, COLUMN): "min-width:0;flex:1 1 0",
+        f"[class*='st-key-{DOWNLOADS}'] button": "padding:.25rem .4rem;min-height:2.5rem",
+        f"[class*='st-key-{DOWNLOADS}'] button span:has(> [data-testid='stIconMaterial'])": "display:none",
+        f"[class*='st-key-{DOWNLOADS}'] button [data-testid='stMarkdownContainer'] *": "white-space:normal",
         # A column with nothing in it (a spacer; Stop's slot until a run starts) only adds a gap to the stack.
         f"{COLUMN}{EMPTY}": "display:none",
+        # Streamlit's 10rem below the last element is a fifth of a phone's screen of nothing.
+        "[data-testid='stMainBlockContainer']": "padding-bottom:4rem",
     }
     return "".join(f"{selector}{{{style}}}" for selector, style in rules.items())
 

@@ -25,6 +25,7 @@ from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, judge, live_state
 from ..vocab import MAX_TARGET, mode_label, unit_label
+from .layout import DOWNLOADS, VERDICT, hook
 from .live_text import live_text_area
 from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw, plain_markdown
 
@@ -113,7 +114,7 @@ def lengths(run: RunRecord) -> str:
 def verdict_line(run: RunRecord, key: str) -> Verdict:
     """The badge, the lengths and a one-click Copy beside them (Copy only when there is text to copy)."""
     verdict = verdict_of(run)
-    top = st.columns([5, 1], vertical_alignment="center")
+    top = st.container(key=hook(VERDICT, key)).columns([5, 1], vertical_alignment="center")
     with top[0]:
         verdict_badges(verdict, run)
         if verdict.status != "failed":
@@ -195,7 +196,8 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
         ("md", export_md, "text/markdown"),
         ("json", export_json, "application/json"),
     )
-    for col, (ext, build, mime) in zip(st.columns(len(exports)), exports, strict=True):
+    row = st.container(key=hook(DOWNLOADS, key)).columns(len(exports))
+    for col, (ext, build, mime) in zip(row, exports, strict=True):
         col.download_button(
             f"Download .{ext}",
             build(run),
@@ -205,9 +207,9 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
             icon=":material/download:",
             width="stretch",
         )
-    if run.attempts:
-        st.caption(f"{calls_line(run.attempts)}")
     line, help_ = _cost_line(run)
+    if len(run.attempts) > 1:  # what each repair call did; one call is the run the page already describes
+        line += f" · {calls_line(run.attempts)}"
     st.caption(line, help=help_)
     with st.expander(f"Raw output · {len(run.errors)} marker error(s)", expanded=bool(run.errors)):
         st.html(highlight_raw(run.raw, run.errors, markers=marker_spans(run)))
