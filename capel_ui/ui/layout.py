@@ -25,6 +25,8 @@ VERDICT = "capel-verdict"
 """A result's badge and lengths with Copy beside them, not on a line of its own."""
 DOWNLOADS = "capel-downloads"
 """A result's three downloads in one row (three full-width rows on a phone)."""
+VARIANTS = "capel-variants"
+"""The variants, best first: on a phone a row of cards to swipe through instead of three screens of them."""
 
 
 def hook(name: str, *parts: object) -> str:
@@ -66,6 +68,10 @@ def _phone_rules() -> str:
         f"[class*='st-key-{DOWNLOADS}'] button": "padding:.25rem .4rem;min-height:2.5rem",
         f"[class*='st-key-{DOWNLOADS}'] button span:has(> [data-testid='stIconMaterial'])": "display:none",
         f"[class*='st-key-{DOWNLOADS}'] button [data-testid='stMarkdownContainer'] *": "white-space:normal",
+        # Variants: cards side by side, swiped through, the next one peeking in at the edge.
+        _within(VARIANTS, ROW): "flex-wrap:nowrap;overflow-x:auto;scroll-snap-type:x mandatory;"
+        "overscroll-behavior-x:contain",
+        _within(VARIANTS, COLUMN): "min-width:82%;flex:0 0 82%;scroll-snap-align:start",
         # A column with nothing in it (a spacer; Stop's slot until a run starts) only adds a gap to the stack.
         f"{COLUMN}{EMPTY}": "display:none",
         # Streamlit's 10rem below the last element is a fifth of a phone's screen of nothing.

@@ -41,6 +41,7 @@ from ..vocab import (
     unit_label,
 )
 from . import resources, state
+from .layout import VARIANTS, hook
 from .render import clean_text_html, live_variant_html, scroll_into_view_html
 from .state import W
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, target_settings, unit_picker
@@ -433,7 +434,8 @@ def _show_variants() -> None:
     runs.sort(key=run_rank_key, reverse=True)
     picked = state.get(W.RUN_ID)
     st.subheader(f"{len(runs)} variants, best first")
-    for i, (col, r) in enumerate(zip(st.columns(len(runs)), runs, strict=True), 1):
+    cards = st.container(key=hook(VARIANTS, group_id)).columns(len(runs))
+    for i, (col, r) in enumerate(zip(cards, runs, strict=True), 1):
         with col:
             score = run_score(r)
             st.markdown(f"**#{i}** · score **{score:g}**" if score is not None else f"**#{i}** · no score")
