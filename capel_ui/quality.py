@@ -292,6 +292,31 @@ def junk(found: Sequence[QualityWarning]) -> bool:
     return any(w.kind in JUNK_KINDS for w in found)
 
 
+CIRCLE_KINDS = frozenset({"repeat", "loop"})
+"""The ways a text goes round in circles: one word over and over, or a phrase."""
+
+
+def notes(found: Sequence[QualityWarning]) -> list[str]:
+    """The warnings as the pages show them, one line each, except that every word and phrase a text goes round in
+    circles on is named in one line (a loop is often caught as a word and two or three phrases: four lines that
+    each ended "the text is going round in circles" were most of a phone's screen)."""
+    circling = list(dict.fromkeys(w.word for w in found if w.kind in CIRCLE_KINDS))
+    out: list[str] = []
+    for w in found:
+        if w.kind not in CIRCLE_KINDS:
+            out.append(w.message)
+        elif len(circling) == 1:
+            out.append(w.message)
+            circling = []
+        elif circling:
+            named = [f"“{c}”" for c in circling]
+            out.append(
+                f"{', '.join(named[:-1])} and {named[-1]} come back again and again: the text is going round in circles"
+            )
+            circling = []
+    return out
+
+
 def nonword_rate(text: str, lang: Lang = "en", own_text: str = "") -> float:
     """The share of words that are non-words (0 for an empty text)."""
     found = words(text, lang)

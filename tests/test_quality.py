@@ -16,6 +16,7 @@ from capel_ui.quality import (
     loops,
     nonword_rate,
     nonwords,
+    notes,
     number_list,
     offline_score,
     warnings,
@@ -182,6 +183,20 @@ def test_loops_and_number_lists_are_warnings_and_make_a_text_junk() -> None:
     assert looped[0].message == "“enforcement de lame” comes back again and again: the text is going round in circles"
     assert [w.kind for w in listed] == ["numbers"] and junk(listed)
     assert not junk(warnings("A walk by the sea at dawn."))
+
+
+def test_a_text_going_round_in_circles_says_so_once_naming_every_word_and_phrase_it_repeats() -> None:
+    circling = warnings("Rest rest rest, the whaler rest, the whaler rest, the whaler rest.")
+    assert [w.kind for w in circling] == ["repeat", "loop", "loop", "loop"]
+    assert notes(circling) == [
+        "“Rest”, “rest the whaler” and “the whaler rest” come back again and again: the text is going round in circles"
+    ]
+    mixed = warnings("The shipshome sails, enforcement de lame, enforcement de lame, and the")
+    assert notes(mixed) == [  # one loop keeps its own words; the others stay in reading order
+        "“shipshome” looks like two words glued together",
+        "“enforcement de lame” comes back again and again: the text is going round in circles",
+        "the text ends on “the”, mid-sentence",
+    ]
 
 
 @pytest.mark.parametrize(

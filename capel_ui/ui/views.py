@@ -14,6 +14,7 @@ import streamlit as st
 from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
+from .. import quality
 from ..counting import count, count_detail, refusal
 from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
@@ -250,7 +251,7 @@ def quality_notes(run: RunRecord) -> None:
     line = score_line(run)
     if line:
         st.caption(line)
-    notes = [w.message for w in run_warnings(run)]
+    notes = quality.notes(run_warnings(run))
     if ends_naturally(run.end_probability) is False and run.end_probability is not None:
         notes.append(cut_off_note(run.end_probability))
     if notes:
