@@ -1,8 +1,9 @@
 """The app in a real browser: Debian's chromium driven by playwright against `streamlit run` on 127.0.0.1.
 
 No browser is ever downloaded: playwright launches /usr/lib/chromium/chromium (`bash scripts/setup.sh --test`
-installs it). One server per test session (shared with test_browser_presets.py, which runs after this module:
-this module's first test finds its database empty); each test opens a fresh browser context.
+installs it). One server per test session, its database shared by every browser test (test_browser_layout.py and
+test_browser_presets.py too, in whatever order they run: a test finds its own runs by searching History); each test
+opens a fresh browser context.
 Screenshots of every page land in test-artifacts/ (git-ignored) at the repo root.
 """
 
@@ -252,6 +253,10 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
     assert Path(download_info.value.path()).read_text(encoding="utf-8") == text + "\n"
 
     go_to(page, "History")
+    search = page.get_by_label("Search text", exact=True)  # the session's database holds other tests' runs too
+    search.fill("seaside town that rebuilt its old lighthouse")
+    search.press("Enter")
+    settle(page)
     page.get_by_text("1 run(s)", exact=True).wait_for()
     select_first_row(page)
     page.get_by_role("heading", name=f"Run {exported['run_id']}").wait_for()

@@ -1,5 +1,6 @@
 """Layout at the sizes writers use (issue 21): Compare with five columns on a 1280×720 screen, History's table and
-filters, and the Write page on a phone (390×844). Screenshots go to test-artifacts/.
+filters, and the Write page on a phone (390×844): the form, a result and three variants. Screenshots go to
+test-artifacts/ (`whole_page` for a page taller than the screen).
 
 Uses the server, browser and page fixtures of test_browser.py (the session's one server and database) and the
 scripted OpenAI-compatible server beside the embedded model (three-word texts: a few seconds of model time).
@@ -12,11 +13,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from capel_ui.presets import PRESETS
 from tests.scripted_server import ok
 from tests.test_browser import (  # noqa: F401 (fixtures)
     MODEL_TIMEOUT,
     PAGE_TIMEOUT,
+    VARIANTS,
     Server,
+    as_countdown,
     browser,
     go_to,
     open_app,
@@ -88,19 +92,111 @@ def test_history_shows_the_text_in_view_and_keeps_its_filters(small_page, server
     screenshot(page, "history-1280")  # the table is canvas-drawn: test_app.py checks its column order
 
 
-def test_write_on_a_phone_puts_generate_within_the_first_two_screens(phone, server) -> None:
+def main_height(page) -> int:
+    """How tall the page is: the app scrolls inside its main area, so the body is only as tall as the window."""
+    return page.get_by_test_id("stMain").evaluate("e => e.scrollHeight")
+
+
+def whole_page(page, name: str) -> None:
+    """A screenshot of the whole page, the window made as tall as the page for a moment."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": main_height(page)})
+    settle(page)
+    screenshot(page, name)
+    page.set_viewport_size(size)
+    settle(page)
+
+
+def preset_rows(page) -> float:
+    """How many rows of pills the quick presets take: their height under the label, in pills."""
+    group = page.get_by_test_id("stButtonGroup").filter(has_text=PRESETS[0].name)
+    box, label = group.bounding_box(), group.get_by_test_id("stWidgetLabel").bounding_box()
+    pill = group.locator("button").first.bounding_box()
+    assert box and label and pill
+    return (box["height"] - label["height"]) / pill["height"]
+
+
+def test_write_on_a_phone_shows_the_presets_in_one_row_and_generate_on_the_first_screen(phone, server) -> None:
     open_app(phone, server.url)
     phone.get_by_role("button", name="Generate", exact=True).wait_for()
     settle(phone)
     screenshot(phone, "write-phone")
+    assert preset_rows(phone) < 1.5  # seven rows before: half the first screen
     generate = phone.get_by_role("button", name="Generate", exact=True)
     box = generate.bounding_box()
-    assert box is not None and box["y"] < 2 * PHONE["height"], box
+    assert box is not None and box["y"] + box["height"] <= PHONE["height"], box  # whole, without scrolling
+
+    last = phone.get_by_text(PRESETS[-1].name, exact=True)  # off the screen's edge: the row scrolls sideways
+    last.scroll_into_view_if_needed()
+    last.click()
+    settle(phone)
+    expect(phone.get_by_label("Target length", exact=True)).to_have_value(str(PRESETS[-1].number))
+    screenshot(phone, "write-phone-last-preset")
 
 
-def test_write_at_1280_by_720_shows_generate_without_scrolling(small_page, server) -> None:
+def use_scripted_server_on_a_phone(page, url: str) -> None:
+    """Open the sidebar (a phone hides it), point it at the scripted server, and close it again."""
+    page.get_by_test_id("stExpandSidebarButton").click()
+    use_scripted_server(page, url)
+    page.get_by_test_id("stSidebarCollapseButton").click()
+    settle(page)
+
+
+RESULT_CEILING = 2100
+"""px: the Write page with one run's result on a phone was 2,486 tall before it was made compact, 1,865 after."""
+VARIANTS_CEILING = 2750
+"""px: with three variants 3,804 before, 2,453 after."""
+
+
+def test_a_result_and_three_variants_on_a_phone_stay_compact_and_every_action_in_reach(phone, server, scripted) -> None:
+    open_app(phone, server.url)
+    use_scripted_server_on_a_phone(phone, scripted.url)
+    phone.get_by_label("Instruction", exact=True).fill("Write a headline for a seaside pub called The Whaler's Rest.")
+    set_number(phone, "Target length", 12)
+    set_number(phone, "Variants", 1)
+    scripted.script(ok(as_countdown(VARIANTS[1])))
+    phone.get_by_role("button", name="Generate", exact=True).click()
+    phone.get_by_text("✓ exact · verified · 12/12 English words").wait_for()
+    settle(phone)
+    whole_page(phone, "write-phone-result")
+    assert main_height(phone) <= RESULT_CEILING
+
+    main = phone.get_by_test_id("stMain")
+    downloads = main.get_by_role("button", name=re.compile(r"^Download \.(txt|md|json)$"))
+    expect(downloads).to_have_count(3)
+    tops = {round(b["y"]) for d in downloads.all() if (b := d.bounding_box())}
+    assert len(tops) == 1, tops  # one row, not three full-width ones
+    assert downloads.evaluate_all(CUT) == []  # each label whole
+    copy, badge = (
+        main.get_by_role("button", name="Copy", exact=True).bounding_box(),
+        main.get_by_text("✓ exact · verified · 12/12 English words").bounding_box(),
+    )
+    assert copy and badge and copy["y"] < badge["y"] + badge["height"]  # Copy beside the verdict, not a row below
+    with phone.expect_download() as download_info:
+        downloads.last.click()
+    assert download_info.value.suggested_filename.endswith(".json")
+
+    set_number(phone, "Variants", 3)
+    scripted.script(*(ok(as_countdown(t)) for t in VARIANTS))
+    phone.get_by_role("button", name="Generate", exact=True).click()
+    phone.get_by_text("3 variants, best first").wait_for()
+    settle(phone)
+    whole_page(phone, "write-phone-variants")
+    assert main_height(phone) <= VARIANTS_CEILING
+    expect(phone.get_by_text(re.compile(r"^#\d · score \d"))).to_have_count(3)
+    last = phone.get_by_role("button", name="Pick this one").last  # the third card, swiped to
+    last.scroll_into_view_if_needed()
+    last.click()
+    settle(phone)
+    expect(phone.locator(".capel-text").last).to_have_text(VARIANTS[0])  # the loop, ranked last, now picked
+    screenshot(phone, "write-phone-variants-picked")
+
+
+def test_write_at_1280_by_720_shows_generate_and_every_preset_without_scrolling(small_page, server) -> None:
     open_app(small_page, server.url)
     generate = small_page.get_by_role("button", name="Generate", exact=True)
     screenshot(small_page, "write-1280")
     box = generate.bounding_box()
     assert box is not None and box["y"] + box["height"] <= 720, box  # whole, not an edge
+    for preset in PRESETS:  # wrapped into rows as they fit: none hides in a row that scrolls
+        expect(small_page.get_by_text(preset.name, exact=True)).to_be_in_viewport(ratio=1)
