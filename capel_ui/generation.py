@@ -14,26 +14,26 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, language_note, uses_fallback
 from .counting import count, refusal
 from .ending import (
-    ENDING_CANDIDATES,
-    best_ending,
-    close_probability,
-    ending_score,
+    NATURAL,
+    SEARCH_UNITS,
+    SEARCH_WIDTH,
+    Alternatives,
+    Ending,
     natural_cut,
-    plan_size,
     score_ending,
+    search_ending,
     sentence_ends,
 )
 from .grammar import (
     Grammar,
     closing_rules,
-    ending_rules,
     grammar_for,
     lexicon_rules,
     starting_with,
@@ -41,6 +41,7 @@ from .grammar import (
     target_grammar,
     with_word_list,
 )
+from .lexicon import known_unit
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
 from .prompts import Message, build_messages, rewrite_source, validate_target
 from .quality import fluency, warnings
@@ -82,6 +83,7 @@ CLOSING_ROOM = {"words": 3, "chars": 16}
 CLOSING_MOST = {"words": 12, "chars": 80}
 """The longest rival closing (words, or characters): a short closing line, not more of the text."""
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+_HAN_UNIT = re.compile(r"[\u4e00-\u9fff][^\u4e00-\u9fff<]*")
 
 
 @dataclass(frozen=True)
@@ -386,9 +388,8 @@ class Generation:
         self._final: Outcome | None = None
         self._attempts: list[dict[str, Any]] = []
         self._end_probability: float | None = None
-        self._endings: dict[str, float | None] = {}  # P(end) already asked, by clean text
-        self._closes: dict[str, float | None] = {}  # the model's P(closing its last sentence there), by clean text
-        self._plan: dict[str, Any] | None = None  # the candidate endings of a planned run (Outcome.planned_ending)
+        self._endings: dict[str, float | None] = {}  # ending scores already asked, by clean text
+        self._plan: dict[str, Any] | None = None  # what a planned ending weighed (Outcome.planned_ending)
         self._cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
         self._settled_at: int | None = None  # where a planned run's clean text stops being settled (`settled_text`)
         self.plan_units = self._plan_units()
@@ -402,29 +403,21 @@ class Generation:
         )
         self._grammar_sent = self._grammar()  # each backend sends it in its server's syntax
         self.calls: list[Call] = []
-        self._head: str | None = None  # a planned run's text before its last `plan_units` units, once written
-        self._head_tokens = 0  # chunks (tokens) of the first call that wrote the head
-        self._rivals: list[Future[Rival]] = []  # the candidate endings written beside the run's own
-        self._pool: ThreadPoolExecutor | None = None
+        self._searching = False  # an exact text's ending is being searched (`_search_ending`)
         self._closing = False  # a text under a limit is choosing where it ends (`_end_naturally`)
         self._add_call()
 
     def _plan_units(self) -> int:
-        """Units of an exact text whose ending is planned (written as candidates, the one the model would end on
-        kept); 0 for no plan: only exactly N words (or Chinese characters) in a guaranteed mode, on a server that
-        takes a GBNF grammar, continues an answer and scores endings (llama.cpp), and not a rewrite."""
+        """Units at the end of an exact text that its ending search may write again (`_search_ending`); 0 for no
+        search: only exactly N words (or Chinese characters) in a guaranteed mode, on a server that continues an
+        answer and scores endings (llama.cpp), and not a rewrite."""
         req, caps = self.request, self.backend.capabilities
         llama = caps.grammar_field == "grammar" and caps.prefill is not None and caps.end_probability
         if not (req.plan_ending and llama and self.mode in GRAMMAR_MODES and self.rewrite is None):
             return 0
-        if req.target_kind != "exactly" or grammar_kind(req.lang, req.count_unit) != "words":
+        if req.target_kind != "exactly" or grammar_kind(req.lang, req.count_unit) != "words" or req.target < 2:
             return 0
-        return plan_size(req.target)[0]
-
-    @property
-    def candidates(self) -> int:
-        """Candidate endings a planned run writes (`ending.plan_size`)."""
-        return plan_size(self.request.target)[1]
+        return min(req.target - 1, max(SEARCH_UNITS))
 
     @property
     def bounded_plan(self) -> bool:
@@ -588,8 +581,8 @@ class Generation:
     def settled_text(self) -> str:
         """The clean text that stays whatever comes next (what a stream to a file may print at once): on a run that
         may repair only the verified prefix (a later call may replace the rest); on a planned run all but its last
-        `plan_units` units (a rival ending may replace them); under a limit nothing (the run may end at an earlier
-        sentence); else all units so far."""
+        `plan_units` units (the ending search may write them again); under a limit nothing (the run may end at an
+        earlier sentence); else all units so far."""
         if self.bounded_plan:
             return ""
         parser = self.parser
@@ -608,16 +601,14 @@ class Generation:
         return text
 
     def live_note(self) -> str:
-        """` · repairing from <k> (call 2 of 3)` while a repair call streams, ` · writing 3 more endings of the last
-        4 words …` while a planned run's rival endings are written beside its own (the live text is the run's own
-        ending, which the most natural of them replaces at the end), else "": the live line's suffix."""
+        """` · repairing from <k> (call 2 of 3)` while a repair call streams, ` · its last sentence reads cut off:
+        …` while an exact text's ending is searched, else "": the live line's suffix."""
         call = self.current
         if self._final is None and self._closing:
             return f" · writing {CLOSINGS} closing sentences and choosing where the text ends most naturally"
-        if self._final is None and any(not f.done() for f in self._rivals):
+        if self._final is None and self._searching:
             unit = unit_label(self.request.count_unit)
-            more = len(self._rivals)
-            return f" · writing {more} more ending(s) of the last {self.plan_units} {unit}; the most natural is kept"
+            return f" · its last sentence reads cut off: looking for last {unit} the model would end on"
         if call.resumed_from is None:
             return ""
         return f" · repairing from <{call.resumed_from}> (call {call.number} of {self.max_calls})"
@@ -713,14 +704,13 @@ class Generation:
                 yield from self._stream_call(self.current)
                 if not self._next_call():
                     break
-            self._choose_ending()
+            self._search_ending()
             self._end_naturally()
             self._score_ending()
         finally:
             done.set()
             if timer is not None:
                 timer.cancel()
-            self._drop_rivals()
             self._finish()
 
     def run(self) -> Outcome:
@@ -751,7 +741,6 @@ class Generation:
                 if not text:
                     continue
                 self._take(call, text)
-                self._plan_ending(call)
                 yield text
                 if not last and (reason := worthless(call.parser, self.raw)):
                     call.stopped, cancelled = reason, True  # the rest is paid for but thrown away: stop it
@@ -775,55 +764,22 @@ class Generation:
             return
         done = self._outcome(final=True)
         if done.status == "complete":
-            call = self.current
-            self._note_close(done.text, call.reply, call.usage.logprobs if call.usage else ())
             self._end_probability = self._ending_of(done.text)
 
     def _ending_of(self, text: str) -> float | None:
-        """The ending score of the clean `text`: P(end) after it, asked once per text (a planned run asked it of its
-        candidates), discounted where the model would not have closed its last sentence there (`_note_close`)."""
+        """The ending score of the clean `text` (ending.py), asked once per text (a search or a limit asked it of
+        their candidates already)."""
         key = text.strip()
         if key not in self._endings:
             try:
                 self._endings[key] = score_ending(self.backend, self.ending_messages, key)
             except BackendError:  # the score is a help, never a reason to fail a run
                 self._endings[key] = None
-        return ending_score(self._endings[key], self._closes.get(key))
-
-    def _note_close(self, text: str, pieces: list[str], logprobs: Sequence[float], end: int | None = None) -> None:
-        """Keep, for the clean `text`, the model's probability of closing its last sentence where it does, from the
-        tokens that wrote it (`pieces`, up to `end`); the first noted for a text stands."""
-        self._closes.setdefault(text.strip(), close_probability(pieces, logprobs, end))
+        return self._endings[key]
 
     def _clean(self, raw: str) -> str:
         """The clean text of `raw` (a countdown's markers removed)."""
         return _parse(raw, self.request, self.mode).text if self.mode in MARKER_MODES else raw.strip()
-
-    def _plan_ending(self, call: Call) -> None:
-        """On a planned run's first call, once its last `plan_units` units start: the text before them is the head,
-        and `candidates - 1` rival endings of exactly those units are started from it at once (a prefill, in the
-        server's parallel slots), while the call writes its own ending on."""
-        if not self.plan_units or self._head is not None or call.number != 1:
-            return
-        raw, head = self.raw, self.request.target - self.plan_units
-        if self.mode in MARKER_MODES:
-            at = raw.find(f"<{self.plan_units}>")  # the markers are forced, so the first is the one
-            end = at if at >= 0 else None
-        else:
-            units = list((_HAN if self.request.lang == "zh" else _WORD).finditer(raw))
-            end = None if len(units) <= head else units[head].start()
-        if end is None:
-            return
-        self._head, self._head_tokens = raw[:end].rstrip(), max(call.chunks - 1, 0)
-        req = self.request
-        grammar = self._rival_grammar(ending_rules(self.mode, req.lang, req.target, self.plan_units))
-        seed = call.options.seed
-        self._pool = ThreadPoolExecutor(self.candidates - 1, thread_name_prefix="ending")
-        for i in range(1, self.candidates):
-            options = dataclasses.replace(
-                call.options, grammar=grammar, prefill=self._head or None, seed=None if seed is None else seed + 100 * i
-            )
-            self._rivals.append(self._pool.submit(self._rival, call.messages, options, self._head))
 
     def _rival(self, messages: list[Message], options: Options, before: str) -> Rival:
         """One rival ending (or closing), written to its end (or its failure), then its P(end) after `before` and
@@ -838,72 +794,83 @@ class Generation:
         except BackendError as exc:
             rival.failure = exc
         if rival.finished and not (options.cancel and options.cancel.is_set()):
-            text = self._clean(before + rival.text)
-            self._note_close(text, rival.parts, rival.usage.logprobs if rival.usage else ())
-            self._ending_of(text)
+            self._ending_of(self._clean(before + rival.text))
         return rival
 
-    def _drop_rivals(self) -> None:
-        """Stop the rival endings still being written (a run that ended otherwise) and let their threads go."""
-        if self._pool is not None:
-            self.calls[0].cancel.set()
-            self._pool.shutdown(wait=True)
-            self._pool = None
+    def _search_ending(self) -> None:
+        """An exact text whose own ending is cut off gets its last units written again where the model would end a
+        phrase (ending.search_ending): its last 3 units, then 6; the most likely natural ending found is kept, one
+        with no more quality warnings than the text's own. Nothing changes if none is found."""
+        req, call = self.request, self.current
+        if not self.plan_units or call.status != "complete" or self._stopping.is_set() or self._expired.is_set():
+            return
+        text = self._clean(self.raw)
+        own = self._ending_of(text) if count(text, req.count_unit) == req.target else None
+        self._plan = {"own": {"text": text, "end_probability": own}, "searched": []}
+        if own is None or own >= NATURAL:
+            return
+        self._searching = True
+        try:
+            for units in (k for k in SEARCH_UNITS if k <= self.plan_units):
+                if (best := self._search_from(text, units)) is not None:
+                    if self._take_ending(best, units):
+                        self._plan["chosen"] = best.text
+                    return
+                if self._stopping.is_set() or self._expired.is_set():
+                    return
+        finally:
+            self._searching = False
 
-    def _choose_ending(self) -> None:
-        """A planned run that completed keeps, of its own ending and the rivals that finished, the one the model
-        would most likely end on (P(end) after the whole text), then the most fluent (`ending.best_ending`)."""
-        call, head = self.current, self._head
-        if not self._rivals or head is None or call.number != 1 or call.status != "complete":
-            return
+    def _search_from(self, text: str, units: int) -> Ending | None:
+        """The most likely natural ending of `text` with its last `units` units written again, if the search finds
+        one with no more quality warnings than the text's own."""
+        req = self.request
+        head = self._without_last(text, units)
+        found = search_ending(head, req.target - units, req.target, self._ask, req.lang, self._known)
+        assert self._plan is not None
+        self._plan["searched"] += [{"units": units, "text": e.text, "end_probability": e.score} for e in found[:3]]
+        flaws = self._flaws(text)
+        return next((e for e in found if e.natural and self._flaws(e.text) <= flaws), None)
+
+    def _ask(self, texts: Sequence[str]) -> list[Alternatives | None]:
+        """The model's next tokens after each of `texts`, asked at once (the search's one step); none once stopped."""
         if self._stopping.is_set() or self._expired.is_set():
-            return
-        own_usage = call.usage
-        own_logprobs = own_usage.logprobs[self._head_tokens :] if own_usage else ()
-        endings = [(self.raw[len(head) :], own_logprobs)]
-        self._note_close(self._clean(self.raw), call.reply, own_usage.logprobs if own_usage else ())
-        rivals = [f.result() for f in self._rivals]
-        endings += [(r.text, r.usage.logprobs) for r in rivals if r.finished]
-        with ThreadPoolExecutor(len(endings), thread_name_prefix="ending") as pool:
-            scores = list(pool.map(lambda e: self._ending_of(self._clean(head + e[0])), endings))
-        flaws = [self._flaws(self._clean(head + t)) for t, _ in endings]
-        fewest = min(flaws)  # an ending with a flaw the others lack (a non-word, a loop) is never kept
-        best = best_ending(
-            [
-                (p, fluency(lp)) if f == fewest else (None, None)
-                for p, (_, lp), f in zip(scores, endings, flaws, strict=True)
-            ]
-        )
-        self._plan = {
-            "units": self.plan_units,
-            "head": self._clean(head) if head else "",
-            "candidates": [
-                {
-                    "text": self._clean(head + t),
-                    "end_probability": p,
-                    "fluency": fluency(lp),
-                    "own": i == 0,
-                    "chosen": i == best,
-                }
-                for i, ((t, lp), p) in enumerate(zip(endings, scores, strict=True))
-            ],
-        }
-        extra = _total(r.usage.completion_tokens if r.usage else r.chunks for r in rivals)
-        if own_usage is not None:
-            call.usage = dataclasses.replace(
-                own_usage,
-                completion_tokens=_total((own_usage.completion_tokens, extra)),
-                logprobs=own_usage.logprobs[: self._head_tokens] + endings[best][1],
-            )
-        if best == 0:
-            return
-        raw = head + endings[best][0]
+            return [None] * len(texts)
+        messages = self.ending_messages
+        with ThreadPoolExecutor(len(texts), thread_name_prefix="ending") as pool:
+            return list(pool.map(lambda t: self.backend.next_tokens(messages, t), texts))
+
+    def _known(self, unit: str) -> bool:
+        """Whether the search may write `unit`: a word of the grammar's word list (or the instruction's own), a
+        number, or a listed Chinese character."""
+        return known_unit(unit, self.request.lang, self.request.instruction)
+
+    def _without_last(self, text: str, units: int) -> str:
+        """`text` without its last `units` units (and the space before them)."""
+        found = list((_HAN if self.request.lang == "zh" else _WORD).finditer(text))
+        return text[: found[len(found) - units].start()].rstrip()
+
+    def _take_ending(self, ending: Ending, units: int) -> bool:
+        """Make `ending` the run's text (a countdown's markers written for its new units); False if it does not
+        count to the target (then nothing changes)."""
+        req, call = self.request, self.current
+        raw = ending.text
+        if self.mode in MARKER_MODES:
+            at = self.raw.find(f"<{units}>")
+            found = list((_HAN_UNIT if req.lang == "zh" else _WORD).finditer(ending.text))[-units:]
+            if at < 0 or len(found) != units:
+                return False
+            raw = self.raw[:at] + "".join(f"<{units - i}>{m.group()}" for i, m in enumerate(found)) + "<0>"
+        if count(self._clean(raw), req.count_unit) != req.target:
+            return False
         with self._lock:
             call.parts[:] = [raw]
             if call.parser is not None:
-                call.parser = _parser(self.request, self.mode)
+                call.parser = _parser(req, self.mode)
                 call.parser.feed(raw)
                 call.result = call.parser.close()
+        self._endings[self._clean(raw)] = ending.score
+        return True
 
     def _end_naturally(self) -> None:
         """A text under a limit or in a range ends at the last sentence end the model would end on (inside the
@@ -923,13 +890,9 @@ class Generation:
             return  # the text does not end on a sentence end: nothing to choose
         self._closing = True
         texts = [raw[:i] for i in cuts]
-        reply = "".join(call.reply)
-        if (at := reply.find(raw)) >= 0:  # each cut's close, from the tokens that wrote it
-            for t in texts:
-                self._note_close(t, call.reply, call.usage.logprobs if call.usage else (), at + len(t))
         texts += self._closings(next((t for t in reversed(texts) if self._room(t) >= self._least_room), ""))
         texts.sort(key=len)
-        with ThreadPoolExecutor(ENDING_CANDIDATES, thread_name_prefix="ending") as pool:
+        with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
             scores = list(pool.map(self._ending_of, texts))
         best = natural_cut(scores)
         self._closing = False

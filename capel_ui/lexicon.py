@@ -205,6 +205,36 @@ def english_tries() -> tuple[str, str]:
     return _rooted(words), _rooted(w for w in words if w not in DANGLING)
 
 
+@cache
+def _listed() -> frozenset[str]:
+    return frozenset(english_words())
+
+
+@cache
+def _own_words(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in instruction_words(text, _listed()))
+
+
+@cache
+def _listed_chars() -> frozenset[str]:
+    return frozenset(chinese_chars())
+
+
+def known_unit(unit: str, lang: str, own_text: str = "") -> bool:
+    """Whether the guaranteed grammars' word list admits `unit` as one word (English: a listed word in either case of
+    its first letter, with 's, or two joined by a hyphen, a number, or one of `own_text`'s words) or as one Chinese
+    character: what the ending search may write (ending.search_ending)."""
+    if lang == "zh":
+        return unit in _listed_chars()
+    word = unit.replace("’", "'")
+    if word.isdigit():
+        return len(word) <= 6
+    word = word[:-2] if word.lower().endswith("'s") else word
+    parts = word.split("-")
+    own = _own_words(own_text) if own_text else frozenset()
+    return len(parts) <= 2 and all(p.lower() in _listed() or p.lower() in own for p in parts)
+
+
 def instruction_words(text: str, known: Iterable[str] = ()) -> list[str]:
     """The writer's own words the list lacks (names, brands, "CAPEL"), as written, first seen first."""
     have = set(known) or set(english_words())

@@ -167,6 +167,9 @@ def _repeats(text_words: Sequence[str]) -> list[str]:
 
 LOOP_SPAN = 8
 """The longest phrase (in words, or Han characters) looked for as a loop."""
+LOOP_WINDOW = 5_000
+"""Words (or Han characters) a loop is looked for in, from the start: a loop shows long before that, and a reply of
+megabytes (a runaway stream, stopped and saved) is checked in bounded time."""
 _STOP_WORDS = """
 a an the and or but of to in on at by for from with as is are was were be been it its this that these those
 i you we they he she his her our your their my me us them not no so if then than too very can will just also
@@ -185,7 +188,7 @@ def loops(text: str, lang: Lang = "en") -> list[str]:
     or more words (four Han characters) three times anywhere. A single word over and over is `repeats`; one
     word that is a fifth of a text of ten words or more ("arugula, arugula with arugula, and arugula") is a
     loop too. Case and punctuation are ignored; the phrase is returned as first written."""
-    found = words(text, lang)
+    found = words(text, lang)[:LOOP_WINDOW]
     low = _norm(found)
     hits: dict[str, None] = {}
     for start, n in [*_back_to_back(low), *_recurring(low, lang), *_dominant(low, lang)]:
@@ -204,10 +207,13 @@ def _back_to_back(low: Sequence[str]) -> list[tuple[int, int]]:
         need = 3 if n == 2 else 2
         i = 0
         while i + n * need <= len(low):
+            if len(set(low[i : i + n])) == 1:  # one word over and over is `repeats`, not a phrase
+                i += 1
+                continue
             reps = 1
             while low[i + reps * n : i + (reps + 1) * n] == low[i : i + n]:
                 reps += 1
-            if reps >= need and len(set(low[i : i + n])) > 1:
+            if reps >= need:
                 out.append((i, n))
                 i += reps * n
             else:

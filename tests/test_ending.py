@@ -1,4 +1,5 @@
-"""The natural-ending score: asked of the model after every complete run, stored with it, shown in plain words."""
+"""The ending score: asked of the model after every complete run, stored with it, shown in plain words; and the
+ending search that plans an exact text's last words."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ import os
 import pytest
 
 from capel_ui.backends import Turn, get_backend
-from capel_ui.ending import CLOSE_MIN, NATURAL, close_probability, ending_score, ending_words, natural_share
+from capel_ui.ending import (
+    NATURAL,
+    ending_words,
+    natural_share,
+    phrase_end_share,
+    score_from_tokens,
+    search_ending,
+    split_ending,
+)
 from capel_ui.generation import Generation, Request
 from capel_ui.history import history_rows, show_run
 from capel_ui.runs import LiveRun
@@ -33,14 +42,14 @@ def saved(scripted_model, ending, reply=TEXT, *, target: int = 4):
 
 @pytest.mark.parametrize(
     ("p", "words"),
-    [(None, None), (0.0, "cut off"), (0.49, "cut off"), (NATURAL, "ends naturally"), (1.0, "ends naturally")],
+    [(None, None), (0.0, "cut off"), (0.09, "cut off"), (NATURAL, "ends naturally"), (1.0, "ends naturally")],
 )
-def test_an_ending_is_natural_from_even_odds_on(p, words) -> None:
+def test_an_ending_is_natural_from_a_one_in_ten_chance_of_a_phrase_end(p, words) -> None:
     assert ending_words(p) == words
 
 
 def test_the_natural_share_counts_only_scored_texts() -> None:
-    assert natural_share([0.9, 0.1, None, 0.5]) == pytest.approx(2 / 3)
+    assert natural_share([0.9, 0.01, None, 0.5]) == pytest.approx(2 / 3)
     assert natural_share([None]) is None
 
 
@@ -60,7 +69,7 @@ def test_a_cut_off_ending_costs_points_and_says_so_in_history(scripted_model) ->
     cut = saved(scripted_model, 0.0)
     assert natural.score - cut.score == pytest.approx(3.0)
     shown = show_run(cut)
-    assert "ending: The model would have gone on (ending score 0.00: its probability of stopping here" in shown
+    assert "ending: The model would have gone on with the last sentence (ending score 0.00" in shown
     assert "score" in shown and "last sentence cut off" in shown
 
 
@@ -89,51 +98,142 @@ def test_write_shows_a_cut_off_ending_beside_the_verdict_as_a_warning(app_test, 
 
 @pytest.mark.model
 def test_the_embedded_model_scores_a_finished_answer_above_a_cut_one(embedded) -> None:
-    """The real model: its own finished sentence ends; the same sentence cut before its last word does not."""
-    messages = [{"role": "user", "content": "Write a headline for a seaside pub.\n\nPlease answer in exactly 7 words."}]
-    finished = embedded.end_probability(messages, "The Whaler's Rest: fresh seafood by the sea.")
-    cut = embedded.end_probability(messages, "The Whaler's Rest: fresh seafood by the")
-    assert finished is not None and cut is not None
-    assert finished >= NATURAL > cut
+    """The real model: a finished sentence ends naturally; one closed inside a phrase, or on a word bent to fit, does
+    not (endings read and labelled by hand in benchmarks/ending_labels.py)."""
+    messages = [
+        {"role": "user", "content": "Describe a traditional Italian pizza.\n\nPlease answer in exactly 12 words."}
+    ]
+    head = "The traditional Italian pizza is a classic dish made with"
+    finished = embedded.ending_score(messages, head + " fresh ingredients.")
+    cut = embedded.ending_score(messages, head + " San Maroon!")
+    bent = embedded.ending_score(messages, head + " fresh withholding.")
+    assert None not in (finished, cut, bent)
+    assert finished >= NATURAL > max(cut, bent)
 
 
-# ----- the close: would the model have ended its last sentence where the text does? --------------------------
-
-
-@pytest.mark.parametrize(
-    ("pieces", "logprobs", "expected"),
-    [
-        pytest.param([" in", " Italian", "."], [-0.1, -0.15, -0.14], math.exp(-0.14), id="a_stop_the_model_chose"),
-        pytest.param([" dish", " named", "."], [-0.5, -2.07, -10.55], math.exp(-10.55), id="a_forced_stop"),
-        pytest.param([" and", "rews", "."], [-1.99, -16.7, -4.33], math.exp(-21.03), id="a_word_bent_to_close"),
-        pytest.param(["<1>", "cry", ".", "<0>"], [0, -0.5, -0.2, -9], math.exp(-0.2), id="countdown_markers_around"),
-        pytest.param(["One", " two", "."], [-1.0], None, id="tokens_and_logprobs_do_not_line_up"),
-        pytest.param(["One", " two", "."], [], None, id="no_logprobs"),
-    ],
-)
-def test_close_probability_reads_the_tokens_after_the_last_words_first(pieces, logprobs, expected) -> None:
-    got = close_probability(pieces, logprobs)
-    assert got == expected if expected is None else got == pytest.approx(expected)
-
-
-def test_close_probability_stops_at_a_cut_inside_the_text() -> None:
-    pieces = [" Fresh", " bread", ".", " Come", " early", " and"]
-    assert close_probability(pieces, [-1, -1, -0.3, -2, -1, -9], end=len(" Fresh bread.")) == pytest.approx(
-        math.exp(-0.3)
-    )
+# ----- the score, from the tokens a server wrote -------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("end", "close", "expected"),
+    ("text", "parts"),
     [
-        (0.8, None, 0.8),
-        (None, 0.001, None),
-        (0.8, CLOSE_MIN, 0.8),
-        (0.8, 0.9, 0.8),
-        (0.8, CLOSE_MIN / 100, 0.008),
+        ("Fresh bread every day.", ("Fresh bread every", " day", ".")),
+        ('He said "go home."', ('He said "go', " home", '."')),
+        ("Stay ahead", ("Stay", " ahead", "")),
+        ("北京很好。", ("北京很", "好", "。")),
+        ("Hello.", None),
+        ("Ends on a dash —", None),
     ],
-    ids=["close_unknown", "p_end_unknown", "close_at_the_line", "natural_close", "forced_close_is_cut_off"],
+    ids=["stop", "quote", "no_stop", "chinese", "one_word", "no_word_last"],
 )
-def test_the_ending_score_discounts_a_sentence_closed_where_the_model_would_not(end, close, expected) -> None:
-    got = ending_score(end, close)
-    assert got == expected if expected is None else got == pytest.approx(expected)
+def test_a_text_splits_before_its_last_unit(text, parts) -> None:
+    assert split_ending(text) == parts
+
+
+@pytest.mark.parametrize(
+    ("alternatives", "share"),
+    [
+        ([(".", math.log(0.5)), (",", math.log(0.2)), (" and", math.log(0.3))], 0.7),
+        ([("。", math.log(0.4)), ("的", math.log(0.6))], 0.4),
+        ([(" and", -0.1)], 0.0),
+        (None, 0.0),
+        ([(".", 0.0), ("!", 0.0)], 1.0),
+    ],
+    ids=["stop_and_comma", "chinese_stop", "no_punctuation", "nothing_listed", "capped_at_one"],
+)
+def test_the_phrase_end_share_adds_the_punctuation_the_model_would_write_next(alternatives, share) -> None:
+    assert phrase_end_share(alternatives) == pytest.approx(share)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "score"),
+    [
+        ([(" crust", -0.4, []), (".", -0.2, [(".", math.log(0.6)), (",", math.log(0.3))])], 0.9),
+        ([(" with", -1.0, []), ("holding", -9.0, []), (".", -0.1, [(".", math.log(0.5))])], math.exp(-9.0) * 0.5),
+        ([(" crust", -0.4, []), (".", -3.0, [(" and", -0.1)])], 0.0),
+        ([(" crust", -0.4, [])], None),
+        ([(" cr", -0.4, []), ("ust.", -0.5, [])], math.exp(-0.5)),
+    ],
+    ids=["natural", "word_bent_to_fit", "phrase_goes_on", "nothing_after_the_word", "stop_inside_the_last_token"],
+)
+def test_the_ending_score_is_the_rest_of_the_last_word_times_a_phrase_end_next(tokens, score) -> None:
+    got = score_from_tokens(tokens, " crust" if tokens[0][0] != " with" else " withholding")
+    assert got == score if score is None else got == pytest.approx(score)
+
+
+# ----- the search ----------------------------------------------------------------------------------------------
+
+LIST = {"fresh", "bread", "every", "day", "for", "you", "the", "warm", "loaf", "crust", "crusty", "and"}
+
+
+def table_ask(table):
+    return lambda texts: [table.get(t) for t in texts]
+
+
+def search(table, head="Fresh bread every", done=3, target=5, width=4):
+    return search_ending(head, done, target, table_ask(table), "en", lambda w: w.lower() in LIST, width=width)
+
+
+def test_the_search_finds_the_likeliest_words_after_which_a_phrase_ends() -> None:
+    table = {
+        "Fresh bread every": [(" day", -0.1), (" warm", -1.0)],
+        "Fresh bread every day": [(" for", -0.2), (" and", -0.5)],
+        "Fresh bread every day for": [(" you", -0.1), (" the", -0.3)],
+        "Fresh bread every day for you": [(".", -0.1)],
+        "Fresh bread every day for the": [(".", -0.1)],  # dangling: never an ending
+        "Fresh bread every day and": [(" warm", -0.1)],
+        "Fresh bread every day and warm": [(" and", -0.1)],  # no phrase ends
+    }
+    [best, *_] = search(table, target=6)
+    assert best.text == "Fresh bread every day for you." and best.natural
+    assert best.score == pytest.approx(math.exp(-0.1), abs=1e-4) and best.logprob == pytest.approx(-0.4)
+
+
+def test_the_search_writes_exactly_the_units_left() -> None:
+    table = {"Fresh bread every": [(" day", -0.1)], "Fresh bread every day": [(".", -0.1), (" for", -0.2)]}
+    table["Fresh bread every day for"] = [(" you", -0.1)]
+    table["Fresh bread every day for you"] = [(".", -0.1)]
+    assert [e.text for e in search(table, target=6)] == ["Fresh bread every day for you."]  # not 4 words
+
+
+def test_a_word_the_model_splits_in_tokens_is_one_unit_and_its_rest_counts() -> None:
+    table = {"Fresh bread every": [(" day", -0.1)], "Fresh bread every day": [(" cr", -0.2)]}
+    table["Fresh bread every day cr"] = [("usty", -0.7)]
+    table["Fresh bread every day crusty"] = [(".", math.log(0.5))]
+    [best] = search(table)
+    assert best.text == "Fresh bread every day crusty." and best.score == pytest.approx(math.exp(-0.7) * 0.5, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("last", "why"),
+    [(" loafz", "not in the word list"), (" the", "dangling")],
+)
+def test_the_search_ends_only_on_a_word_the_grammar_could_end_on(last, why) -> None:
+    table = {"Fresh bread every": [(" day", -0.1)], "Fresh bread every day": [(last, -0.1)]}
+    table["Fresh bread every day" + last] = [(".", -0.1)]
+    assert search(table) == [], why
+
+
+def test_a_list_cut_short_is_no_ending() -> None:
+    table = {"Fresh bread every": [(" day", -0.1)], "Fresh bread every day": [(",", -0.1)]}
+    table["Fresh bread every day,"] = [(" loaf", -0.1)]
+    table["Fresh bread every day, loaf"] = [(".", -0.1)]
+    assert search(table) == []  # "…every day, loaf." reads as a list cut short
+
+
+def test_the_search_keeps_width_paths_at_each_step() -> None:
+    asked: list[int] = []
+    table = {"Fresh bread every": [(f" {w}", -0.1 * i) for i, w in enumerate(["day", "warm", "fresh", "loaf", "and"])]}
+
+    def ask(texts):
+        asked.append(len(texts))
+        return [table.get(t) for t in texts]
+
+    search_ending("Fresh bread every", 3, 5, ask, "en", lambda w: w.lower() in LIST, width=2)
+    assert asked[0] == 1 and max(asked) <= 2
+
+
+def test_the_search_writes_chinese_characters() -> None:
+    table = {"北京": [("很", -0.1)], "北京很": [("好", -0.1)], "北京很好": [("。", -0.1)]}
+    [best] = search_ending("北京", 2, 4, table_ask(table), "zh", lambda ch: True)
+    assert best.text == "北京很好。" and best.natural

@@ -6,10 +6,12 @@ benchmarks/cli_speed.py.)"""
 from __future__ import annotations
 
 import io
+import threading
 
 import pytest
 
 from capel_ui.cli import main
+from capel_ui.quality import loops
 from capel_ui.storage import get_engine, list_runs
 from capel_ui.vocab import EXIT_MISS
 from tests.scripted_server import MODEL, ok
@@ -28,3 +30,14 @@ def test_a_one_word_reply_of_100_000_letters_is_saved_partial_as_an_overrun(scri
     [run] = list_runs(get_engine())
     assert (run.status, run.failure_kind, run.mode) == ("partial", "overrun", mode)
     assert run.text == WORD
+
+
+@pytest.mark.parametrize("reply", ["word " * 20_000, "a b " * 20_000, "the cat sat " * 20_000])
+def test_the_loop_check_of_a_long_runaway_reply_finishes(reply: str) -> None:
+    # One word over and over made the back-to-back phrase check scan to the end of the text from every word:
+    # 5 MB of "word word …" kept `generate` saving for over 40 minutes. Fixed, this takes milliseconds.
+    done: list[list[str]] = []
+    worker = threading.Thread(target=lambda: done.append(loops(reply)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert done and done[0], "the loop check did not finish within a minute"

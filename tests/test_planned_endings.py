@@ -1,11 +1,11 @@
-"""Planned endings (issue 19): on llama.cpp a guaranteed text's last units are chosen among candidate endings by
-the model's own P(end), and a text under a limit ends at the last natural sentence end inside it."""
+"""Planned endings (issue 19): on llama.cpp an exact text whose last sentence reads cut off gets its last words
+searched again for ones the model would end a phrase on, and a text under a limit ends at the last natural sentence
+end inside it."""
 
 from __future__ import annotations
 
 import io
-import re
-import threading
+import math
 
 import pytest
 
@@ -14,140 +14,149 @@ from capel_ui.backends.base import DEFAULT_CAPABILITIES
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.cli import main
-from capel_ui.ending import NATURAL, best_ending, natural_cut, plan_size, sentence_ends
+from capel_ui.ending import NATURAL, natural_cut, sentence_ends
 from capel_ui.generation import Generation, Request, generate
-from capel_ui.grammar import ending_rules
 
 INSTRUCTION = "Describe a traditional Italian pizza."
 OWN = "The traditional Italian pizza is a classic dish made with a widespread."  # 12 words, cut off
-HEAD = "The traditional Italian pizza is a classic dish made"  # its first 9: plan_size(12) plans the last 3
-RIVAL = " with crisp crust."
+HEAD = "The traditional Italian pizza is a classic dish made"  # its first 9: the search writes the last 3 again
+FOUND = " with crisp crust."
+NEXT = {  # what the scripted model would write next after each text (log-probabilities)
+    HEAD: [(" with", -0.1), (" from", -3.0)],
+    HEAD + " with": [(" crisp", -0.3), (" the", -0.6)],
+    HEAD + " with crisp": [(" crust", -0.2)],
+    HEAD + " with crisp crust": [(".", -0.5), (",", -2.0), (" and", -2.5)],
+    HEAD + " with the": [(" oven", -0.2)],
+    HEAD + " with the oven": [(" and", -0.1)],
+}
 
 
-def llama(*replies, ending=None) -> ScriptedBackend:
-    """A scripted model that declares what llama.cpp can do: a grammar, a prefill, the ending score."""
-    return ScriptedBackend(*replies, capabilities=LLAMA_CPP, ending=ending)
+def llama(*replies, ending=None, next_tokens=None) -> ScriptedBackend:
+    """A scripted model that declares what llama.cpp can do: a grammar, a prefill, the ending score, next tokens."""
+    return ScriptedBackend(*replies, capabilities=LLAMA_CPP, ending=ending, next_tokens=next_tokens)
 
 
 def by_prefill(own: str, rival: str | Turn):
-    """The run's own call writes `own`; a rival ending (asked with a prefill) writes `rival`."""
+    """The run's own call writes `own`; a call that continues a text (with a prefill) writes `rival`."""
     return lambda messages, options: rival if options.prefill is not None else own
 
 
 def natural_after(*endings: str):
-    """P(end) 0.9 after a text that ends with one of `endings`, else 0.05."""
+    """An ending score of 0.9 for a text that ends with one of `endings`, else 0.05 (cut off)."""
     return lambda text: 0.9 if text.endswith(endings) else 0.05
 
 
-def test_an_exact_text_keeps_the_candidate_ending_the_model_would_end_on() -> None:
-    model = llama(by_prefill(OWN, RIVAL), ending=natural_after("crisp crust."))
+def asked(table: dict[str, list[tuple[str, float]]], log: list[str] | None = None):
+    """Next tokens from `table` (none for any other text), each question kept in `log`."""
+
+    def next_tokens(text: str):
+        if log is not None:
+            log.append(text)
+        return table.get(text)
+
+    return next_tokens
+
+
+def test_an_exact_text_cut_off_gets_last_words_the_model_would_end_a_phrase_on() -> None:
+    model = llama(OWN, ending=natural_after("crust."), next_tokens=asked(NEXT))
     out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    assert out.text == HEAD + RIVAL and out.verified and out.count == 12
-    assert out.end_probability == 0.9
+    assert out.text == HEAD + FOUND and out.verified and out.count == 12
+    assert out.end_probability == pytest.approx(math.exp(-0.5) + math.exp(-2.0), abs=1e-4)  # a stop or a comma next
     plan = out.planned_ending
-    assert plan["units"] == 3 and [c["chosen"] for c in plan["candidates"]] == [False, True]
-    assert plan["candidates"][0]["text"] == OWN and plan["candidates"][0]["own"]
+    assert plan["own"] == {"text": OWN, "end_probability": 0.05} and plan["chosen"] == HEAD + FOUND
 
 
-def test_a_rival_ending_continues_the_text_so_far_with_a_grammar_for_exactly_the_units_left() -> None:
-    model = llama(by_prefill(OWN, RIVAL), ending=0.5)
-    generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    (_, first), *rivals = model.requests
-    assert first.prefill is None and [r.prefill for _, r in rivals] == [HEAD]
-    for _, rival in rivals:  # exactly 3 words, the last closing a sentence; the plain word rule (checked after)
-        assert rival.grammar == ending_rules("exact", "en", 12, 3)
-        assert rival.grammar.render().startswith('root ::= (" " word){2} " " wend')
+def test_the_search_starts_from_the_text_without_its_last_three_words() -> None:
+    log: list[str] = []
+    generate(llama(OWN, ending=0.05, next_tokens=asked(NEXT, log)), Request(INSTRUCTION, 12, mode="exact"))
+    assert log[0] == HEAD and all(text.startswith(HEAD) for text in log)
 
 
-def test_the_runs_own_ending_stays_when_the_model_would_end_there_most() -> None:
-    model = llama(by_prefill(OWN, RIVAL), ending=natural_after("widespread."))
+def test_the_runs_own_ending_stays_when_it_ends_naturally_and_nothing_is_searched() -> None:
+    log: list[str] = []
+    model = llama(OWN, ending=natural_after("widespread."), next_tokens=asked(NEXT, log))
     out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    assert out.text == OWN and out.end_probability == 0.9
-    assert [c["chosen"] for c in out.planned_ending["candidates"]] == [True, False]
+    assert out.text == OWN and out.end_probability == 0.9 and log == []
 
 
-def test_a_rival_ending_with_a_flaw_the_own_lacks_is_not_kept_however_likely_its_end() -> None:
-    model = llama(by_prefill(OWN, " crust crust crust."), ending=natural_after("crust."))
-    out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    assert out.text == OWN
+def test_an_ending_the_model_would_not_end_on_is_never_taken() -> None:
+    table = {k: v for k, v in NEXT.items() if "crisp" not in k} | {HEAD + " with": [(" the", -0.1)]}
+    out = generate(llama(OWN, ending=0.05, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == OWN and out.end_probability == 0.05  # "… with the oven and": no phrase ends there
 
 
-def test_the_ending_score_is_asked_once_per_candidate_and_reused_for_the_run() -> None:
-    model = llama(by_prefill(OWN, RIVAL), ending=natural_after("crisp crust."))
-    generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    assert sorted(text for _, text in model.endings_asked) == sorted([OWN, HEAD + RIVAL])
-
-
-def test_a_failed_rival_leaves_the_runs_own_ending() -> None:
-    model = llama(by_prefill(OWN, Turn((" with",), fail="server")), ending=0.1)
-    out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    assert out.status == "complete" and out.text == OWN and out.verified
-    assert len(out.planned_ending["candidates"]) == 1  # the rivals failed: the run's own is the one left
-
-
-def test_a_countdown_plans_its_ending_from_the_marker_of_the_units_left() -> None:
-    own = "<6>Fresh<5>bread<4>every<3>day<2>for<1>the.<0>"  # plan_size(6) plans the last 3 units
-    model = llama(by_prefill(own, "<3>from<2>our<1>ovens.<0>"), ending=natural_after("ovens."))
-    out = generate(model, Request("Write a bakery slogan.", 6, mode="exact-countdown"))
-    assert model.requests[1][1].prefill == "<6>Fresh<5>bread<4>every"
-    assert out.text == "Fresh bread every from our ovens." and out.verified and not out.errors
-
-
-def test_a_text_no_longer_than_the_ending_is_candidates_from_the_start() -> None:
-    model = llama("Pizza is round.", "Bake it hot.", ending=natural_after("hot."))  # the run's own, then a rival
-    out = generate(model, Request(INSTRUCTION, 3, mode="exact"))
-    assert model.requests[1][1].prefill is None  # nothing before the ending
-    assert out.text == "Bake it hot." and out.verified
+def test_a_found_ending_with_a_flaw_the_own_lacks_is_not_taken() -> None:
+    table = {HEAD: [(" crust", -0.1)], HEAD + " crust": [(" crust", -0.1)], HEAD + " crust crust": [(" crust", -0.1)]}
+    table[HEAD + " crust crust crust"] = [(".", -0.1)]
+    out = generate(llama(OWN, ending=0.05, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == OWN  # "… made crust crust crust." goes round in circles
 
 
 @pytest.mark.parametrize(
-    ("capabilities", "plan"),
-    [(DEFAULT_CAPABILITIES, True), (LLAMA_CPP.__class__(grammar_field="grammar", prefill="assistant"), True)],
+    ("word", "why"), [(" the", "dangling"), (" crustz", "not a listed word")], ids=["dangling", "non-word"]
 )
-def test_no_ending_is_planned_where_the_server_cannot_score_endings(capabilities, plan) -> None:
-    model = ScriptedBackend(OWN, capabilities=capabilities)
+def test_the_search_never_ends_on_a_word_the_grammar_would_not(word, why) -> None:
+    table = dict(NEXT) | {HEAD + " with crisp": [(word, -0.01)], HEAD + " with crisp" + word: [(".", -0.01)]}
+    table.pop(HEAD + " with crisp crust")
+    out = generate(llama(OWN, ending=0.05, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == OWN, why
+
+
+def test_a_countdown_gets_its_markers_written_for_the_new_words() -> None:
+    own = "<6>Fresh<5>bread<4>every<3>day<2>for<1>the.<0>"
+    table = {
+        "Fresh bread every": [(" morning", -0.1)],
+        "Fresh bread every morning": [(" for", -0.1)],
+        "Fresh bread every morning for": [(" everyone", -0.1)],
+        "Fresh bread every morning for everyone": [(".", -0.1)],
+    }
+    model = llama(own, ending=0.05, next_tokens=asked(table))
+    out = generate(model, Request("Write a bakery slogan.", 6, mode="exact-countdown"))
+    assert out.raw == "<6>Fresh<5>bread<4>every<3>morning<2>for<1>everyone.<0>"
+    assert out.text == "Fresh bread every morning for everyone." and out.verified and not out.errors
+
+
+@pytest.mark.parametrize(
+    "capabilities", [DEFAULT_CAPABILITIES, LLAMA_CPP.__class__(grammar_field="grammar", prefill="assistant")]
+)
+def test_no_ending_is_searched_where_the_server_cannot_score_endings(capabilities) -> None:
+    model = ScriptedBackend(OWN, capabilities=capabilities, next_tokens=asked(NEXT))
     mode = "baseline" if not capabilities.grammar else "exact"
-    out = generate(model, Request(INSTRUCTION, 12, mode=mode, plan_ending=plan))
-    assert len(model.requests) == 1 and out.planned_ending is None
+    out = generate(model, Request(INSTRUCTION, 12, mode=mode))
+    assert len(model.requests) == 1 and out.planned_ending is None and out.text == OWN
 
 
-def test_a_run_asked_not_to_plan_writes_one_ending() -> None:
-    model = llama(by_prefill(OWN, RIVAL), ending=0.9)
+def test_a_run_asked_not_to_plan_keeps_its_own_ending() -> None:
+    log: list[str] = []
+    model = llama(OWN, ending=0.05, next_tokens=asked(NEXT, log))
     out = generate(model, Request(INSTRUCTION, 12, mode="exact", plan_ending=False))
-    assert len(model.requests) == 1 and out.text == OWN and out.planned_ending is None
+    assert out.text == OWN and out.planned_ending is None and log == []
 
 
-def test_the_live_view_keeps_the_text_and_says_that_endings_are_being_written() -> None:
-    gate = threading.Event()
+def test_the_live_view_says_the_ending_is_being_searched_and_keeps_the_text() -> None:
+    notes, gens = [], []
 
-    def reply(messages, options):
-        if options.prefill is None:
-            return OWN
-        gate.wait(5)
-        return RIVAL
+    def next_tokens(text: str):
+        notes.append((gens[0].live_note(), gens[0].outcome().text))
+        return NEXT.get(text)
 
-    gen = Generation(llama(reply, ending=natural_after("crisp crust.")), Request(INSTRUCTION, 12, mode="exact"))
-    seen = []
-    for _ in gen.stream():
-        seen.append((gen.raw, gen.live_note()))
-        if gen.raw.strip() == OWN:
-            gate.set()
-    assert any("writing 1 more ending(s) of the last 3 English words" in note for _, note in seen)
-    assert seen[-1][0] == OWN  # the live text is the run's own ending until the choice
-    assert gen.outcome().text == HEAD + RIVAL and gen.live_note() == ""
+    gens.append(Generation(llama(OWN, ending=0.05, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact")))
+    gens[0].run()
+    assert notes and all("looking for last English words the model would end on" in n for n, _ in notes)
+    assert all(text == OWN for _, text in notes)  # the live text is the run's own until an ending is found
+    assert gens[0].outcome().text == HEAD + FOUND and gens[0].live_note() == ""
 
 
-def test_a_stop_while_rivals_are_written_keeps_the_text_and_ends_them() -> None:
-    def reply(messages, options):
-        return Turn(tuple(RIVAL.split(" ")), delay=2.0) if options.prefill else OWN
+def test_a_stop_during_the_search_keeps_the_runs_own_text_at_once() -> None:
+    gens: list[Generation] = []
 
-    model = llama(reply, ending=0.9)
-    gen = Generation(model, Request(INSTRUCTION, 12, mode="exact"))
-    for _ in gen.stream():
-        if gen.raw.strip() == OWN:
-            gen.cancel()
-    out = gen.outcome()
-    assert out.status == "cancelled" and out.text == OWN and out.seconds < 2.0
+    def next_tokens(text: str):
+        gens[0].cancel()  # the writer presses Stop while the ending is searched
+        return NEXT.get(text)
+
+    gens.append(Generation(llama(OWN, ending=0.05, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact")))
+    out = gens[0].run()
+    assert out.text == OWN and out.planned_ending["searched"] == []
 
 
 # ----- at most / between: the text ends at a natural sentence end inside the limit ---------------------------
@@ -177,9 +186,9 @@ def test_a_range_never_ends_below_its_lower_bound() -> None:
 
 
 def test_where_no_sentence_end_would_end_the_text_the_most_likely_is_kept() -> None:
-    model = llama(POST, ending=lambda text: {"Saturday.": 0.1, "out.": 0.3}.get(text.rsplit(" ", 1)[-1], 0.2))
+    model = llama(POST, ending=lambda text: {"Saturday.": 0.01, "out.": 0.03}.get(text.rsplit(" ", 1)[-1], 0.02))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
-    assert out.text.endswith("sells out.") and out.end_probability == 0.3
+    assert out.text.endswith("sells out.") and out.end_probability == 0.03
 
 
 def test_a_text_that_leaves_room_may_gain_the_closing_sentence_the_model_would_end_on() -> None:
@@ -244,33 +253,21 @@ def test_sentence_ends_are_stops_before_a_space_or_the_end() -> None:
     assert sentence_ends('It is 3.5 cm. Yes! "Done." Ok') == [13, 18, 26]
 
 
-def test_the_ending_kept_is_the_likeliest_end_then_the_most_fluent() -> None:
-    assert best_ending([(0.2, 0.9), (0.8, 0.1), (0.8, 0.3)]) == 2
-    assert best_ending([(None, 0.9), (0.0, 0.1)]) == 1
-
-
 def test_a_limit_ends_at_the_last_natural_sentence_end_else_the_likeliest() -> None:
-    assert natural_cut([0.9, 0.6, 0.1]) == 1
-    assert natural_cut([0.2, 0.3, 0.1]) == 1
-
-
-@pytest.mark.parametrize("target", [1, 3, 6, 12, 40, 80, 500])
-def test_a_planned_ending_is_short_and_has_at_least_one_rival(target) -> None:
-    units, candidates = plan_size(target)
-    assert 1 <= units <= min(target, 6) and 2 <= candidates <= 4
+    assert natural_cut([0.9, 0.6, NATURAL / 2]) == 1
+    assert natural_cut([0.02, 0.03, 0.01]) == 1
 
 
 # ----- the embedded model, end to end ------------------------------------------------------------------------------
 
 
-def test_the_embedded_model_plans_an_exact_ending_and_keeps_the_count(embedded) -> None:
-    out = generate(embedded, Request("Describe a lighthouse.", 9, mode="exact", seed=3))
-    assert out.verified and out.count == 9
+def test_the_embedded_model_searches_a_cut_off_ending_for_a_natural_one_and_keeps_the_count(embedded) -> None:
+    # Seed 7 ends "… a classic dish made with San Maroon!" on its own; the search finds "… with fresh ingredients."
+    out = generate(embedded, Request(INSTRUCTION, 12, mode="exact", seed=7))
+    assert out.verified and out.count == 12
     plan = out.planned_ending
-    assert plan is not None and len(plan["candidates"]) >= 2
-    chosen = [c for c in plan["candidates"] if c["chosen"]]
-    assert [c["text"] for c in chosen] == [out.text]
-    assert out.end_probability == max(c["end_probability"] for c in plan["candidates"])
+    assert plan["own"]["end_probability"] < NATURAL <= out.end_probability
+    assert plan["chosen"] == out.text != plan["own"]["text"]
 
 
 def test_the_embedded_model_ends_an_at_most_text_inside_the_limit_at_a_sentence_end(embedded) -> None:
@@ -280,25 +277,15 @@ def test_the_embedded_model_ends_an_at_most_text_inside_the_limit_at_a_sentence_
     assert out.end_probability is not None
 
 
-def test_a_full_stop_the_model_would_not_have_written_there_makes_its_ending_cut_off() -> None:
-    own_chunks = (*re.findall(r"\s*\S+", OWN[:-1]), ".")  # the forced stop is a token of its own
-    own = Turn(own_chunks, logprobs=(*[-0.5] * (len(own_chunks) - 1), -12.0))
-    rival = Turn((" with", " crisp", " crust", "."), logprobs=(-0.5, -0.5, -0.5, -0.3))
-    model = llama(by_prefill(own, rival), ending=0.9)  # P(end) alone cannot tell them apart
-    out = generate(model, Request(INSTRUCTION, 12, mode="exact"))
-    assert out.text == HEAD + RIVAL and out.end_probability == 0.9
-    [own_candidate] = [c for c in out.planned_ending["candidates"] if c["own"]]
-    assert own_candidate["end_probability"] < NATURAL  # "…a widespread." is cut off, whatever P(end) says
-
-
 def test_the_cli_prints_the_kept_ending_once_not_the_one_it_replaced(scripted_model: ScriptedBackend) -> None:
     scripted_model.capabilities = LLAMA_CPP
     scripted_model.ending = natural_after("crisp crust.")
-    scripted_model.reply(by_prefill(OWN, RIVAL))
+    scripted_model.alternatives = asked(NEXT)
+    scripted_model.reply(OWN)
     out, err = io.StringIO(), io.StringIO()
     argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "12", INSTRUCTION]
     assert main(argv, stdin=io.StringIO(), stdout=out, stderr=err) == 0, err.getvalue()
-    assert out.getvalue() == HEAD + RIVAL + "\n"  # `generate > file` gets the text once: the one kept
+    assert out.getvalue() == HEAD + FOUND + "\n"  # `generate > file` gets the text once: the one kept
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ class Capabilities:
     prefill_path: str | None = None  # where the server serves prefill, under the base URL (DeepSeek: /beta)
     reasoning_effort: ReasoningEffort | None = None  # the smallest effort the model takes (sent when reasoning)
     json_object: bool = False  # strict JSON-schema outputs need an object at the root (OpenAI): `{"text": "..."}`
-    end_probability: bool = False  # scores P(end) after a text (prefill + the end token among top_logprobs)
+    end_probability: bool = False  # scores endings (ending.py): continues an answer, lists next-token log-probabilities
     llguidance: bool = False  # llama.cpp built with LLGuidance: reads `%llguidance` Lark grammars (the word list)
 
     @property
@@ -151,7 +151,12 @@ class Backend(ABC):
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         """Stream the completion of `messages`."""
 
-    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
-        """The model's probability of ending its answer right after `text` (the end-of-turn token next), given
-        `messages` before it; None where the service cannot say (no log-probabilities or no prefill)."""
+    def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
+        """The ending score of `text` as the answer to `messages` (ending.py: the model's probability of writing its
+        last word as it stands, then punctuation that ends a phrase); None where the service cannot say."""
+        return None
+
+    def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
+        """The model's most likely next tokens after `prefix` (the answer so far), with their log-probabilities: what
+        the ending search extends (ending.search_ending); None where the service cannot say."""
         return None

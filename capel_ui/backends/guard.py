@@ -120,10 +120,17 @@ class Guarded(Backend):
                 self._sleep(delay)
                 waited += delay
 
-    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
+    def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
         """The inner backend's answer; a failure (the score is an extra) is no answer, never a failed run."""
         try:
-            return self.inner.end_probability(messages, text)
+            return self.inner.ending_score(messages, text)
+        except BackendError:
+            return None
+
+    def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
+        """The inner backend's answer; a failure (the search is an extra) is no answer, never a failed run."""
+        try:
+            return self.inner.next_tokens(messages, prefix)
         except BackendError:
             return None
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from ..ending import score_from_tokens, split_ending
 from ..grammar import Grammar, grammar_text
 from ..prompts import Message
 from .abort import TrackingBackend, http_client, shutdown
@@ -151,19 +152,40 @@ class OpenAICompatBackend(Backend):
             return {"extra_body": {"structured_outputs": {"grammar": text}}}
         return {"extra_body": {field: text}}
 
-    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
-        """P(end-of-turn | messages, text): `text` sent as the answer so far (a prefill), one token asked for with
-        its top log-probabilities. Only where the server is known to list the end token there
-        (`Capabilities.end_probability`: llama.cpp); a reasoning model would think first, so it is never asked."""
+    def _scores_endings(self) -> bool:
+        """Whether this server is known to continue an answer and list next-token log-probabilities (llama.cpp:
+        `Capabilities.end_probability`); a reasoning model would think first, so it is never asked."""
         caps = self.capabilities
-        if not (caps.end_probability and caps.prefill) or caps.reasoning or not text.strip():
-            return None
+        return caps.end_probability and caps.prefill is not None and not caps.reasoning
+
+    def _ending_params(self, messages: Sequence[Message], prefix: str, max_tokens: int) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": list(messages), "stream": False}
-        params["max_completion_tokens" if caps.max_completion_tokens else "max_tokens"] = 1
+        params["max_completion_tokens" if self.capabilities.max_completion_tokens else "max_tokens"] = max_tokens
         params.update(logprobs=True, top_logprobs=TOP_LOGPROBS, temperature=0.0, timeout=ENDING_TIMEOUT)
-        self._add_prefill(params, text)
-        response = self._open(params)
-        return end_share(_top_logprobs(response))
+        self._add_prefill(params, prefix)
+        return params
+
+    def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
+        """The most likely next tokens after `prefix` (sent as the answer so far), one token asked for with its
+        top log-probabilities."""
+        if not self._scores_endings() or not prefix.strip():
+            return None
+        return _top_logprobs(self._open(self._ending_params(messages, prefix, 1)))
+
+    def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
+        """The ending score of `text` (ending.py) in one request: the text before its last word sent as the answer
+        so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
+        alternatives at its place asked for (llama.cpp reports them before the grammar)."""
+        parts = split_ending(text)
+        if not self._scores_endings() or self.capabilities.grammar_field != "grammar" or parts is None:
+            return None
+        head, unit, after = parts
+        params = self._ending_params(messages, head, 8 + len(unit + after))
+        params.update(self.grammar_params(f"root ::= {json.dumps(unit + after, ensure_ascii=False)}\n"))
+        choices = getattr(self._open(params), "choices", None) or ()
+        content = getattr(getattr(choices[0], "logprobs", None), "content", None) if choices else None
+        tokens = [(str(t.token), float(t.logprob), _alternatives(t)) for t in content or ()]
+        return score_from_tokens(tokens, unit)
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
@@ -424,6 +446,10 @@ def end_share(top: list[tuple[str, float]] | None) -> float | None:
         return None
     ends = [math.exp(lp) for token, lp in top if token in END_TOKENS or token.endswith("end▁of▁sentence｜>")]
     return round(min(sum(ends), 1.0), 4)
+
+
+def _alternatives(token: Any) -> list[tuple[str, float]]:
+    return [(str(t.token), float(t.logprob)) for t in getattr(token, "top_logprobs", None) or ()]
 
 
 def _token_logprobs(choice: Any) -> list[float]:

@@ -48,7 +48,9 @@ class Turn:
 Answer = str | Sequence[str] | Turn
 Reply = Answer | Callable[[Sequence[Message], Options], Answer]
 Ending = float | Callable[[str], float | None] | None
-"""What the scripted model says of ending after a text (`end_probability`): always the same, per text, or nothing."""
+"""What the scripted model says of a text's ending (`ending_score`): always the same, per text, or nothing."""
+NextTokens = Callable[[str], list[tuple[str, float]] | None] | None
+"""What the scripted model would write next after a text (`next_tokens`), or nothing (no ending search)."""
 
 
 def as_turn(reply: Answer) -> Turn:
@@ -70,9 +72,11 @@ class ScriptedBackend(Backend):
         model: str = SCRIPTED_MODEL,
         label: str = "Scripted model",
         ending: Ending = None,
+        next_tokens: NextTokens = None,
     ) -> None:
         self.model, self.label, self.capabilities, self.base_url = model, label, capabilities, None
-        self.ending = ending  # the model's P(end) after a text: a number, a function of the text, or None
+        self.ending = ending  # the ending score of a text: a number, a function of the text, or None
+        self.alternatives = next_tokens  # the next tokens after a text, for the ending search
         self.provider = SCRIPTED_MODEL
         self.replies: list[Reply] = list(replies) or [DEFAULT_REPLY]
         self.requests: list[tuple[list[Message], Options]] = []
@@ -93,11 +97,15 @@ class ScriptedBackend(Backend):
             reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         return as_turn(reply(messages, options) if callable(reply) else reply)
 
-    def end_probability(self, messages: Sequence[Message], text: str) -> float | None:
+    def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
         """As scripted (`ending`); each question is recorded in `endings_asked`."""
         with self._lock:
             self.endings_asked.append((list(messages), text))
         return self.ending(text) if callable(self.ending) else self.ending
+
+    def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
+        """As scripted (`alternatives`, a function of the answer so far)."""
+        return self.alternatives(prefix) if self.alternatives is not None else None
 
     def _check(self, options: Options) -> None:
         """Refuse what the declared capabilities do not cover, as the real backends do."""
