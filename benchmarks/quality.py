@@ -11,23 +11,29 @@ seed, seed+1, ... The setups, interleaved so that their timings share the machin
 - `baseline (free)`: the model's own answer, no length asked of the grammar. It ends where the model chooses, so
   its count is rarely right: its natural-ending share is the reference a guaranteed mode should come near.
 - `exact plain`: the plain letters-only word rule, the text cut at word N (the guarantee before the word list).
-- `exact list`: the word list (no glued or invented words), still cut at word N (`plan_ending=False`).
-- `exact`: the default: the word list and a planned ending (the last units chosen among endings written at once
-  by the model's P(end), ending.py).
-- `exact-countdown`: the default countdown-visible grammar, planned the same way.
+- `exact as filed`: `exact` as it was when issue 19 was filed: the word list sent to llama.cpp as a GBNF trie (its
+  own grammar engine), the text cut at word N. The issue's "today's exact".
+- `exact list`: the word list as LLGuidance Lark (no glued or invented words), still cut at word N
+  (`plan_ending=False`).
+- `exact`: the default: the word list, and where the text's own ending reads cut off, its last words searched
+  again for ones the model would end a phrase on (ending.search_ending).
+- `exact-countdown`: the default countdown-visible grammar, its ending searched the same way.
 
-Columns, over every text of a setup (all variants): EM (exact count); natural (share with P(end) >= 0.5, the
-model's own probability of ending its answer right after the text); loops and numbers (share of texts with a
+Columns, over every text of a setup (all variants): EM (exact count); natural (share with an ending score of at
+least `ending.NATURAL`: the model's probability that a phrase ends after the last word as written; checked against
+a reader in benchmarks/ending_labels.py); loops and numbers (share of texts with a
 repeated-phrase loop, or a number list nobody asked for: quality.py); nonword% (words wordfreq never saw, pooled;
 the instruction's own words excluded); dangling% (last word "of", "the"...); s/text (mean wall time of a text).
 Then the same over the best-ranked variant of each request (the one Copy and the downloads use: variants.rank).
-The ratios at the end are the speed aims of issue 19: the word list against the plain rule, and the planned
-ending against the unplanned word list (today's `exact` before planning).
+The ratios at the end are the speed aims of issue 19: the word list against the plain rule, and the searched
+ending against `exact` as filed (the issue's "today's exact") and against the unplanned word list of today.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
 import os
 import statistics
 import sys
@@ -59,10 +65,12 @@ INSTRUCTIONS = (
 SETUPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("baseline (free)", "baseline", {}),
     ("exact plain", "exact", {"word_list": False, "plan_ending": False}),
+    ("exact as filed", "exact", {"plan_ending": False}),
     ("exact list", "exact", {"plan_ending": False}),
     ("exact", "exact", {}),
     ("exact-countdown", "exact-countdown", {}),
 )
+AS_FILED = "exact as filed"
 HEADER = (
     f"{'setup':<17} {'n':>3} {'EM':>5} {'natural':>8} {'loops':>6} {'numbers':>8} {'nonword%':>9} {'dangling%':>10}"
     f" {'s/text':>7}"
@@ -81,6 +89,16 @@ class Row:
         """The best-ranked variant: what the Write page shows first and Copy and the downloads use."""
         candidates = [Candidate(o, None, quality_fields(o)["score"]) for o in self.outcomes]
         return rank(candidates)[0].outcome
+
+
+def as_filed(backend):
+    """The same embedded model with the word list sent as GBNF (llama.cpp's own grammar engine), as before LLGuidance
+    read it: `exact` when issue 19 was filed."""
+    inner = copy.copy(backend.inner)
+    inner.capabilities = dataclasses.replace(inner.capabilities, llguidance=False)
+    gbnf = copy.copy(backend)
+    gbnf.inner = inner
+    return gbnf
 
 
 def run_row(backend, label: str, mode: str, fields: dict[str, Any], target: int, ins: str, seed: int, k: int) -> Row:
@@ -135,10 +153,11 @@ def main() -> None:
 
     t0 = time.monotonic()
     backend = get_backend("embedded")
+    backends = {label: as_filed(backend) if label == AS_FILED else backend for label, _, _ in SETUPS}
     generate(backend, Request("Say hello.", 3, mode="exact", seed=1))  # warm up: the word list, the server
     print(f"embedded model ready in {time.monotonic() - t0:.1f} s; {os.cpu_count()} cores; seed {args.seed}")
     rows = [
-        run_row(backend, label, mode, fields, n, ins, args.seed + 10 * i, args.variants)
+        run_row(backends[label], label, mode, fields, n, ins, args.seed + 10 * i, args.variants)
         for n in args.lengths
         for i, ins in enumerate(INSTRUCTIONS[: args.limit])
         for label, mode, fields in SETUPS  # interleaved: A, B, C, ... for each request
@@ -148,7 +167,7 @@ def main() -> None:
             best = r.best
             for o in r.outcomes:
                 mark = "*" if o is best else " "
-                print(f"{mark}[{r.label} {r.target}] P={o.end_probability} {o.text}")
+                print(f"{mark}[{r.label} {r.target}] ending {o.end_probability} {o.text}")
     for n in [*args.lengths, None]:
         chosen = [r for r in rows if n is None or r.target == n]
         where = f"N = {n}" if n else f"all lengths {args.lengths}"
@@ -156,9 +175,10 @@ def main() -> None:
         table(f"{where}: the best-ranked variant of each request", chosen, lambda r: [r.best])
     print(
         f"\nspeed (s/text, all lengths): word list / plain rule "
-        f"{seconds(rows, 'exact list') / seconds(rows, 'exact plain'):.2f}x; planned / unplanned "
-        f"{seconds(rows, 'exact') / seconds(rows, 'exact list'):.2f}x; default exact / plain cut "
-        f"{seconds(rows, 'exact') / seconds(rows, 'exact plain'):.2f}x"
+        f"{seconds(rows, 'exact list') / seconds(rows, 'exact plain'):.2f}x (aim <= 1.3); searched ending / exact as "
+        f"filed {seconds(rows, 'exact') / seconds(rows, AS_FILED):.2f}x (aim <= 1.5); searched / unsearched word list "
+        f"{seconds(rows, 'exact') / seconds(rows, 'exact list'):.2f}x; as filed / word list "
+        f"{seconds(rows, AS_FILED) / seconds(rows, 'exact list'):.2f}x"
     )
     print(f"\ntotal {time.monotonic() - t0:.0f} s")
 

@@ -1,0 +1,70 @@
+"""Does the ending score agree with a reader? 123 endings read and labelled by hand, scored by the embedded model.
+
+Run from the project root:  .venv/bin/python benchmarks/ending_labels.py [--show]   (about a minute)
+
+Each text of `benchmarks/data/ending_labels.json` (see its README) is scored two ways by the embedded model, asked
+with the instruction and its length as the question (`Generation.ending_messages`):
+- P(end): the model's probability of ending its whole answer right after the text (the issue's first proxy);
+- the ending score (ending.py): its probability of writing the last word as it stands and then punctuation that
+  ends a phrase; "ends naturally" from `NATURAL` up.
+Printed: how often each agrees with the reader, and how it errs (natural texts it calls cut off, cut ones it calls
+natural). `--show` lists every text with both figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from capel_ui.backends import get_backend
+from capel_ui.backends.openai_compat import end_share
+from capel_ui.ending import NATURAL
+from capel_ui.generation import Generation, Request
+
+DATA = Path(__file__).with_name("data") / "ending_labels.json"
+
+
+def scores(backend, item: dict) -> tuple[float | None, float | None]:
+    """(P(end), ending score) of one labelled text."""
+    messages = Generation(backend, Request(item["instruction"], item["target"], mode="exact")).ending_messages
+    text = item["text"].strip()
+    return end_share(backend.next_tokens(messages, text)), backend.ending_score(messages, text)
+
+
+def agreement(name: str, calls: list[bool], items: list[dict]) -> str:
+    natural = [i["reader"] == "natural" for i in items]
+    agree = sum(c == n for c, n in zip(calls, natural, strict=True))
+    missed = sum(n and not c for c, n in zip(calls, natural, strict=True))
+    passed = sum(c and not n for c, n in zip(calls, natural, strict=True))
+    return (
+        f"{name:<34} agrees {agree / len(items):5.0%}   natural called cut off {missed:>3}   "
+        f"cut off called natural {passed:>3}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--show", action="store_true", help="every text with both figures")
+    args = ap.parse_args()
+    items = json.loads(DATA.read_text(encoding="utf-8"))
+    backend = get_backend("embedded")
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda i: scores(backend, i), items))
+    reader = sum(i["reader"] == "natural" for i in items)
+    print(f"{len(items)} endings, {reader} natural to the reader\n")
+    print(agreement("P(end) >= 0.5", [(p or 0) >= 0.5 for p, _ in found], items))
+    print(agreement(f"ending score >= {NATURAL}", [(s or 0) >= NATURAL for _, s in found], items))
+    print(f"(texts the score could not read, counted cut off: {sum(s is None for _, s in found)})")
+    if args.show:
+        for item, (p, s) in zip(items, found, strict=True):
+            ending, score = " ".join(item["text"].split()[-8:]), s if s is not None else float("nan")
+            print(f"{item['reader']:<8} P(end) {p or 0:4.2f} score {score:5.3f}  …{ending}")
+
+
+if __name__ == "__main__":
+    main()
