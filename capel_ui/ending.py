@@ -48,6 +48,8 @@ ending (a sentence that needs more words to close)."""
 SEARCH_WIDTH = 4
 """Paths kept at each step of the search; each step asks their next tokens at once (the embedded server has 4
 slots)."""
+LAST_WORDS = 2
+"""How many times `SEARCH_WIDTH` candidate last words the search tries: each costs one question."""
 Alternatives = Sequence[tuple[str, float]]
 """A server's most likely next tokens with their log-probabilities (`Backend.next_tokens`)."""
 Ask = Callable[[Sequence[str]], Sequence[Alternatives | None]]
@@ -218,11 +220,19 @@ def search_ending(
                 continue
             _finish(path, alternatives, target, lang, known, found)
             children += _extend(path, alternatives, target, lang, known)
-        beam = sorted(children, key=lambda p: -p.logprob)[:width]
+        beam = _keep(children, target, width)
         best = max((_joint(e) for e in found.values() if e.natural), default=-math.inf)
-        if not beam or beam[0].logprob < best:  # a longer path is less likely still: none can beat it
+        if not beam or max(p.logprob for p in beam) < best:  # a longer path is less likely still: none can beat it
             break
     return sorted(found.values(), key=lambda e: (not e.natural, -_joint(e)))
+
+
+def _keep(paths: list[_Path], target: int, width: int) -> list[_Path]:
+    """The likeliest `width` paths still short of the target, and `LAST_WORDS` × `width` that have all their units:
+    the last word decides whether a phrase ends, and the likeliest last words are seldom the ones that end one."""
+    ranked = sorted(paths, key=lambda p: -p.logprob)
+    short = [p for p in ranked if p.units < target][:width]
+    return short + [p for p in ranked if p.units == target][: LAST_WORDS * width]
 
 
 def _joint(ending: Ending) -> float:
