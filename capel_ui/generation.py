@@ -386,6 +386,7 @@ class Generation:
         self._stopping = threading.Event()  # the user's Stop: no further call
         self._expired = threading.Event()  # the time limit passed: no further call
         self._final: Outcome | None = None
+        self._ended: float | None = None  # when the run ended, its ending chosen and scored (`_finish`)
         self._attempts: list[dict[str, Any]] = []
         self._end_probability: float | None = None
         self._endings: dict[str, float | None] = {}  # ending scores already asked, by clean text
@@ -1041,6 +1042,7 @@ class Generation:
         call = self.current
         if call.status == "running":
             self._end_call(call, cancelled=True)
+        self._ended = time.monotonic()  # after the ending search and the scores: the time the writer waited
         self._final = self._outcome(final=True)
         self.status = self._final.status
 
@@ -1075,7 +1077,7 @@ class Generation:
             failure_kind=call.failure.kind if call.failure else None,
             prompt_tokens=_total(c.prompt_tokens for c in self.calls),
             completion_tokens=_total(c.completion_tokens for c in self.calls),
-            seconds=(call.ended or time.monotonic()) - self.started,
+            seconds=(self._ended or call.ended or time.monotonic()) - self.started,
             first_token_seconds=self.first_token,
             finish_reason=usage.finish_reason if usage else None,
             fluency=fluency(usage.logprobs) if usage else None,
