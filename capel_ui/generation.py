@@ -876,9 +876,9 @@ class Generation:
     def _end_naturally(self) -> None:
         """A text under a limit or in a range ends at the last sentence end the model would end on (inside the
         target), not wherever the limit cut it. The candidates: the text cut after each of its sentence ends, and,
-        where the limit leaves room, the whole text with a rival closing sentence (`CLOSINGS`, written at once from
-        the text as a prefill); each is scored (P(end), at once) and `natural_cut` picks, shortest first. What was
-        left out is said in the notice."""
+        where the limit leaves room and the text's own ending reads cut off, the whole text with a rival closing
+        sentence (`CLOSINGS`, written at once from the text as a prefill); each is scored (the ending score, at once)
+        and `natural_cut` picks, shortest first. What was left out is said in the notice."""
         if not self.bounded_plan or self._stopping.is_set() or self._expired.is_set():
             return
         call = self.current
@@ -891,7 +891,8 @@ class Generation:
             return  # the text does not end on a sentence end: nothing to choose
         self._closing = True
         texts = [raw[:i] for i in cuts]
-        texts += self._closings(next((t for t in reversed(texts) if self._room(t) >= self._least_room), ""))
+        if (self._ending_of(raw) or 0.0) < NATURAL:  # one that ends naturally as written gains no closing sentence
+            texts += self._closings(next((t for t in reversed(texts) if self._room(t) >= self._least_room), ""))
         texts.sort(key=len)
         with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
             scores = list(pool.map(self._ending_of, texts))

@@ -201,6 +201,13 @@ def test_a_text_that_leaves_room_may_gain_the_closing_sentence_the_model_would_e
     assert closing.startswith('root ::= (" " word){0,11} " " wend')  # a short closing: at most 12 words
 
 
+def test_a_text_under_a_limit_that_ends_naturally_gains_no_closing_sentence() -> None:
+    # "Your bakery now sells sourdough on Saturdays." came back as "… Saturdays. 280 characters max."
+    model = llama(by_prefill("Fresh bread every Saturday.", " 280 characters max."), ending=0.9)
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
+    assert out.text == "Fresh bread every Saturday." and len(model.requests) == 1
+
+
 def test_a_text_that_filled_the_limit_gets_its_closing_after_its_last_sentence_end_with_room() -> None:
     own = "Fresh bread every Saturday. Come early, it sells out fast."  # 10 of 10 words
     model = llama(by_prefill(own, " Come early!"), ending=natural_after("Come early!"))
@@ -234,7 +241,8 @@ def test_the_live_view_says_when_a_text_under_a_limit_is_choosing_its_end() -> N
         notes.append(gens[0].live_note())
         return " Come early!"
 
-    gens.append(Generation(llama(reply, ending=0.9), Request(INSTRUCTION, 20, mode="exact", target_kind="at_most")))
+    model = llama(reply, ending=natural_after("Come early!"))  # its own ending reads cut off: closings are written
+    gens.append(Generation(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most")))
     gens[0].run()
     assert notes and all("choosing where the text ends most naturally" in n for n in notes)
     assert gens[0].live_note() == ""
