@@ -186,15 +186,12 @@ class _Path:
 _EN_NEW = re.compile(r" [A-Za-z0-9][A-Za-z0-9'’-]*")
 _EN_MORE = re.compile(r"[a-z0-9'’-]+")
 _ZH = re.compile(r"[\u4e00-\u9fff]+")
-_EN_LAST = re.compile(r"([A-Za-z0-9][A-Za-z0-9'’-]*)$")
 
 
-def last_unit(text: str, lang: Lang) -> str:
-    """The last word (English) or Han character (Chinese) of `text`, if it ends in one."""
-    if lang == "zh":
-        return text[-1] if _ZH.fullmatch(text[-1:]) else ""
-    m = _EN_LAST.search(text)
-    return m.group(1) if m else ""
+def last_unit(text: str) -> str:
+    """The last word or Han character of `text`, if it ends in one (nothing after it: no stop, no comma)."""
+    m = _LAST.search(text)
+    return m.group(2) if m and not m.group(3) else ""
 
 
 def search_ending(
@@ -244,7 +241,7 @@ def _finish(
     path: _Path, alternatives: Alternatives, target: int, lang: Lang, known: Callable[[str], bool], found: dict
 ) -> None:
     """Keep `path` as an ending if it has the target's units, its last one may end a sentence and is whole."""
-    unit = last_unit(path.text, lang)
+    unit = last_unit(path.text)
     if (
         path.units != target
         or not unit
@@ -266,7 +263,7 @@ def _extend(
 ) -> list[_Path]:
     """The paths one token longer: a new unit while the target allows, the rest of the current word, a comma."""
     out = []
-    unit = last_unit(path.text, lang)
+    unit = last_unit(path.text)
     whole = bool(unit) and known(unit)
     whole = whole or path.tokens == 0
     n = path.tokens + 1

@@ -19,7 +19,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -210,7 +210,7 @@ def _listed() -> frozenset[str]:
     return frozenset(english_words())
 
 
-@cache
+@lru_cache(maxsize=64)  # one entry per instruction: a long-running app sees many
 def _own_words(text: str) -> frozenset[str]:
     return frozenset(w.lower() for w in instruction_words(text, _listed()))
 

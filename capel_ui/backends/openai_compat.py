@@ -182,9 +182,7 @@ class OpenAICompatBackend(Backend):
         head, unit, after = parts
         params = self._ending_params(messages, head, 8 + len(unit + after))
         params.update(self.grammar_params(f"root ::= {json.dumps(unit + after, ensure_ascii=False)}\n"))
-        choices = getattr(self._open(params), "choices", None) or ()
-        content = getattr(getattr(choices[0], "logprobs", None), "content", None) if choices else None
-        tokens = [(str(t.token), float(t.logprob), _alternatives(t)) for t in content or ()]
+        tokens = [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._open(params))]
         return score_from_tokens(tokens, unit)
 
     def _where(self) -> str:
@@ -430,14 +428,16 @@ END_TOKENS = frozenset({"", "<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end|
 """How servers spell the end-of-turn token in log-probabilities: llama.cpp sends it as "" (no text)."""
 
 
+def _content(response: Any) -> list[Any]:
+    """The tokens of a complete (not streamed) answer, each with its log-probability and alternatives, if any."""
+    choices = getattr(response, "choices", None) or ()
+    return list(getattr(getattr(choices[0], "logprobs", None), "content", None) or ()) if choices else []
+
+
 def _top_logprobs(response: Any) -> list[tuple[str, float]] | None:
     """(token, logprob) of the alternatives for the first generated token, or None when none were returned."""
-    choices = getattr(response, "choices", None) or ()
-    content = getattr(getattr(choices[0], "logprobs", None), "content", None) if choices else None
-    if not content:
-        return None
-    top = getattr(content[0], "top_logprobs", None) or ()
-    return [(str(t.token), float(t.logprob)) for t in top] or None
+    content = _content(response)
+    return (_alternatives(content[0]) or None) if content else None
 
 
 def end_share(top: list[tuple[str, float]] | None) -> float | None:
@@ -449,6 +449,7 @@ def end_share(top: list[tuple[str, float]] | None) -> float | None:
 
 
 def _alternatives(token: Any) -> list[tuple[str, float]]:
+    """(token, logprob) of the alternatives the server listed at one token's place."""
     return [(str(t.token), float(t.logprob)) for t in getattr(token, "top_logprobs", None) or ()]
 
 
