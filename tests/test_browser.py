@@ -179,11 +179,17 @@ def settle(page) -> None:
     page.wait_for_function(SETTLED)
 
 
-def set_number(page, label: str, value: int) -> None:
+def set_number(page, label: str, value: int, tries: int = 3) -> None:
+    """Type a number and press Enter. A rerun still under way when the box was filled redraws it with its old
+    value (a loaded machine): type it again, as a user would."""
     box = page.get_by_label(label, exact=True)
-    box.fill(str(value))
-    box.press("Enter")
-    settle(page)
+    for _ in range(tries):
+        before = box.input_value()
+        box.fill(str(value))
+        box.press("Enter")
+        settle(page)
+        if box.input_value() != before or before == str(value):  # taken (or clamped to the box's limit)
+            return
 
 
 def pick(page, label: str, option: str, tries: int = 3) -> None:

@@ -274,7 +274,7 @@ def test_the_embedded_model_searches_a_cut_off_ending_for_a_natural_one_and_keep
     out = generate(embedded, Request(INSTRUCTION, 12, mode="exact", seed=7))
     assert out.verified and out.count == 12
     plan = out.planned_ending
-    assert plan["own"]["end_probability"] < NATURAL <= out.end_probability
+    assert plan["own"]["end_probability"] < NATURAL <= out.end_probability, plan
     assert plan["chosen"] == out.text != plan["own"]["text"]
 
 

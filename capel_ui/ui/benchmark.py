@@ -288,7 +288,13 @@ def _charts(ids: list[int]) -> None:
     d = st.columns(4)
     stem = "capel-bench-" + "-".join(map(str, ids))
     d[0].download_button(
-        "Results CSV", charts.results_csv(rows), f"{stem}.csv", "text/csv", icon=":material/download:", width="stretch"
+        "Results CSV",
+        charts.results_csv(rows),
+        f"{stem}.csv",
+        "text/csv",
+        icon=":material/download:",
+        on_click="ignore",
+        width="stretch",
     )
     for col, (name, fig) in zip(d[1:], figs.items(), strict=True):
         col.download_button(
@@ -297,6 +303,7 @@ def _charts(ids: list[int]) -> None:
             f"{stem}-{name}.html",
             "text/html",
             icon=":material/download:",
+            on_click="ignore",
             width="stretch",
         )
 

@@ -332,7 +332,13 @@ def _column_actions(r: RunRecord) -> None:
     with a[0]:
         copy_button(r.text, f"c{r.id}")
     a[1].download_button(
-        ".txt", export_txt(r), export_name(r, "txt"), "text/plain", key=f"c{r.id}-txt", icon=":material/download:"
+        ".txt",
+        export_txt(r),
+        export_name(r, "txt"),
+        "text/plain",
+        key=f"c{r.id}-txt",
+        icon=":material/download:",
+        on_click="ignore",
     )
     if a[2].button("Use this", key=f"c{r.id}-use", help="Open this text on the Write page as its result."):
         state.use_column(r)

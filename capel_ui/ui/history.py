@@ -62,6 +62,7 @@ def render() -> None:
         "capel-history.csv",
         "text/csv",
         icon=":material/download:",
+        on_click="ignore",
         width="stretch",
         disabled=not runs,
     )

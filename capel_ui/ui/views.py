@@ -206,6 +206,7 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
             mime,
             key=f"{key}-{ext}",
             icon=":material/download:",
+            on_click="ignore",
             width="stretch",
         )
     line, help_ = _cost_line(run)
