@@ -152,7 +152,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"stop when no new text came for this many seconds (default {DEFAULT_STALL_LIMIT:g}; none: no limit)",
     )
     ge.add_argument("--seed", type=int)
-    ge.add_argument("--no-fallback", action="store_true", help="use CAPEL even on models known to misread it")
+    ge.add_argument(
+        "--no-fallback",
+        action="store_true",
+        help="use the mode asked for even on models known to misread the countdown (CAPEL on o4-mini, "
+        "exact-countdown on the embedded model)",
+    )
     ge.add_argument(
         "--max-calls",
         type=_max_calls,

@@ -42,9 +42,10 @@ NATURAL = 0.1
 Chosen on the labelled endings (benchmarks/ending_labels.py): 0.05 and 0.1 agree with the reader equally often."""
 PHRASE_ENDS = ".,;:!?。，；：！？、"
 """Punctuation that ends a phrase: the model putting one of these next means a phrase can end after the word."""
-SEARCH_UNITS = (3, 6)
-"""How many last units an exact text's ending search may write again: its last 3, then 6 where 3 find no natural
-ending (a sentence that needs more words to close)."""
+SEARCH_UNITS = (3, 6, 10)
+"""How many last units an exact text's ending search may write again: its last 3, then 6, then 10 where fewer find
+no natural ending (a clause that needs more words to close: "…This can have both positive." found nothing in 3 or 6,
+and "…and respond by releasing stress hormones such as adrenaline." in 10)."""
 SEARCH_WIDTH = 4
 """Paths kept at each step of the search; each step asks their next tokens at once (the embedded server has 4
 slots)."""

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from .backends import Backend, BackendError, CancelToken, Options, Usage, language_note, uses_fallback
+from .backends import Backend, BackendError, CancelToken, Options, Usage, fallback, language_note
 from .counting import count, refusal
 from .ending import (
     NATURAL,
@@ -367,12 +367,10 @@ class Generation:
         validate_request(self.request, self.backend)
         req = self.request
         self.mode = req.mode
-        if req.mode in ("capel", "draft-capel") and req.allow_fallback and uses_fallback(self.backend.model):
-            self.mode = "baseline"
-            self.notice = (
-                f"{self.backend.model} is known to misread the countdown (paper §4.3), so the baseline instruction "
-                "was used; turn off the fallback to force CAPEL."
-            )
+        instead = fallback(self.backend.model, req.mode) if req.allow_fallback else None
+        if instead is not None:
+            self.mode = instead.mode
+            self.notice = instead.notice(self.backend.model, req.mode)
         self.language_note = language_note(self.backend.provider, req.lang)
         if self.language_note:
             self.notice = " ".join(n for n in (self.notice, self.language_note) if n)
@@ -800,8 +798,8 @@ class Generation:
 
     def _search_ending(self) -> None:
         """An exact text whose own ending is cut off gets its last units written again where the model would end a
-        phrase (ending.search_ending): its last 3 units, then 6; the most likely natural ending found is kept, one
-        with no more quality warnings than the text's own. Nothing changes if none is found."""
+        phrase (ending.search_ending): its last 3 units, then 6, then 10; the most likely natural ending found is
+        kept, one with no more quality warnings than the text's own. Nothing changes if none is found."""
         req, call = self.request, self.current
         if not self.plan_units or call.status != "complete" or self._stopping.is_set() or self._expired.is_set():
             return

@@ -137,7 +137,7 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
     kinds = ((_kind(w, lang, own), w) for w in dict.fromkeys(found))
     out = [QualityWarning(kind, w) for kind, w in kinds if kind is not None]
     out += [QualityWarning("repeat", w) for w in _repeats(found)]
-    out += [QualityWarning("loop", phrase) for phrase in loops(text, lang)]
+    out += [QualityWarning("loop", phrase) for phrase in loops(text, lang, own_text)]
     listed = number_list(text, own_text)
     if listed:
         out.append(QualityWarning("numbers", listed))
@@ -182,16 +182,17 @@ def _norm(found: Sequence[str]) -> list[str]:
     return [w.lower().replace("’", "'") for w in found]
 
 
-def loops(text: str, lang: Lang = "en") -> list[str]:
+def loops(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
     """Phrases (two or more words) the text goes round in: said back to back three times ("a b a b a b"), or
     twice when three words or longer ("enforcement de lame, enforcement de lame"), or the same phrase of three
-    or more words (four Han characters) three times anywhere. A single word over and over is `repeats`; one
-    word that is a fifth of a text of ten words or more ("arugula, arugula with arugula, and arugula") is a
-    loop too. Case and punctuation are ignored; the phrase is returned as first written."""
+    or more words (four Han characters) three times anywhere, unless its only words besides small ones are the
+    instruction's (`own_text`): 80 words on "The Whaler's Rest" name it three times. A single word over and over
+    is `repeats`; one word that is a fifth of a text of ten words or more ("arugula, arugula with arugula, and
+    arugula") is a loop too. Case and punctuation are ignored; the phrase is returned as first written."""
     found = words(text, lang)[:LOOP_WINDOW]
     low = _norm(found)
     hits: dict[str, None] = {}
-    for start, n in [*_back_to_back(low), *_recurring(low, lang), *_dominant(low, lang)]:
+    for start, n in [*_back_to_back(low), *_recurring(low, lang, _own(own_text)), *_dominant(low, lang)]:
         hits.setdefault(_phrase(found[start : start + n], lang), None)
     return list(hits)
 
@@ -221,15 +222,16 @@ def _back_to_back(low: Sequence[str]) -> list[tuple[int, int]]:
     return out
 
 
-def _recurring(low: Sequence[str], lang: Lang) -> list[tuple[int, int]]:
+def _recurring(low: Sequence[str], lang: Lang, own: set[str]) -> list[tuple[int, int]]:
     """(first start, length) of phrases of 3+ words (4+ Han characters) that occur three times, not all small
-    words ("one of the" is English, not a loop)."""
+    words ("one of the" is English, not a loop) or the instruction's own (`own`, lower case)."""
     seen: dict[tuple[str, ...], list[int]] = {}
     shortest = 4 if lang == "zh" else 3
+    usual = _STOP | own
     for n in range(shortest, LOOP_SPAN + 1):
         for i in range(len(low) - n + 1):
             gram = tuple(low[i : i + n])
-            if any(w not in _STOP for w in gram):
+            if any(w not in usual for w in gram):
                 seen.setdefault(gram, []).append(i)
     out = [(starts[0], len(gram)) for gram, starts in seen.items() if _apart(starts, len(gram)) >= 3]
     return _longest(out)

@@ -159,6 +159,26 @@ def test_a_phrase_that_comes_back_again_and_again_is_a_loop(text: str, lang: str
     assert loops(text, lang) == expected  # type: ignore[arg-type]
 
 
+PUB = "Write 80 words about a seaside pub called The Whaler's Rest."
+NAMED = (
+    "The Whaler's Rest is a beloved pub on the coast. The Whaler's Rest is not just a pub but a warm welcome. "
+    "Locals agree the Whaler's Rest is the place to be."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "own", "expected"),
+    [
+        (NAMED, PUB, []),  # the instruction's own name, three times in a long text: how a writer writes
+        (NAMED, "", ["The Whaler's Rest is"]),  # a name nobody asked for, three times: round in circles
+        ("Fresh and local, Fresh and local, the Whaler's Rest.", PUB, ["Fresh and local"]),  # back to back still
+        ("A Spice of the Sea. Rest at A Spice of the Sea and the A Spice of the Sea.", PUB, ["A Spice of the Sea"]),
+    ],
+)
+def test_the_instructions_own_name_coming_back_is_not_a_loop(text: str, own: str, expected: list[str]) -> None:
+    assert loops(text, "en", own) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "own", "expected"),
     [

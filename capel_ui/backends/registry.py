@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..vocab import PROJECT_ROOT
+from ..vocab import MODE_LABELS, PROJECT_ROOT, Mode
 from .base import Backend, BackendError, Capabilities, GrammarField
 from .guard import Guarded, redacted
 from .providers import PROVIDERS, BackendArgs, ProviderSpec, spec_of
@@ -27,13 +27,35 @@ from .providers.embedded import EMBEDDED_MODEL
 Provider = str
 """A provider's name: any registered one (see `providers/`; `spec_of` checks it)."""
 
-# The paper (§4.3) saw these models misread the countdown; CAPEL falls back to the baseline instruction for them
-# unless the user overrides it.
 COUNTDOWN_FALLBACK: frozenset[str] = frozenset({"o4-mini", "gpt-4o-mini"})
+"""Models the paper (§4.3) saw misread the countdown: CAPEL gives them the baseline instruction instead."""
+MARKERS_TOO_HARD: frozenset[str] = frozenset({EMBEDDED_MODEL})
+"""Models too small to write under countdown markers: SmolLM2-135M, made to put <k> before each word, copies the
+prompt's example ("Hello, world! How's everything…") or loops ("world! world! world!"; 8 in 15 best-ranked texts
+of benchmarks/quality.py looped). The guaranteed countdown writes plain `exact` for them: the same grammar-kept
+count, without the markers in the model's way."""
 
 
-def uses_fallback(model: str) -> bool:
-    return model in COUNTDOWN_FALLBACK
+@dataclass(frozen=True)
+class Fallback:
+    """The mode a run uses instead of the one asked for on this model, and why."""
+
+    mode: Mode
+    reason: str  # what the model does, after its name: "is known to misread the countdown (paper §4.3)"
+
+    def notice(self, model: str, asked: Mode) -> str:
+        """The run's notice: what was done instead, why, and how to force the mode asked for."""
+        used = "the baseline instruction" if self.mode == "baseline" else MODE_LABELS[self.mode]
+        return f"{model} {self.reason}, so {used} was used; turn off the fallback to force {MODE_LABELS[asked]}."
+
+
+def fallback(model: str, mode: Mode) -> Fallback | None:
+    """What `mode` falls back to on `model` (unless the user turns fallbacks off), or None."""
+    if mode in ("capel", "draft-capel") and model in COUNTDOWN_FALLBACK:
+        return Fallback("baseline", "is known to misread the countdown (paper §4.3)")
+    if mode == "exact-countdown" and model in MARKERS_TOO_HARD:
+        return Fallback("exact", "is too small to write under countdown markers (it loops or copies the example)")
+    return None
 
 
 def provider_of(model: str, base_url: str | None = None) -> Provider:

@@ -7,7 +7,8 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ..backends import Backend, BackendError, ModelChoice, uses_fallback
+from ..backends import Backend, BackendError, ModelChoice
+from ..backends import fallback as fallback_for
 from ..counting import count, count_detail
 from ..generation import Request, default_max_tokens
 from ..history import run_score, run_warnings
@@ -158,12 +159,15 @@ def render() -> None:
     with st.expander("Options"):
         code = st.checkbox("Code-aware (a whole code line counts as one unit)", key=W.CODE)
         fallback = st.checkbox(
-            "Fall back to the baseline for models known to misread the countdown",
+            "Fall back for models known to misread the countdown",
             key=W.FALLBACK,
-            help="The paper saw o4-mini and gpt-4o-mini misread the countdown (§4.3).",
+            help="The paper saw o4-mini and gpt-4o-mini misread the countdown (§4.3): CAPEL gives them the baseline "
+            "instruction. The embedded model is too small to write under countdown markers: the guaranteed "
+            "countdown writes it as Exact (guaranteed), with the same count.",
         )
-        if uses_fallback(choice.model) and mode in ("capel", "draft-capel") and fallback:
-            st.info(f"{choice.model} will get the baseline instruction instead of the countdown.")
+        instead = fallback_for(choice.model, mode) if fallback else None
+        if instead is not None:
+            st.info(f"{choice.model} {instead.reason}: it will be written in {MODE_LABELS[instead.mode]} instead.")
         max_tokens, seed, time_limit = _limits(int(target), lang, mode, unit)
         max_calls = st.number_input(
             "Repair tries",
