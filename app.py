@@ -8,7 +8,7 @@ alone, without this file's sidebar (tests/test_app.py checks that every page get
 import streamlit as st
 
 from capel_ui.ui.layout import page_style
-from capel_ui.ui.sidebar import sidebar
+from capel_ui.ui.sidebar import run_page, sidebar
 
 st.set_page_config(page_title="CAPEL Studio", page_icon=":material/timer:", layout="wide")
 page = st.navigation(
@@ -22,4 +22,4 @@ page = st.navigation(
 )
 page_style()
 sidebar()
-page.run()
+run_page(page)

@@ -7,9 +7,11 @@ History stores can both be checked. Widgets are found by key, buttons by their v
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import Capabilities, ScriptedBackend
@@ -161,6 +163,14 @@ def test_baseline_mode_badge_states_the_count_against_the_target(
     assert badges(app) == [badge]
 
 
+def test_the_guaranteed_countdown_on_the_embedded_model_says_it_will_be_written_as_exact(app: AppTest) -> None:
+    app.selectbox(key="w_mode").set_value("exact-countdown").run()
+    assert not app.exception, app.exception
+    assert any("will be written in Exact (guaranteed) instead" in i.value for i in app.info)
+    app.checkbox(key="w_fallback").uncheck().run()  # forced: no promise of a fallback
+    assert not any("instead" in i.value for i in app.info)
+
+
 def test_the_target_box_does_not_go_below_one(app: AppTest) -> None:
     """A target of 0 cannot be asked for: the box holds at 1 (the core refuses 0 from the CLI, tested there)."""
     app.number_input(key="w_target").set_value(0).run()
@@ -285,6 +295,16 @@ def test_history_keeps_its_filters_when_the_writer_comes_back(app: AppTest) -> N
     assert app.text_input(key="h_search").value == "lighthouse"
     assert app.checkbox(key="h_verified").value is True
     assert app.selectbox(key="h_lang").value == "zh"
+
+
+def test_a_database_that_fails_under_a_page_is_one_line_naming_it_not_a_traceback(app: AppTest) -> None:
+    path = make_url(os.environ["DATABASE_URL"]).database
+    with sqlite3.connect(path) as db:  # the runs table gone while the app runs (a file replaced under it, say)
+        db.execute("ALTER TABLE runs RENAME TO runs_elsewhere")
+    app.switch_page("app_pages/history.py").run()
+    assert not app.exception, app.exception
+    [error] = [e.value for e in app.error]
+    assert f"the database at {path} failed (no such table: runs)" in error and "what was saved before is kept" in error
 
 
 def test_history_opens_the_selected_run_with_its_text_and_verdict(app: AppTest) -> None:

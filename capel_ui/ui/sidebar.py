@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import streamlit as st
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from streamlit.navigation.page import StreamlitPage
 
 from ..backends import (
     EMBEDDED,
@@ -21,7 +23,7 @@ from ..backends import (
 )
 from ..backends.openai_compat import check_base_url
 from ..redact import redact
-from ..storage import StorageError, get_engine
+from ..storage import StorageError, database_fault, get_engine
 from . import resources
 
 
@@ -40,6 +42,15 @@ def sidebar() -> None:
         _sampling()
         _database()
     _check_database()
+
+
+def run_page(page: StreamlitPage) -> None:
+    """Run the chosen page. A database that fails in the middle of it (a lock held too long, a full disk, a table
+    gone) is one line naming the database and what to do, never a traceback; what was saved stays."""
+    try:
+        page.run()
+    except SQLAlchemyError as exc:
+        st.error(f"{redact(str(database_fault(exc)))}.", icon=":material/database:")
 
 
 def _check_database() -> None:
