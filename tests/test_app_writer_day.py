@@ -5,6 +5,7 @@ Each test opens app.py as a new visitor on its own SQLite database.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import get_backend
+from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, default_max_tokens
 from capel_ui.prompts import REWRITE, rewrite_source
 from capel_ui.runs import LiveRun
@@ -262,6 +264,17 @@ def test_benchmark_suites_have_readable_names_and_help_without_cli_flags(app_tes
         assert not at.exception, at.exception
         helps = [c.value for c in at.caption] + [w.help or "" for w in (*at.text_input, *at.number_input)]
         assert not [h for h in helps if "--" in h], option
+
+
+def test_a_benchmark_run_offers_its_table_and_each_chart_as_a_download(app_test: AppTest) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["bench", "--suite", "rtg", "--modes", "exact", "--lengths", "3", "--limit", "1"]  # the embedded model
+    assert main(argv, stdin=io.StringIO(), stdout=out, stderr=err) == 0, err.getvalue()
+    at = app_test
+    at.switch_page("app_pages/benchmark.py").run()
+    assert not at.exception, at.exception
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert labels == ["Results CSV", "mald-em chart (HTML)", "ls-heatmap chart (HTML)", "errors chart (HTML)"]
 
 
 @pytest.mark.parametrize(

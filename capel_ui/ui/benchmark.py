@@ -285,27 +285,14 @@ def _charts(ids: list[int]) -> None:
         st.plotly_chart(figs["ls-heatmap"], width="stretch", key=f"ls-{ids}")
     st.plotly_chart(figs["errors"], width="stretch", key=f"err-{ids}")
     st.caption("Each chart's toolbar saves it as PNG (camera icon); the buttons below save the data and charts.")
-    d = st.columns(4)
     stem = "capel-bench-" + "-".join(map(str, ids))
-    d[0].download_button(
-        "Results CSV",
-        charts.results_csv(rows),
-        f"{stem}.csv",
-        "text/csv",
-        icon=":material/download:",
-        on_click="ignore",
-        width="stretch",
-    )
-    for col, (name, fig) in zip(d[1:], figs.items(), strict=True):
-        col.download_button(
-            f"{name} chart (HTML)",
-            charts.figure_html(fig),
-            f"{stem}-{name}.html",
-            "text/html",
-            icon=":material/download:",
-            on_click="ignore",
-            width="stretch",
-        )
+    files = [("Results CSV", charts.results_csv(rows), f"{stem}.csv", "text/csv")]
+    files += [
+        (f"{name} chart (HTML)", charts.figure_html(fig), f"{stem}-{name}.html", "text/html")
+        for name, fig in figs.items()
+    ]
+    for col, (label, data, name, mime) in zip(st.columns(len(files)), files, strict=True):
+        col.download_button(label, data, name, mime, icon=":material/download:", on_click="ignore", width="stretch")
 
 
 def render() -> None:
