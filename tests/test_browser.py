@@ -412,13 +412,18 @@ def small_page(browser, server: Server):
 
 
 def use_scripted_server(page, url: str) -> None:
-    """Pick the OpenAI-compatible provider in the sidebar and point it at the scripted server."""
+    """Pick the OpenAI-compatible provider in the sidebar and point it at the scripted server. On Write, wait until
+    Variants shows this model's default (1: not a local model): a box still showing the embedded model's 3 sends
+    that 3 back with the next rerun as if typed, and three variants then share one script."""
     pick(page, "Provider", "OpenAI-compatible server")
     for label, value in (("Base URL", url), ("Model id", MODEL)):
         box = page.get_by_label(label, exact=True)
         box.fill(value)
         box.press("Enter")
         settle(page)
+    variants = page.get_by_label("Variants", exact=True)
+    if variants.count():
+        expect(variants).to_have_value("1")
 
 
 def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(small_page, server, scripted) -> None:
@@ -567,12 +572,7 @@ def test_a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, s
         broken = countdown(6, wrong="skip", at=4)  # <6> <5> <4>, then <2>: the skip
         vendor.script(ok(broken), ok(["<3>tide", "<2>foam", "<1>sand", "<0>"], delay=1.0))
         open_app(page, server.url)
-        pick(page, "Provider", "OpenAI-compatible server")
-        for label, value in (("Base URL", vendor.url), ("Model id", "scripted-model")):
-            box = page.get_by_label(label, exact=True)
-            box.fill(value)
-            box.press("Enter")
-            settle(page)
+        use_scripted_server(page, vendor.url)
         page.get_by_label("Instruction", exact=True).fill("Write about the sea.")
         set_number(page, "Target length", 6)
         expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")  # no grammar here
