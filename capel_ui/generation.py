@@ -370,7 +370,7 @@ class Generation:
         instead = fallback(self.backend.model, req.mode) if req.allow_fallback else None
         if instead is not None:
             self.mode = instead.mode
-            self.notice = instead.notice(self.backend.model, req.mode)
+            self.notice = instead.notice(self.backend.label, req.mode)
         self.language_note = language_note(self.backend.provider, req.lang)
         if self.language_note:
             self.notice = " ".join(n for n in (self.notice, self.language_note) if n)

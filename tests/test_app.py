@@ -166,9 +166,9 @@ def test_baseline_mode_badge_states_the_count_against_the_target(
 def test_the_guaranteed_countdown_on_the_embedded_model_says_it_will_be_written_as_exact(app: AppTest) -> None:
     app.selectbox(key="w_mode").set_value("exact-countdown").run()
     assert not app.exception, app.exception
-    assert any("will be written in Exact (guaranteed) instead" in i.value for i in app.info)
+    assert any("it writes Exact (guaranteed) instead" in c for c in captions(app))  # beside the mode picked
     app.checkbox(key="w_fallback").uncheck().run()  # forced: no promise of a fallback
-    assert not any("instead" in i.value for i in app.info)
+    assert not any("it writes Exact (guaranteed) instead" in c for c in captions(app))
 
 
 def test_the_target_box_does_not_go_below_one(app: AppTest) -> None:

@@ -43,10 +43,10 @@ class Fallback:
     mode: Mode
     reason: str  # what the model does, after its name: "is known to misread the countdown (paper §4.3)"
 
-    def notice(self, model: str, asked: Mode) -> str:
+    def notice(self, label: str, asked: Mode) -> str:
         """The run's notice: what was done instead, why, and how to force the mode asked for."""
         used = "the baseline instruction" if self.mode == "baseline" else MODE_LABELS[self.mode]
-        return f"{model} {self.reason}, so {used} was used; turn off the fallback to force {MODE_LABELS[asked]}."
+        return f"{label} {self.reason}, so {used} was used; turn off the fallback to force {MODE_LABELS[asked]}."
 
 
 def fallback(model: str, mode: Mode) -> Fallback | None:

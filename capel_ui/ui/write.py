@@ -148,6 +148,9 @@ def render() -> None:
         )
     if not switched and not markers_can_count(lang, unit, kind):
         c[2].caption(MARKER_LIMITS + ".")
+    instead = fallback_for(choice.model, mode) if state.get(W.FALLBACK) else None
+    if instead is not None:  # said where the mode is picked; the option to force it is in Options
+        c[2].caption(f"{choice.label} {instead.reason}: it writes {MODE_LABELS[instead.mode]} instead (see Options).")
     target_spec = target_inputs(target_row, W.PREFIX, DEFAULT_TARGET)
     _offer_a_pull(choice, lang, target_spec.high if target_spec else None)
     state.share_from_write(None, target_settings(W.PREFIX))
@@ -165,9 +168,6 @@ def render() -> None:
             "instruction. The embedded model is too small to write under countdown markers: the guaranteed "
             "countdown writes it as Exact (guaranteed), with the same count.",
         )
-        instead = fallback_for(choice.model, mode) if fallback else None
-        if instead is not None:
-            st.info(f"{choice.model} {instead.reason}: it will be written in {MODE_LABELS[instead.mode]} instead.")
         max_tokens, seed, time_limit = _limits(int(target), lang, mode, unit)
         max_calls = st.number_input(
             "Repair tries",
