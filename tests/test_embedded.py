@@ -74,7 +74,7 @@ def test_the_embedded_model_writes_a_guaranteed_countdown_as_exact_and_says_why(
     outcome = generate(embedded, Request(INSTRUCTION["en"], 12, mode="exact-countdown", seed=3))
     assert outcome.mode == "exact" and outcome.verified and outcome.count == 12
     assert "<" not in outcome.raw and "too small to write under countdown markers" in (outcome.notice or "")
-    assert "turn off the fallback to force Exact countdown (guaranteed)" in (outcome.notice or "")
+    assert "--no-fallback) to force Exact countdown (guaranteed)" in (outcome.notice or "")
 
 
 def test_cancel_mid_stream_keeps_the_text_that_arrived(embedded):

@@ -46,7 +46,10 @@ class Fallback:
     def notice(self, label: str, asked: Mode) -> str:
         """The run's notice: what was done instead, why, and how to force the mode asked for."""
         used = "the baseline instruction" if self.mode == "baseline" else MODE_LABELS[self.mode]
-        return f"{label} {self.reason}, so {used} was used; turn off the fallback to force {MODE_LABELS[asked]}."
+        return (
+            f"{label} {self.reason}, so {used} was used; turn off the fallback (Write's Options, or --no-fallback) "
+            f"to force {MODE_LABELS[asked]}."
+        )
 
 
 def fallback(model: str, mode: Mode) -> Fallback | None:
