@@ -31,7 +31,7 @@ COUNTDOWN_FALLBACK: frozenset[str] = frozenset({"o4-mini", "gpt-4o-mini"})
 """Models the paper (§4.3) saw misread the countdown: CAPEL gives them the baseline instruction instead."""
 MARKERS_TOO_HARD: frozenset[str] = frozenset({EMBEDDED_MODEL})
 """Models too small to write under countdown markers: SmolLM2-135M, made to put <k> before each word, copies the
-prompt's example ("Hello, world! How's everything…") or loops ("world! world! world!"; 8 in 15 best-ranked texts
+prompt's example ("Hello, world! How's everything…") or loops ("world! world! world!"; 7 in 15 best-ranked texts
 of benchmarks/quality.py looped). The guaranteed countdown writes plain `exact` for them: the same grammar-kept
 count, without the markers in the model's way."""
 
