@@ -137,3 +137,10 @@ def app_test() -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def variants_box(at: AppTest):
+    """Write's Variants box, found by its label: it is keyed by its default until the writer sets a number
+    (write._variant_settings)."""
+    [box] = [n for n in at.number_input if n.label == "Variants"]
+    return box

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.storage import RunRecord, create_run, get_engine, list_runs
 from capel_ui.variants import run_rank_key
+from tests.conftest import variants_box
 
 PAGES = [
     "app_pages/write.py",
@@ -55,7 +56,7 @@ def captions(at: AppTest) -> list[str]:
 def generate(at: AppTest, instruction: str, target: int, mode: str | None = None, variants: int = 1) -> AppTest:
     at.text_area(key="w_instruction").input(instruction)
     at.number_input(key="w_target").set_value(target)
-    at.number_input(key="w_variants").set_value(variants)
+    variants_box(at).set_value(variants)
     if mode is not None:
         at.selectbox(key="w_mode").set_value(mode)
     button(at, "Generate").click()
@@ -420,13 +421,21 @@ def test_history_table_has_a_score_column(app: AppTest) -> None:
 
 
 def test_variants_default_to_three_for_a_short_text_on_the_embedded_model_only(app: AppTest) -> None:
-    assert app.number_input(key="w_variants").value == 3
+    assert variants_box(app).value == 3
     app.number_input(key="w_target").set_value(300).run()
-    assert app.number_input(key="w_variants").value == 1  # a long text: one at a time
+    assert variants_box(app).value == 1  # a long text: one at a time
     app.number_input(key="w_target").set_value(25).run()
     app.selectbox(key="provider").set_value("openai").run()
     assert not app.exception, app.exception
-    assert app.number_input(key="w_variants").value == 1  # a paid API is not called three times unasked
+    assert variants_box(app).value == 1  # a paid API is not called three times unasked
+
+
+def test_the_writers_own_number_of_variants_stays_when_the_target_and_model_change(app: AppTest) -> None:
+    variants_box(app).set_value(2).run()
+    app.number_input(key="w_target").set_value(300).run()
+    app.selectbox(key="provider").set_value("openai").run()
+    assert not app.exception, app.exception
+    assert variants_box(app).value == 2
 
 
 def test_with_an_openai_key_at_hand_its_models_are_offered_to_judge_and_to_compare(

@@ -413,8 +413,7 @@ def small_page(browser, server: Server):
 
 def use_scripted_server(page, url: str) -> None:
     """Pick the OpenAI-compatible provider in the sidebar and point it at the scripted server. On Write, wait until
-    Variants shows this model's default (1: not a local model): a box still showing the embedded model's 3 sends
-    that 3 back with the next rerun as if typed, and three variants then share one script."""
+    Variants shows this model's default (1: not a local model), so the next step acts on the page as redrawn."""
     pick(page, "Provider", "OpenAI-compatible server")
     for label, value in (("Base URL", url), ("Model id", MODEL)):
         box = page.get_by_label(label, exact=True)

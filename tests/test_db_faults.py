@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from capel_ui.runs import LiveRun
 from capel_ui.storage import dispose_engines
 from capel_ui.storage import engine as engine_module
-from tests.conftest import APP_PATH
+from tests.conftest import APP_PATH, variants_box
 from tests.scripted_server import MODEL, Behaviour, ScriptedServer, answer, ok
 
 
@@ -70,7 +70,7 @@ def test_write_shows_each_run_the_database_refused_with_its_text_to_copy(
     at = on_server(app_test, scripted.url)
     at.text_area(key="w_instruction").input("Describe a harbour.")
     at.number_input(key="w_target").set_value(4)
-    at.number_input(key="w_variants").set_value(variants)
+    variants_box(at).set_value(variants)
     at.selectbox(key="w_mode").set_value("baseline")
     other = lock_database()
     try:

@@ -344,17 +344,24 @@ def _judge_options(current: ModelChoice) -> list[ModelChoice]:
 def _variant_settings(
     target: int, choice: ModelChoice, where_k: DeltaGenerator, where_judge: DeltaGenerator
 ) -> tuple[int, ModelChoice | None]:
-    """How many candidates to write (default 3 for a short text) and the judge, if the writer has one."""
-    if not state.get(W.VARIANTS_SET):  # follows the target and model until the writer sets it
-        local = choice.spec.local  # free to run K times; a paid API is not tripled unasked
-        state.put(W.VARIANTS, DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1)
+    """How many candidates to write (default 3 for a short text) and the judge, if the writer has one.
+
+    Until the writer sets it the box follows the target and the model, and it is keyed by its default: a box
+    written to anew on each change could send its old number back with the next rerun as if typed (a page not yet
+    redrawn), and a paid API would then be asked three times unasked. Once set, `W.VARIANTS` holds the number."""
+    local = choice.spec.local  # free to run K times; a paid API is not tripled unasked
+    default = DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1
+    key = W.VARIANTS if state.get(W.VARIANTS_SET) else f"{W.VARIANTS}_default_{default}"
+    if state.get(key) is None:
+        state.put(key, default)
     k = where_k.number_input(
         "Variants",
         min_value=1,
         max_value=MAX_VARIANTS,
         step=1,
-        key=W.VARIANTS,
+        key=key,
         on_change=_variants_set,
+        args=(key,),
         help=f"Write several candidates at once, ranked by score; pick the one you want (default "
         f"{DEFAULT_VARIANTS} for texts up to {SHORT_TEXT} units on a local model, else 1).",
     )
@@ -371,7 +378,9 @@ def _variant_settings(
     return int(k), judge
 
 
-def _variants_set() -> None:
+def _variants_set(key: str) -> None:
+    """The writer chose a number: it stays, under `W.VARIANTS`, whatever the target and model."""
+    state.put(W.VARIANTS, state.get(key))
     state.put(W.VARIANTS_SET, True)
 
 
