@@ -31,7 +31,8 @@ _HAN_CHAR = re.compile(f"[{_HAN}]")
 @dataclass(frozen=True)
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued, repeat (one word over and
-    over), loop (a phrase over and over), numbers (a number list) or dangling; `word` is what it is about."""
+    over), loop (a phrase over and over), numbers (a number list), meta (it opens by talking about itself) or
+    dangling; `word` is what it is about."""
 
     kind: str
     word: str
@@ -48,6 +49,8 @@ class QualityWarning:
             return f"“{self.word}” comes back again and again: the text is going round in circles"
         if self.kind == "numbers":
             return f"the text is mostly a list of numbers ({self.word}), not prose"
+        if self.kind == "meta":
+            return f"the text opens by talking about itself (“{self.word}”): it is not the text alone"
         if self.kind == "language":
             return self.word  # the provider's own sentence (ProviderSpec.language_note)
         return f"“{self.word}” is not a known word"
@@ -55,9 +58,10 @@ class QualityWarning:
 
 REPEAT_RUN = 3
 """A word this many times in a row is a loop, not style."""
-JUNK_KINDS = frozenset({"repeat", "loop", "numbers", "language"})
-"""What no writer keeps: a text going round in circles, a list of numbers instead of prose, or text in a language
-the model does not write."""
+JUNK_KINDS = frozenset({"repeat", "loop", "numbers", "meta", "language"})
+"""What no writer keeps: a text going round in circles, a list of numbers instead of prose, one that introduces
+itself ("Here's a possible blurb: …", and its count includes the introduction), or text in a language the model
+does not write."""
 
 
 def _zipf(word: str, lang: Lang) -> float:
@@ -141,6 +145,9 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
     listed = number_list(text, own_text)
     if listed:
         out.append(QualityWarning("numbers", listed))
+    opener = talks_about_itself(text)
+    if opener:
+        out.insert(0, QualityWarning("meta", opener))
     end = dangling_end(text, lang)
     if end is not None:
         out.append(QualityWarning("dangling", end))
@@ -295,6 +302,41 @@ def number_list(text: str, own_text: str = "") -> str | None:
     return ", ".join(shown[:3]) + (", …" if len(shown) > 3 else "")
 
 
+# ----- a text that talks about itself ------------------------------------------------------------------------
+
+_ABOUT_ITSELF = re.compile(
+    r"^\W{0,3}(?:"
+    # "Sure! …", "Certainly, here is …", "As an AI …": a chat reply, not the text
+    r"(?:sure|certainly|of course|absolutely|okay)\s*[!,.:]|as an ai\b[^\n]{0,40}?[,.:]"
+    # "Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:"
+    r"|(?:here(?:'s|’s| is| are)|below is)\s+(?:a|an|the|my|your|some|one|two|three)\b[^\n:.!?]{0,80}?"
+    r"\b(?:possible|sample|suggested|draft|version|post|tweet|blurb|headline|text|description|sentence|paragraph"
+    r"|summary|example|option|answer|response|rewrite|caption|tagline|slogan|ad|copy|message|words)\b[^\n:.!?]{0,60}?"
+    r"(?::|\.(?=\s|$))"
+    # "Title: …", "Headline: …", "40 words: …": a label before the text
+    r"|(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|\d+[- ]words?)\s*:"
+    # Chinese: "好的！", "以下是一段微博文案：", "标题："
+    r"|好的[，,！!。]|(?:以下是|下面是|这是)[^。！？\n]{0,30}?(?:文案|简介|介绍|微博|帖子|短文|文字|版本|内容|示例|句子)"
+    r"[^。！？\n]{0,10}?[:：]|(?:标题|文案|答案)[:：]"
+    r")",
+    re.IGNORECASE,
+)
+ABOUT_ITSELF_SHOWN = 60
+"""Characters of the opening quoted in the warning."""
+
+
+def talks_about_itself(text: str) -> str | None:
+    """The opening of a text that introduces itself instead of being the text ("Here's a possible X post:",
+    "Sure! Here is …", "Headline: …"), or None. A writer's text may well start "Here is where…" or "Absolutely
+    fresh…": only an opening that names what it is (a post, a blurb, a version…) and ends on a colon or full stop
+    is flagged, or a chat reply's "Sure!"/"Certainly,"."""
+    found = _ABOUT_ITSELF.match(text.lstrip())
+    if not found:
+        return None
+    shown = found.group().strip()
+    return shown if len(shown) <= ABOUT_ITSELF_SHOWN else shown[: ABOUT_ITSELF_SHOWN - 1].rstrip() + "…"
+
+
 def junk(found: Sequence[QualityWarning]) -> bool:
     """A text no writer would keep: it goes round in circles or is a number list (`JUNK_KINDS`)."""
     return any(w.kind in JUNK_KINDS for w in found)
@@ -338,7 +380,7 @@ def fluency(logprobs: Sequence[float] | None) -> float | None:
     return math.exp(sum(logprobs) / len(logprobs))
 
 
-PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0}
+PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0, "meta": 3.0}
 """Points off for each kind of problem, once per kind (a loop counts once whether a word or a phrase repeats)."""
 CUT_OFF = 3.0
 """Points off for an ending the model would not have stopped at (P(end) 0), less as P(end) nears `NATURAL`."""
@@ -361,7 +403,8 @@ def offline_score(
     """0–10 without a judge: 10·√fluency (5 when unknown; the square root spreads a small model's typical
     0.1–0.6 over the scale), minus 20 points per share of bad words, 2 for a dangling ending, 4 for a loop and 4
     for a number list (a repeating or counting model is confident, so its fluency alone would reward it), and up
-    to 3 for an ending the model would not have stopped at (`ending_penalty`)."""
+    to 3 for an ending the model would not have stopped at (`ending_penalty`), and 3 for a text that opens by
+    talking about itself."""
     base = 5.0 if fluency_ is None else 10.0 * math.sqrt(fluency_)
     bad = sum(1 for w in found if w.kind in ("nonword", "glued"))
     penalty = 20.0 * bad / max(n_words, 1)
@@ -390,6 +433,8 @@ def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probabi
         parts.append("goes round in circles")
     if "numbers" in kinds:
         parts.append("a list of numbers, not prose")
+    if "meta" in kinds:
+        parts.append("opens by talking about itself")
     bad = len({w.word for w in found if w.kind in ("nonword", "glued")})
     if bad:
         parts.append(f"{bad} unknown or glued word{'s' if bad > 1 else ''}")

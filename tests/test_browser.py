@@ -443,6 +443,7 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text("✓ exact · verified · 3/3 English words").wait_for()
     settle(page)
+    expect(page.get_by_text("✓ exact · verified · 3/3 English words")).to_be_in_viewport()  # scrolled to the result
     expect(page.get_by_text("3 English words · 14 characters")).to_be_visible()
     page.get_by_role("button", name="Copy", exact=True).click()
     expect(page.get_by_role("button", name="Copied ✓")).to_be_visible()
@@ -458,6 +459,7 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
     screenshot(page, "write-small-screen-streaming")
     page.get_by_text("off by +27 · 30/3 English words").wait_for()
     settle(page)
+    expect(page.get_by_text("off by +27 · 30/3 English words")).to_be_in_viewport()
     body = scripted.last_body
     assert body["seed"] == 7 and body["max_tokens"] >= 3
 

@@ -181,6 +181,7 @@ def test_a_result_and_three_variants_on_a_phone_stay_compact_and_every_action_in
     phone.get_by_role("button", name="Generate", exact=True).click()
     phone.get_by_text("3 variants, best first").wait_for()
     settle(phone)
+    expect(phone.get_by_text("3 variants, best first")).to_be_in_viewport()  # scrolled to, below the form
     whole_page(phone, "write-phone-variants")
     assert main_height(phone) <= VARIANTS_CEILING
     expect(phone.get_by_text(re.compile(r"^#\d · score \d"))).to_have_count(3)
@@ -195,6 +196,8 @@ def test_a_result_and_three_variants_on_a_phone_stay_compact_and_every_action_in
 def test_write_at_1280_by_720_shows_generate_and_every_preset_without_scrolling(small_page, server) -> None:
     open_app(small_page, server.url)
     generate = small_page.get_by_role("button", name="Generate", exact=True)
+    generate.wait_for()
+    settle(small_page)
     screenshot(small_page, "write-1280")
     box = generate.bounding_box()
     assert box is not None and box["y"] + box["height"] <= 720, box  # whole, not an edge

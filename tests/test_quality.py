@@ -19,6 +19,7 @@ from capel_ui.quality import (
     notes,
     number_list,
     offline_score,
+    talks_about_itself,
     warnings,
     words,
 )
@@ -258,3 +259,44 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
     assert "warning: “thesigns” looks like two words glued together" in shown
     assert "warning: the text ends on “and”, mid-sentence" in shown
     assert "Zyxco" not in "".join(line for line in shown.splitlines() if line.startswith("warning"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Here's a possible sentence that describes the bakery: The bakery now sells",
+            "Here's a possible sentence that describes the bakery:",
+        ),
+        ("Here's a possible X post: 280x: 1000 x 10", "Here's a possible X post:"),
+        (
+            "Here is a short blurb for the bakery. Fresh sourdough every Saturday.",
+            "Here is a short blurb for the bakery.",
+        ),
+        ("Sure! Our bakery sells sourdough.", "Sure!"),
+        ("Certainly, here is the text you asked for.", "Certainly,"),
+        ("Headline: Fresh bread on Saturdays", "Headline:"),
+        ("40 words: The bakery opens at nine.", "40 words:"),
+        ("以下是一段介绍北京的文案：北京是中国的首都。", "以下是一段介绍北京的文案："),
+        ("好的！北京是中国的首都。", "好的！"),
+        # a writer's own openings stay
+        ("Here is where the magic happens. Come in.", None),
+        ("Here is our new sourdough, baked fresh.", None),
+        ("Here are three reasons to visit us: bread, coffee and cake.", None),
+        ("Here is the word on the street: bread.", None),
+        ("Absolutely fresh bread every day.", None),
+        ("Of course the bread is fresh.", None),
+        ("Surely you know our bakery.", None),
+        ("北京是中国的首都。这是一座城市：古老而年轻。", None),
+    ],
+)
+def test_a_text_that_introduces_itself_is_flagged_by_its_opening(text: str, expected: str | None) -> None:
+    assert talks_about_itself(text) == expected
+
+
+def test_a_text_that_introduces_itself_is_junk_and_ranks_below_the_plain_text() -> None:
+    meta = warnings("Here's a possible X post: our bakery sells fresh sourdough on Saturdays.")
+    plain = warnings("Our bakery sells fresh sourdough on Saturdays.")
+    assert junk(meta) and not junk(plain)
+    assert offline_score(0.3, meta, 12) < offline_score(0.3, plain, 7)
+    assert explain(0.3, meta).startswith("opens by talking about itself")

@@ -168,12 +168,18 @@ if (!window.capelCopy) {
 </script>"""
 
 SCROLL_SCRIPT = """<script>
-document.querySelector(".st-key-{key}")?.scrollIntoView({{block: "start", behavior: "instant"}});
+// Once what follows the script is drawn too (at once, the page may be too short to bring it to the top).
+setTimeout(() => {{
+  const area = document.querySelector(".st-key-{key}");
+  if (!area) return;
+  area.style.scrollMarginTop = "4rem";  // clear of the app's header bar
+  area.scrollIntoView({{block: "start", behavior: "instant"}});
+}}, 300);
 </script>"""
 
 
 def scroll_into_view_html(key: str) -> str:
-    """A script that scrolls the container keyed `key` to the top of the window (the live countdown)."""
+    """A script that scrolls the container keyed `key` to the top of the window (the live countdown, a result)."""
     return SCROLL_SCRIPT.format(key="".join(c for c in key if c.isalnum() or c in "-_"))
 
 

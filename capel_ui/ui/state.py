@@ -36,6 +36,8 @@ class W:
     """Set once the writer chose a number of variants; until then it follows the target and the model."""
     STOP: Final = "w_stop"
     LIVE: Final = "w_live"
+    RESULT: Final = "w_result"
+    """The result area, scrolled into view when a run has just ended."""
     RUN_ID: Final = "w_run_id"
     """The run the result area shows (the picked variant, or the only run)."""
     GROUP: Final = "w_group"

@@ -221,7 +221,7 @@ def render() -> None:
             return
         if k > 1:
             _run_variants(handle, b[1], live)
-            _show_result(result)
+            _show_result(result, scroll=True)
             return
         state.drop(W.GROUP)
         state.put(W.RUN_ID, handle.live.run_id)
@@ -237,7 +237,7 @@ def render() -> None:
             _show_unsaved(handle.live.save_error, handle.live.outcome.text)
             return
         _judge_single(handle)
-    _show_result(result)
+    _show_result(result, scroll=go)
 
 
 LONG_FOR_EMBEDDED = 300
@@ -264,8 +264,9 @@ def _show_unsaved(error: str, text: str) -> None:
     st.code(text, language=None, wrap_lines=True)
 
 
-def _show_result(result: DeltaGenerator) -> None:
-    """The variants of the last request (if several), then the picked (or only) run in full."""
+def _show_result(result: DeltaGenerator, scroll: bool = False) -> None:
+    """The variants of the last request (if several), then the picked (or only) run in full; scrolled into view
+    when it has just been written (below the form, it is off a 1280×720 screen)."""
     run_id = state.get(W.RUN_ID)
     if run_id is None:
         return
@@ -274,7 +275,9 @@ def _show_result(result: DeltaGenerator) -> None:
     if run is None:
         state.drop(W.RUN_ID)
         return
-    with result.container():
+    with result.container(key=W.RESULT):
+        if scroll:
+            st.html(scroll_into_view_html(W.RESULT), unsafe_allow_javascript=True)
         _show_variants()
         if run.status == "cancelled":
             st.info("Stopped. What arrived is kept in History.")
@@ -408,6 +411,7 @@ def _run_variants(handle: RunHandle, stop_col: DeltaGenerator, area: DeltaGenera
     stop_slot = stop_col.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=W.STOP)
     with area:
+        st.html(scroll_into_view_html(W.LIVE), unsafe_allow_javascript=True)  # the countdowns in view
         status = st.empty()
         slots = [col.empty() for col in st.columns(len(lives))]
     label = unit_label(request.count_unit)
