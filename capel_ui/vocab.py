@@ -114,6 +114,14 @@ def unit_label(unit: str) -> str:
     return spec.label if spec else unit
 
 
+def units_phrase(n: int, unit: str) -> str:
+    """`n` and the unit's label, one in the singular ("1 English word", "12 English words", "1 character")."""
+    label = unit_label(unit)
+    if n == 1 and label.endswith("s"):
+        label = label[:-1]
+    return f"{n} {label}"
+
+
 # --- modes ------------------------------------------------------------------------------------------
 
 Mode = Literal["capel", "draft-capel", "baseline", "exact", "exact-countdown"]

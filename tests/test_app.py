@@ -364,6 +364,7 @@ def test_compare_baseline_and_exact_fills_one_column_each_under_one_comparison_i
     assert all(r.status == "complete" for r in runs)
     assert runs[0].comparison_id and runs[0].comparison_id == runs[1].comparison_id
     assert "exactly 12 English words · 2 column(s)" in captions(app)
+    assert not [c for c in captions(app) if "call(s)" in c or "marker error(s)" in c]  # nothing said of nothing
     assert len(app.get("plotly_chart")) == 1
     verdicts = badges(app)
     assert len(verdicts) == 2

@@ -21,6 +21,7 @@ from capel_ui.vocab import (
     grammar_units_text,
     unit_label,
     units_for,
+    units_phrase,
     why_unavailable,
 )
 
@@ -119,3 +120,18 @@ def test_pieces_cover_the_text_after_whitespace_and_never_exceed_their_size() ->
         assert "".join(parts) == text
         assert all(0 < len(p) <= counting.PIECE for p in parts)
         assert all(p[-1].isspace() for p in parts[:-1] if any(c.isspace() for c in p))
+
+
+@pytest.mark.parametrize(
+    ("n", "unit", "expected"),
+    [
+        (1, "en_words", "1 English word"),
+        (12, "en_words", "12 English words"),
+        (1, "chars", "1 character"),
+        (0, "chars", "0 characters"),
+        (1, "zh_all", "1 字 (all characters)"),
+        (1, "sms", "1 SMS character"),
+    ],
+)
+def test_a_count_of_one_is_said_in_the_singular(n: int, unit: str, expected: str) -> None:
+    assert units_phrase(n, unit) == expected

@@ -25,7 +25,8 @@ from ..storage import RunRecord, list_runs
 from ..verdict import Target
 from ..vocab import MODE_LABELS, MODES, Lang, Mode, TargetKind, Unit, mode_label, unit_label, why_unavailable
 from . import resources, state
-from .render import clean_text_html, countdown_html, highlight_raw, plain_markdown
+from .layout import DOWNLOADS, FIGURES, hook
+from .render import clean_text_html, countdown_html, highlight_raw, plain_markdown, scroll_into_view_html
 from .state import C
 from .target_form import (
     lang_radio,
@@ -154,11 +155,12 @@ def render() -> None:
         width="stretch",
         disabled=not usable or target is None,
     )
-    if run and target is not None:
+    ran = bool(run and target is not None)
+    if ran:
         _run(instruction, target, lang, unit, usable, b[1])
     cid = state.get(C.ID)
     if cid:
-        _show(resources.engine(), cid)
+        _show(resources.engine(), cid, scroll=ran)
 
 
 def _default_modes(current: ModelChoice) -> list[Mode]:
@@ -257,7 +259,9 @@ def _run(
     stop_slot = stop_slot.empty()
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
     area = st.empty()  # the live columns, headers included, go once the runs end: no leftover header row
-    cols = area.container().columns(len(lives))
+    live_area = area.container(key=C.LIVE)
+    live_area.html(scroll_into_view_html(C.LIVE), unsafe_allow_javascript=True)  # below the form on 1280×720
+    cols = live_area.columns(len(lives))
     slots = []
     for col, live in zip(cols, lives, strict=True):
         with col:
@@ -283,7 +287,8 @@ def _run(
             st.code(live.outcome.text, language=None, wrap_lines=True)
 
 
-def _show(engine: Engine, cid: str) -> None:
+def _show(engine: Engine, cid: str, scroll: bool = False) -> None:
+    """The comparison's columns, texts first, then the deviation chart; scrolled into view when just run."""
     runs = list_runs(engine, comparison_id=cid)
     if any(r.status == "running" for r in runs):  # a Stop click: wait for the columns to save what arrived
         for r in runs:
@@ -293,28 +298,30 @@ def _show(engine: Engine, cid: str) -> None:
     if not runs:
         return
     st.divider()
+    top = st.container(key=C.RESULT)
+    if scroll:
+        top.html(scroll_into_view_html(C.RESULT), unsafe_allow_javascript=True)
     asked = target_of(runs[0]).describe(runs[0].unit)
-    st.caption(f"{asked} · {len(runs)} column(s)", help=f"Comparison {cid}: its runs share this id in History.")
-    st.plotly_chart(comparison_chart(runs), width="stretch", key=f"chart-{cid}")
+    top.caption(f"{asked} · {len(runs)} column(s)", help=f"Comparison {cid}: its runs share this id in History.")
     per_row = min(len(runs), PER_ROW)
     for first in range(0, len(runs), per_row):
         for col, r in zip(st.columns(per_row), runs[first : first + per_row], strict=False):
             with col:
                 _column(r)
+    st.plotly_chart(comparison_chart(runs), width="stretch", key=f"chart-{cid}")
 
 
 def _column(r: RunRecord) -> None:
     """One column: model and mode, verdict, count, time, score, text, actions, raw output."""
     st.markdown(f"**{r.model}**  \n{mode_label(r.mode)}")
     verdict_badges(verdict_of(r), r)
-    m = st.columns(2)
+    m = st.container(key=hook(FIGURES, r.id)).columns(2)
     shown = r.count if r.count is not None else "–"
     m[0].metric("Count", shown, delta=verdict_of(r).deviation, delta_color="off", help=_COUNT_HELP)
     m[1].metric("Time", f"{r.seconds:.1f} s" if r.seconds is not None else "–")
     score = run_score(r)
     st.metric("Score", f"{score:g}" if score is not None else "–", help=SCORE_HELP)
-    calls = f"{max(len(r.attempts), 1)} call(s) · "
-    st.caption(f"{calls}{r.completion_tokens or '–'} tokens · {len(r.errors)} marker error(s) · {r.status}")
+    st.caption(_facts(r))
     if r.failure:
         st.error(plain_markdown(r.failure))
     if r.text.strip():
@@ -326,9 +333,23 @@ def _column(r: RunRecord) -> None:
         st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))
 
 
+def _facts(r: RunRecord) -> str:
+    """Tokens, and only what is worth saying besides: repair calls, marker errors, a run that did not complete
+    ("1 call(s) · 0 marker error(s) · complete" under every column said nothing)."""
+    calls, errors = len(r.attempts), len(r.errors)
+    parts = [f"{r.completion_tokens} tokens written" if r.completion_tokens else "tokens not reported"]
+    if calls > 1:
+        parts.append(f"{calls} calls (repaired)")
+    if errors:
+        parts.append(f"{errors} marker error{'s' if errors > 1 else ''}")
+    if r.status != "complete":
+        parts.append(r.status)
+    return " · ".join(parts)
+
+
 def _column_actions(r: RunRecord) -> None:
     """Copy, download and “Use on Write” for one column's text."""
-    a = st.columns(3)
+    a = st.container(key=hook(DOWNLOADS, "c", r.id)).columns(3)  # one row on a phone too
     with a[0]:
         copy_button(r.text, f"c{r.id}")
     a[1].download_button(

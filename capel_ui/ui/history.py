@@ -10,6 +10,7 @@ from ..history import history_rows
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
 from ..vocab import LANG_LABELS, ORIGINS, mode_label
 from . import resources, state
+from .layout import FILTERS, hook
 from .state import H
 from .views import SCORE_HELP, render_run
 
@@ -27,7 +28,7 @@ def render() -> None:
     for key in H.FILTERS:  # a visit to another page drops widget state: the filters come back as they were
         state.keep(key)
     search = st.text_input("Search text", key=H.SEARCH, placeholder="words in the instruction or text")
-    f = st.columns([1.4, 1.4, 1, 1, 1.4])
+    f = st.container(key=hook(FILTERS)).columns([1.4, 1.4, 1, 1, 1.4])
     model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key=H.MODEL)
     mode = f[1].selectbox("Mode", [ALL, *distinct_values(engine, "mode")], key=H.MODE, format_func=_mode_name)
     origin = f[2].selectbox("Origin", [ALL, *ORIGINS], key=H.ORIGIN, help="Where the run was started.")

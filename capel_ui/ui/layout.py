@@ -27,6 +27,10 @@ DOWNLOADS = "capel-downloads"
 """A result's three downloads in one row (three full-width rows on a phone)."""
 VARIANTS = "capel-variants"
 """The variants, best first: on a phone a row of cards to swipe through instead of three screens of them."""
+FILTERS = "capel-filters"
+"""History's five filters: two to a line on a phone (five full-width rows filled its first screen)."""
+FIGURES = "capel-figures"
+"""A Compare column's count and time: side by side on a phone, as on a desktop."""
 
 
 def hook(name: str, *parts: object) -> str:
@@ -72,6 +76,11 @@ def _phone_rules() -> str:
         _within(VARIANTS, ROW): "flex-wrap:nowrap;overflow-x:auto;scroll-snap-type:x mandatory;"
         "overscroll-behavior-x:contain",
         _within(VARIANTS, COLUMN): "min-width:82%;flex:0 0 82%;scroll-snap-align:start",
+        # History's filters two to a line; a Compare column's count and time side by side.
+        _within(FILTERS, ROW): "flex-wrap:wrap;gap:.5rem 1rem",
+        _within(FILTERS, COLUMN): "min-width:0;flex:1 1 40%",
+        _within(FIGURES, ROW): "flex-wrap:nowrap",
+        _within(FIGURES, COLUMN): "min-width:0;flex:1 1 0",
         # A column with nothing in it (a spacer; Stop's slot until a run starts) only adds a gap to the stack.
         f"{COLUMN}{EMPTY}": "display:none",
         # Streamlit's 10rem below the last element is a fifth of a phone's screen of nothing.

@@ -25,7 +25,7 @@ from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
 from ..verdict import Verdict, judge, live_state
-from ..vocab import MAX_TARGET, mode_label, unit_label
+from ..vocab import MAX_TARGET, mode_label, unit_label, units_phrase
 from .layout import DOWNLOADS, VERDICT, hook
 from .live_text import live_text_area
 from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw, plain_markdown
@@ -105,9 +105,9 @@ def copy_button(text: str, key: str) -> None:
 def lengths(run: RunRecord) -> str:
     """The unit count and the character count, side by side, as a writer checks a limit; for a rewrite, how much
     of the writer's text it kept (rewrite.faithfulness)."""
-    shown = f"{run.count or 0} characters" if run.unit == "chars" else f"{run.count or 0} {unit_label(run.unit)}"
+    shown = units_phrase(run.count or 0, run.unit)
     if run.unit != "chars":
-        shown += f" · {count(run.text, 'chars')} characters"
+        shown += f" · {units_phrase(count(run.text, 'chars'), 'chars')}"
     found = saved_faithfulness(run)
     return f"{shown} · {found.describe()}" if found is not None else shown
 
