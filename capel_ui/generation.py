@@ -367,7 +367,12 @@ class Generation:
         validate_request(self.request, self.backend)
         req = self.request
         self.mode = req.mode
-        instead = fallback(self.backend.model, req.mode) if req.allow_fallback else None
+        countable = (
+            markers_can_count(req.lang, req.count_unit, req.target_kind) and rewrite_source(req.instruction) is None
+        )
+        instead = (
+            fallback(self.backend.model, req.mode, self.backend.capabilities, countable) if req.allow_fallback else None
+        )
         if instead is not None:
             self.mode = instead.mode
             self.notice = instead.notice(self.backend.label, req.mode)

@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from capel_ui.backends import Backend, OpenAICompatBackend, OpenAIResponsesBackend, capabilities_for, get_backend, probe
+from capel_ui.backends import (
+    Backend,
+    Capabilities,
+    OpenAICompatBackend,
+    OpenAIResponsesBackend,
+    capabilities_for,
+    fallback,
+    get_backend,
+    probe,
+)
 from capel_ui.backends.jsonstring import JsonStringReader
 from capel_ui.backends.openai_responses import REASONING_ROOM, TOOL_NAME
 from capel_ui.backends.probe import PROBE_ANSWER
@@ -87,7 +96,7 @@ def test_openai_base_url_is_honoured_as_the_openai_client_honours_it(scripted, m
     scripted.script(ok(words(3)))
     backend = get_backend("gpt-5-mini")
     assert backend.base_url == scripted.url
-    outcome = generate(backend, Request("Say it", 3, mode="exact"))
+    outcome = generate(backend, Request("Say it", 3, mode="exact", allow_fallback=False))
     assert outcome.verified
     assert scripted.responses_requests[-1].key == "sk-env"
 
@@ -113,7 +122,8 @@ def test_without_openai_base_url_the_backend_names_openais_api(monkeypatch):
 def test_exact_modes_on_gpt5_send_a_forced_lark_tool_and_verify_the_streamed_input(scripted, lang, mode, target, make):
     text = sample(make(lang, target), random.Random(target))
     scripted.script(ok(chunks_of(text), usage=(40, 90), reasoning_tokens=12))
-    gen = Generation(gpt5(scripted), Request("Describe a lighthouse", target, lang=lang, mode=mode))
+    request = Request("Describe a lighthouse", target, lang=lang, mode=mode, allow_fallback=False)  # plain exact
+    gen = Generation(gpt5(scripted), request)
     live = []
     for _ in gen.stream():
         live.append(gen.remaining)
@@ -206,7 +216,7 @@ def test_a_grammar_the_server_cannot_compile_gets_a_clear_message(scripted):
 )
 def test_a_refused_reasoning_effort_is_retried_with_the_smallest_the_model_takes(scripted, model, refusal, efforts):
     scripted.script(status(400, refusal), ok(words(5)))
-    outcome = generate(gpt5(scripted, model), Request("x", 5, mode="exact"))
+    outcome = generate(gpt5(scripted, model), Request("x", 5, mode="exact", allow_fallback=False))
     assert outcome.verified
     assert [r.body["reasoning"]["effort"] for r in scripted.responses_requests] == efforts
 
@@ -278,22 +288,57 @@ def test_stop_mid_tool_input_keeps_the_text(scripted):
     assert (out.status, out.failure) == ("cancelled", None) and out.text.startswith("One two")
 
 
+# ----- exact on GPT-5: the countdown-visible grammar, so the model plans its last sentence -------------------
+
+
+def test_exact_on_gpt5_writes_under_the_countdown_grammar_and_gives_clean_text_saying_so(scripted):
+    text = sample(countdown_grammar("en", 12), random.Random(3))
+    scripted.script(ok(chunks_of(text)))
+    gen = Generation(gpt5(scripted), Request("Describe a lighthouse", 12, mode="exact"))
+    outcome = gen.run()
+    body = scripted.responses_requests[0].body
+    assert body["tools"][0]["format"]["definition"] == countdown_grammar("en", 12, "lark")
+    assert outcome.verified and outcome.count == 12 and "<" not in outcome.text
+    assert gen.notice and "plans its last sentence when it sees the countdown" in gen.notice
+    assert "--no-fallback" in gen.notice  # how to force plain exact
+
+
+@pytest.mark.parametrize(
+    ("request_", "why"),
+    [
+        (Request("x", 12, mode="exact", allow_fallback=False), "the writer forced plain exact"),
+        (Request("x", 60, mode="exact", unit="chars", target_kind="at_most"), "markers cannot count characters"),
+        (Request("x", 12, mode="exact", target_kind="at_most"), "markers count exactly N only"),
+    ],
+)
+def test_exact_on_gpt5_stays_plain_where_the_countdown_cannot_serve(scripted, request_, why):
+    gen = Generation(gpt5(scripted), request_)
+    assert gen.mode == "exact", why
+
+
+def test_exact_stays_plain_where_the_ending_is_searched_or_the_model_does_not_plan_by_markers() -> None:
+    planner = Capabilities(grammar_field="custom_tool", plans_by_countdown=True)
+    assert fallback("gpt-5", "exact", planner, markers_count=True).mode == "exact-countdown"
+    assert fallback("embedded", "exact", Capabilities(grammar_field="grammar", end_probability=True), True) is None
+    assert fallback("some-model", "exact", Capabilities(grammar_field="grammar"), markers_count=True) is None
+
+
 # ----- the CLI, as a user runs it --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("mode", "lang", "target", "make"),
+    ("mode", "lang", "target", "make", "flags"),
     [
-        ("exact", "en", 37, exact_grammar),
-        ("exact-countdown", "en", 37, countdown_grammar),
-        ("exact", "zh", 30, exact_grammar),
+        ("exact", "en", 37, exact_grammar, ["--no-fallback"]),
+        ("exact-countdown", "en", 37, countdown_grammar, []),
+        ("exact", "zh", 30, exact_grammar, ["--no-fallback"]),
     ],
 )
-def test_cli_generate_on_gpt5_takes_the_grammar_tool_route(scripted, mode, lang, target, make):
+def test_cli_generate_on_gpt5_takes_the_grammar_tool_route(scripted, mode, lang, target, make, flags):
     text = sample(make(lang, target), random.Random(5))
     scripted.script(ok(chunks_of(text), reasoning_tokens=8))
     env = {**os.environ, "OPENAI_API_KEY": "x", "OPENAI_BASE_URL": scripted.url, "PYTHONIOENCODING": "utf-8"}
-    argv = ["generate", "--model", "gpt-5-mini", "--mode", mode, "--lang", lang, "--target", str(target)]
+    argv = ["generate", "--model", "gpt-5-mini", "--mode", mode, "--lang", lang, "--target", str(target), *flags]
     proc = subprocess.run(
         [sys.executable, "-m", "capel_ui", *argv, "--json", "Describe a lighthouse"],
         cwd=ROOT,

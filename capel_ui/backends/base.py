@@ -40,6 +40,8 @@ class Capabilities:
     json_object: bool = False  # strict JSON-schema outputs need an object at the root (OpenAI): `{"text": "..."}`
     end_probability: bool = False  # scores endings (ending.py): continues an answer, lists next-token log-probabilities
     llguidance: bool = False  # llama.cpp built with LLGuidance: reads `%llguidance` Lark grammars (the word list)
+    plans_by_countdown: bool = False  # a model large enough to plan its last sentence by CAPEL's markers: where no
+    # ending search runs (`end_probability`), `exact` writes under the countdown-visible grammar (registry.fallback)
 
     @property
     def grammar(self) -> bool:

@@ -52,12 +52,25 @@ class Fallback:
         )
 
 
-def fallback(model: str, mode: Mode) -> Fallback | None:
-    """What `mode` falls back to on `model` (unless the user turns fallbacks off), or None."""
+PLANS_BY_COUNTDOWN = (
+    "plans its last sentence when it sees the countdown (a plain exact text is closed at the last word wherever the "
+    "model was, and no ending search runs on its server)"
+)
+
+
+def fallback(
+    model: str, mode: Mode, capabilities: Capabilities | None = None, markers_count: bool = False
+) -> Fallback | None:
+    """What `mode` is written as on `model` (unless the user turns fallbacks off), or None. `capabilities` and
+    `markers_count` (CAPEL's markers can count this target: `vocab.markers_can_count`) let `exact` take the
+    countdown-visible grammar on a model that plans by it where no ending search runs."""
     if mode in ("capel", "draft-capel") and model in COUNTDOWN_FALLBACK:
         return Fallback("baseline", "is known to misread the countdown (paper §4.3)")
     if mode == "exact-countdown" and model in MARKERS_TOO_HARD:
         return Fallback("exact", "is too small to write under countdown markers (it loops or copies the example)")
+    caps = capabilities or Capabilities()
+    if mode == "exact" and markers_count and caps.plans_by_countdown and not caps.end_probability:
+        return Fallback("exact-countdown", PLANS_BY_COUNTDOWN)
     return None
 
 

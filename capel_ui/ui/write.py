@@ -148,7 +148,8 @@ def render() -> None:
         )
     if not switched and not markers_can_count(lang, unit, kind):
         c[2].caption(MARKER_LIMITS + ".")
-    instead = fallback_for(choice.model, mode) if state.get(W.FALLBACK) else None
+    countable = markers_can_count(lang, unit, kind) and not rewrite
+    instead = fallback_for(choice.model, mode, choice.capabilities, countable) if state.get(W.FALLBACK) else None
     if instead is not None:  # said where the mode is picked; the option to force it is in Options
         c[2].caption(f"{choice.label} {instead.reason}: it writes {MODE_LABELS[instead.mode]} instead (see Options).")
     target_spec = target_inputs(target_row, W.PREFIX, DEFAULT_TARGET)

@@ -15,7 +15,9 @@ CHAT_OPENAI = Capabilities(logprobs=True)  # chat models return token log-probab
 PATTERN_OPENAI = replace(CHAT_OPENAI, grammar_field="json_schema", json_object=True)
 # GPT-5 family: reasoning models that take grammar-constrained custom tools (Responses API). gpt-5, -mini and
 # -nano reason at least "minimal"; from gpt-5.1 on the smallest effort is "none".
-GPT5 = replace(REASONING_OPENAI, grammar_field="custom_tool", reasoning_effort="minimal")
+# They see how many words are left under the countdown grammar and plan their last sentence by it, where `exact`
+# alone is closed at word N wherever the model was (no ending search runs on OpenAI): `plans_by_countdown`.
+GPT5 = replace(REASONING_OPENAI, grammar_field="custom_tool", reasoning_effort="minimal", plans_by_countdown=True)
 GPT5_1 = replace(GPT5, reasoning_effort="none")
 OPENAI_MODELS: dict[str, Capabilities] = {
     "gpt-5.6-sol": GPT5_1,
