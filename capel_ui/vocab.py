@@ -49,6 +49,7 @@ class UnitSpec:
     default_for: tuple[Lang, ...] = ()
     markers: tuple[Lang, ...] = ()
     grammar: Mapping[Lang, GrammarKind] = field(default_factory=dict)
+    expert: bool = False  # a benchmark's own counter: the CLI and the Benchmark page have it, a writer's pickers not
 
 
 UNIT_SPECS: dict[Unit, UnitSpec] = {
@@ -60,7 +61,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
     "x_weighted": UnitSpec("X weighted characters", ("en",), grammar={"en": "chars"}),
     "sms": UnitSpec("SMS characters", ("en",), grammar={"en": "chars"}),
     "lifebench": UnitSpec(
-        "LIFEBench counter", ("en", "zh"), markers=("en", "zh"), grammar={"en": "words", "zh": "words"}
+        "LIFEBench counter", ("en", "zh"), markers=("en", "zh"), grammar={"en": "words", "zh": "words"}, expert=True
     ),
 }
 """Every counting unit, in the order the pages offer them (a language's own unit first)."""
@@ -68,9 +69,9 @@ UNITS: tuple[Unit, ...] = tuple(UNIT_SPECS)
 DEFAULT_UNIT: dict[Lang, Unit] = {lang: u for u, s in UNIT_SPECS.items() for lang in s.default_for}
 
 
-def units_for(lang: Lang) -> tuple[Unit, ...]:
-    """The units offered for `lang`, its own unit first."""
-    return tuple(u for u, s in UNIT_SPECS.items() if lang in s.langs)
+def units_for(lang: Lang, expert: bool = False) -> tuple[Unit, ...]:
+    """The units offered for `lang`, its own unit first; a benchmark's own counter only with `expert`."""
+    return tuple(u for u, s in UNIT_SPECS.items() if lang in s.langs and (expert or not s.expert))
 
 
 def grammar_kind(lang: Lang, unit: Unit) -> GrammarKind | None:

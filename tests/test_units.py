@@ -135,3 +135,8 @@ def test_pieces_cover_the_text_after_whitespace_and_never_exceed_their_size() ->
 )
 def test_a_count_of_one_is_said_in_the_singular(n: int, unit: str, expected: str) -> None:
     assert units_phrase(n, unit) == expected
+
+
+def test_a_writers_unit_pickers_leave_out_the_benchmarks_own_counter() -> None:
+    assert "lifebench" not in units_for("en") and "lifebench" not in units_for("zh")
+    assert "lifebench" in units_for("en", expert=True)
