@@ -13,27 +13,15 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage, fallback, language_note
 from .counting import count, refusal
-from .ending import (
-    NATURAL,
-    SEARCH_UNITS,
-    SEARCH_WIDTH,
-    Alternatives,
-    Ending,
-    natural_cut,
-    score_ending,
-    search_ending,
-    sentence_ends,
-)
+from .ending import SEARCH_UNITS
 from .grammar import (
     Grammar,
-    closing_rules,
     grammar_for,
     lexicon_rules,
     starting_with,
@@ -41,10 +29,10 @@ from .grammar import (
     target_grammar,
     with_word_list,
 )
-from .lexicon import known_unit
 from .parser import MarkerError, MarkerParser, ParseResult, check_fields
+from .planned import CLOSINGS, HAN, WORD, EndingPlanner, total
 from .prompts import Message, build_messages, rewrite_source, validate_target
-from .quality import fluency, warnings
+from .quality import fluency
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
 from .rewrite import Faithfulness, faithfulness, first_word, strip_preamble
 from .rewrite import plan as plan_rewrite
@@ -75,15 +63,6 @@ from .vocab import (
 OVERRUN_CHARS_PER_UNIT = 50
 """Characters per unit beyond which a reply is worthless however it counts (one endless 'word' of 5 MB)."""
 _MARKER_TEXT = re.compile(r"<\s*\d[\d\s]*>")
-_WORD = re.compile(r"\S+")
-CLOSINGS = 3
-"""Rival closing sentences a text under a limit gets, where the limit leaves room (`Generation._closings`)."""
-CLOSING_ROOM = {"words": 3, "chars": 16}
-"""The least room (words, or characters) a limit must leave for a rival closing sentence to be worth writing."""
-CLOSING_MOST = {"words": 12, "chars": 80}
-"""The longest rival closing (words, or characters): a short closing line, not more of the text."""
-_HAN = re.compile(r"[\u4e00-\u9fff]")
-_HAN_UNIT = re.compile(r"[\u4e00-\u9fff][^\u4e00-\u9fff<]*")
 
 
 @dataclass(frozen=True)
@@ -355,7 +334,8 @@ class Generation:
     Every run has the same shape: a run that may repair (`max_calls` > 1, see repair.py) starts another call
     from the verified countdown prefix when one goes wrong; a run that may not simply has one call. Live state
     (`raw`, `units_done`, `errors`, `parser`) is the current call's: the kept prefix plus what it has written.
-    `cancel()` may be called from any thread; the stream stops at the next chunk and keeps what arrived.
+    `cancel()` may be called from any thread; the stream stops at the next chunk and keeps what arrived. Once the
+    calls are done, its `planner` (planned.py) says how the text should end, and the run applies it.
     """
 
     backend: Backend
@@ -392,7 +372,6 @@ class Generation:
         self._ended: float | None = None  # when the run ended, its ending chosen and scored (`_finish`)
         self._attempts: list[dict[str, Any]] = []
         self._end_probability: float | None = None
-        self._endings: dict[str, float | None] = {}  # ending scores already asked, by clean text
         self._plan: dict[str, Any] | None = None  # what a planned ending weighed (Outcome.planned_ending)
         self._cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
         self._settled_at: int | None = None  # where a planned run's clean text stops being settled (`settled_text`)
@@ -407,8 +386,15 @@ class Generation:
         )
         self._grammar_sent = self._grammar()  # each backend sends it in its server's syntax
         self.calls: list[Call] = []
-        self._searching = False  # an exact text's ending is being searched (`_search_ending`)
-        self._closing = False  # a text under a limit is choosing where it ends (`_end_naturally`)
+        self.planner = EndingPlanner(
+            self.backend,
+            req,
+            self.mode,
+            self.ending_messages,
+            self._clean,
+            self._halted,
+            self._rival_grammar,
+        )
         self._add_call()
 
     def _plan_units(self) -> int:
@@ -597,7 +583,7 @@ class Generation:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:
             if self._settled_at is None:  # found once: the text before it no longer changes
-                units = list((_HAN if self.request.lang == "zh" else _WORD).finditer(text))
+                units = list((HAN if self.request.lang == "zh" else WORD).finditer(text))
                 kept = self.request.target - self.plan_units
                 self._settled_at = units[kept].start() if len(units) > kept else None
             if self._settled_at is not None:
@@ -608,9 +594,9 @@ class Generation:
         """` · repairing from <k> (call 2 of 3)` while a repair call streams, ` · its last sentence reads cut off:
         …` while an exact text's ending is searched, else "": the live line's suffix."""
         call = self.current
-        if self._final is None and self._closing:
+        if self._final is None and self.planner.closing:
             return f" · writing {CLOSINGS} closing sentences and choosing where the text ends most naturally"
-        if self._final is None and self._searching:
+        if self._final is None and self.planner.searching:
             unit = unit_label(self.request.count_unit)
             return f" · its last sentence reads cut off: looking for last {unit} the model would end on"
         if call.resumed_from is None:
@@ -762,205 +748,59 @@ class Generation:
             call.reader.flush()
             self._end_call(call, cancelled or call.cancel.is_set())
 
-    def _score_ending(self) -> None:
-        """The ending score of a complete text (ending.py); nothing for a stopped, cut or failed run."""
-        if self._stopping.is_set() or self._expired.is_set():
-            return
-        done = self._outcome(final=True)
-        if done.status == "complete":
-            self._end_probability = self._ending_of(done.text)
-
-    def _ending_of(self, text: str) -> float | None:
-        """The ending score of the clean `text` (ending.py), asked once per text (a search or a limit asked it of
-        their candidates already)."""
-        key = text.strip()
-        if key not in self._endings:
-            try:
-                self._endings[key] = score_ending(self.backend, self.ending_messages, key)
-            except BackendError:  # the score is a help, never a reason to fail a run
-                self._endings[key] = None
-        return self._endings[key]
+    def _halted(self) -> bool:
+        """Stopped by the writer or out of time: nothing more is asked of the model."""
+        return self._stopping.is_set() or self._expired.is_set()
 
     def _clean(self, raw: str) -> str:
         """The clean text of `raw` (a countdown's markers removed)."""
         return _parse(raw, self.request, self.mode).text if self.mode in MARKER_MODES else raw.strip()
 
-    def _rival(self, messages: list[Message], options: Options, before: str) -> Rival:
-        """One rival ending (or closing), written to its end (or its failure), then its P(end) after `before` and
-        it asked at once: the server's slot that wrote it still holds the text, while the others still write."""
-        rival = Rival()
-        try:
-            for item in self.backend.stream(messages, options):
-                if isinstance(item, Usage):
-                    rival.usage = item
-                else:
-                    rival.parts.append(item)
-        except BackendError as exc:
-            rival.failure = exc
-        if rival.finished and not (options.cancel and options.cancel.is_set()):
-            self._ending_of(self._clean(before + rival.text))
-        return rival
+    # ----- the ending, planned once the calls are done (planned.py decides, the run applies) ------------
+    def _score_ending(self) -> None:
+        """The ending score of a complete text (ending.py); nothing for a stopped, cut or failed run."""
+        if self._halted():
+            return
+        done = self._outcome(final=True)
+        if done.status == "complete":
+            self._end_probability = self.planner.score(done.text)
 
     def _search_ending(self) -> None:
-        """An exact text whose own ending is cut off gets its last units written again where the model would end a
-        phrase (ending.search_ending): its last 3 units, then 6, then 10; the most likely natural ending found is
-        kept, one with no more quality warnings than the text's own. Nothing changes if none is found."""
-        req, call = self.request, self.current
-        if not self.plan_units or call.status != "complete" or self._stopping.is_set() or self._expired.is_set():
+        """An exact text whose own ending reads cut off gets it written again where the model would end a phrase
+        (`EndingPlanner.search`); nothing changes if no natural ending is found."""
+        call = self.current
+        if not self.plan_units or call.status != "complete" or self._halted():
             return
-        text = self._clean(self.raw)
-        own = self._ending_of(text) if count(text, req.count_unit) == req.target else None
-        self._plan = {"own": {"text": text, "end_probability": own}, "searched": []}
-        if own is None or own >= NATURAL:
+        planned = self.planner.search(self.raw, self.plan_units)
+        self._plan = planned.plan
+        if planned.raw is not None:
+            self._replace(call, planned.raw)
+
+    def _end_naturally(self) -> None:
+        """A text under a limit or in a range ends at the last sentence end the model would end on
+        (`EndingPlanner.end_naturally`); what was left out is said in the notice."""
+        call = self.current
+        if not self.bounded_plan or self._halted() or call.status != "complete" or call.parser is not None:
             return
-        self._searching = True
-        try:
-            for units in (k for k in SEARCH_UNITS if k <= self.plan_units):
-                if (best := self._search_from(text, units)) is not None:
-                    if self._take_ending(best, units):
-                        self._plan["chosen"] = best.text
-                    return
-                if self._stopping.is_set() or self._expired.is_set():
-                    return
-        finally:
-            self._searching = False
+        planned = self.planner.end_naturally(self.raw, call.messages, call.options)
+        if planned is None:
+            return
+        self._plan = planned.plan
+        if call.usage is not None:  # the rival closings' tokens are the run's too
+            tokens = total((call.usage.completion_tokens, planned.extra_tokens))
+            call.usage = dataclasses.replace(call.usage, completion_tokens=tokens)
+        if planned.raw is not None:
+            self._replace(call, planned.raw)
+            self._cut_tail = planned.cut_tail
 
-    def _search_from(self, text: str, units: int) -> Ending | None:
-        """The most likely natural ending of `text` with its last `units` units written again, if the search finds
-        one with no more quality warnings than the text's own."""
-        req = self.request
-        head = self._without_last(text, units)
-        found = search_ending(head, req.target - units, req.target, self._ask, req.lang, self._known)
-        assert self._plan is not None
-        self._plan["searched"] += [{"units": units, "text": e.text, "end_probability": e.score} for e in found[:3]]
-        flaws = self._flaws(text)
-        return next((e for e in found if e.natural and self._flaws(e.text) <= flaws), None)
-
-    def _ask(self, texts: Sequence[str]) -> list[Alternatives | None]:
-        """The model's next tokens after each of `texts`, asked at once (the search's one step); none once stopped."""
-        if self._stopping.is_set() or self._expired.is_set():
-            return [None] * len(texts)
-        messages = self.ending_messages
-        with ThreadPoolExecutor(len(texts), thread_name_prefix="ending") as pool:
-            return list(pool.map(lambda t: self.backend.next_tokens(messages, t), texts))
-
-    def _known(self, unit: str) -> bool:
-        """Whether the search may write `unit`: a word of the grammar's word list (or the instruction's own), a
-        number, or a listed Chinese character."""
-        return known_unit(unit, self.request.lang, self.request.instruction)
-
-    def _without_last(self, text: str, units: int) -> str:
-        """`text` without its last `units` units (and the space before them)."""
-        found = list((_HAN if self.request.lang == "zh" else _WORD).finditer(text))
-        return text[: found[len(found) - units].start()].rstrip()
-
-    def _take_ending(self, ending: Ending, units: int) -> bool:
-        """Make `ending` the run's text (a countdown's markers written for its new units); False if it does not
-        count to the target (then nothing changes)."""
-        req, call = self.request, self.current
-        raw = ending.text
-        if self.mode in MARKER_MODES:
-            at = self.raw.find(f"<{units}>")
-            found = list((_HAN_UNIT if req.lang == "zh" else _WORD).finditer(ending.text))[-units:]
-            if at < 0 or len(found) != units:
-                return False
-            raw = self.raw[:at] + "".join(f"<{units - i}>{m.group()}" for i, m in enumerate(found)) + "<0>"
-        if count(self._clean(raw), req.count_unit) != req.target:
-            return False
+    def _replace(self, call: Call, raw: str) -> None:
+        """Make `raw` the call's whole reply, parsed afresh (a planned ending replaced the model's own)."""
         with self._lock:
             call.parts[:] = [raw]
             if call.parser is not None:
-                call.parser = _parser(req, self.mode)
+                call.parser = _parser(self.request, self.mode)
                 call.parser.feed(raw)
                 call.result = call.parser.close()
-        self._endings[self._clean(raw)] = ending.score
-        return True
-
-    def _end_naturally(self) -> None:
-        """A text under a limit or in a range ends at the last sentence end the model would end on (inside the
-        target), not wherever the limit cut it. The candidates: the text cut after each of its sentence ends, and,
-        where the limit leaves room and the text's own ending reads cut off, the whole text with a rival closing
-        sentence (`CLOSINGS`, written at once from the text as a prefill); each is scored (the ending score, at once)
-        and `natural_cut` picks, shortest first. What was left out is said in the notice."""
-        if not self.bounded_plan or self._stopping.is_set() or self._expired.is_set():
-            return
-        call = self.current
-        if call.status != "complete" or call.parser is not None:
-            return
-        req = self.request
-        raw, spec, unit = self.raw.strip(), req.target_spec, req.count_unit
-        cuts = [i for i in sentence_ends(raw) if spec.within(count(raw[:i], unit))]
-        if not cuts or cuts[-1] != len(raw):
-            return  # the text does not end on a sentence end: nothing to choose
-        self._closing = True
-        texts = [raw[:i] for i in cuts]
-        if (self._ending_of(raw) or 0.0) < NATURAL:  # one that ends naturally as written gains no closing sentence
-            texts += self._closings(next((t for t in reversed(texts) if self._room(t) >= self._least_room), ""))
-        texts.sort(key=len)
-        with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
-            scores = list(pool.map(self._ending_of, texts))
-        best = natural_cut(scores)
-        self._closing = False
-        self._plan = {
-            "sentence_ends": [
-                {"text": t, "end_probability": p, "chosen": i == best, "added": len(t) > len(raw)}
-                for i, (t, p) in enumerate(zip(texts, scores, strict=True))
-            ]
-        }
-        chosen = texts[best]
-        if chosen != raw:
-            with self._lock:
-                call.parts[:] = [chosen]
-            if len(chosen) < len(raw):
-                self._cut_tail = raw[len(chosen) :].strip()
-
-    def _room(self, text: str) -> int:
-        """Units the limit leaves after `text`."""
-        return self.request.target_spec.high - count(text, self.request.count_unit)
-
-    @property
-    def _least_room(self) -> int:
-        return CLOSING_ROOM[grammar_kind(self.request.lang, self.request.count_unit) or "words"]
-
-    def _closings(self, raw: str) -> list[str]:
-        """`raw` with each rival closing sentence that finished inside the target: from the text's own end, or
-        where it filled the limit, from its last sentence end that leaves room (`CLOSING_ROOM`); a closing is
-        short (`CLOSING_MOST`): a long one rambles on."""
-        req, call = self.request, self.current
-        if not raw or self.backend.capabilities.prefill is None:
-            return []
-        kind = grammar_kind(req.lang, req.count_unit) or "words"
-        room = min(self._room(raw), CLOSING_MOST[kind])
-        grammar = self._rival_grammar(closing_rules(req.lang, req.count_unit, room))
-        seed = call.options.seed
-        options = [
-            dataclasses.replace(
-                call.options, grammar=grammar, prefill=raw, seed=None if seed is None else seed + 100 * i
-            )
-            for i in range(1, CLOSINGS + 1)
-        ]
-        with ThreadPoolExecutor(CLOSINGS, thread_name_prefix="ending") as pool:
-            rivals = list(pool.map(lambda o: self._rival(call.messages, o, raw), options))
-        extra = _total(r.usage.completion_tokens if r.usage else r.chunks for r in rivals)
-        if call.usage is not None:
-            call.usage = dataclasses.replace(
-                call.usage, completion_tokens=_total((call.usage.completion_tokens, extra))
-            )
-        flaws = self._flaws(raw)
-        texts = [
-            (raw + r.text).strip()
-            for r in rivals
-            if r.finished and count(r.text, req.count_unit) < room  # the model ended it: not cut at the cap
-        ]
-        return [
-            t
-            for t in dict.fromkeys(texts)
-            if req.target_spec.within(count(t, req.count_unit)) and self._flaws(t) <= flaws
-        ]
-
-    def _flaws(self, text: str) -> int:
-        """Quality warnings of `text` (a non-word, a glued word, a loop, a dangling last word: quality.warnings)."""
-        return len(warnings(text, self.request.lang, self.request.instruction))
 
     def _take(self, call: Call, text: str) -> None:
         if call.first_token is None:
@@ -1079,8 +919,8 @@ class Generation:
             notice=self.notice,
             failure=self._failure(call),
             failure_kind=call.failure.kind if call.failure else None,
-            prompt_tokens=_total(c.prompt_tokens for c in self.calls),
-            completion_tokens=_total(c.completion_tokens for c in self.calls),
+            prompt_tokens=total(c.prompt_tokens for c in self.calls),
+            completion_tokens=total(c.completion_tokens for c in self.calls),
             seconds=(self._ended or call.ended or time.monotonic()) - self.started,
             first_token_seconds=self.first_token,
             finish_reason=usage.finish_reason if usage else None,
@@ -1125,7 +965,7 @@ class Generation:
 
     def _notice(self, status: Status, verified_now: bool, cut: bool) -> str | None:
         parts = [self.notice] if self.notice else []
-        reasoning = _total(c.usage.reasoning_tokens if c.usage else None for c in self.calls)
+        reasoning = total(c.usage.reasoning_tokens if c.usage else None for c in self.calls)
         if reasoning:
             parts.append(f"{self.backend.model} spent {reasoning} output tokens on reasoning.")
         calls = len(self.calls)
@@ -1181,36 +1021,8 @@ def _parse(raw: str, req: Request, mode: Mode) -> ParseResult:
     return probe.close()
 
 
-@dataclass
-class Rival:
-    """A candidate ending a planned run writes beside its own (`Generation._plan_ending`)."""
-
-    parts: list[str] = field(default_factory=list)
-    usage: Usage | None = None
-    failure: BackendError | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-    @property
-    def chunks(self) -> int:
-        return len(self.parts)
-
-    @property
-    def finished(self) -> bool:
-        """Written to its end: no failure, not cut by the output limit, some text."""
-        done = self.usage is not None and self.usage.finish_reason != "length"
-        return done and self.failure is None and bool(self.text.strip())
-
-
 def _fluency(usage: Usage | None) -> float | None:
     return fluency(usage.logprobs) if usage is not None else None
-
-
-def _total(values: Iterable[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
 
 
 def generate(backend: Backend, request: Request) -> Outcome:

@@ -1,0 +1,291 @@
+"""A run's ending, planned once its stream has ended: the ending score of its text, an exact text's cut-off ending
+searched again, a text under a limit ended at the sentence end the model would end on.
+
+The run (`generation.Generation`) streams its calls; when they are done it asks its `EndingPlanner` what its text
+should end as and applies the answer to its current call. The planner only asks the model (next tokens, ending
+scores, rival closing sentences) and decides; it never touches the run's calls. The scores and the search are
+ending.py's; this module is what a run does with them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .backends import Backend, BackendError, Options, Usage
+from .counting import count
+from .ending import (
+    NATURAL,
+    SEARCH_UNITS,
+    SEARCH_WIDTH,
+    Alternatives,
+    Ending,
+    natural_cut,
+    score_ending,
+    search_ending,
+    sentence_ends,
+)
+from .grammar import Grammar, closing_rules
+from .lexicon import known_unit
+from .prompts import Message
+from .quality import warnings
+from .vocab import MARKER_MODES, Mode, grammar_kind
+
+if TYPE_CHECKING:
+    from .generation import Request
+
+CLOSINGS = 3
+"""Rival closing sentences a text under a limit gets, where the limit leaves room (`EndingPlanner._closings`)."""
+CLOSING_ROOM = {"words": 3, "chars": 16}
+"""The least room (words, or characters) a limit must leave for a rival closing sentence to be worth writing."""
+CLOSING_MOST = {"words": 12, "chars": 80}
+"""The longest rival closing (words, or characters): a short closing line, not more of the text."""
+WORD = re.compile(r"\S+")
+HAN = re.compile(r"[\u4e00-\u9fff]")
+HAN_UNIT = re.compile(r"[\u4e00-\u9fff][^\u4e00-\u9fff<]*")
+"""A Han character with what follows it up to the next one or a marker: one unit of a Chinese countdown."""
+
+
+@dataclass
+class Rival:
+    """A closing sentence written beside a text's own ending (`EndingPlanner._closings`)."""
+
+    parts: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+    failure: BackendError | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    @property
+    def chunks(self) -> int:
+        return len(self.parts)
+
+    @property
+    def finished(self) -> bool:
+        """Written to its end: no failure, not cut by the output limit, some text."""
+        done = self.usage is not None and self.usage.finish_reason != "length"
+        return done and self.failure is None and bool(self.text.strip())
+
+
+@dataclass
+class Planned:
+    """What the planner decided: the run's raw text from now on (None: unchanged), what it weighed (stored with the
+    run as `planned_ending`), the words a limit left out after the sentence it ended at, and the tokens the rival
+    closings cost."""
+
+    raw: str | None
+    plan: dict[str, Any]
+    cut_tail: str | None = None
+    extra_tokens: int | None = None
+
+
+@dataclass
+class EndingPlanner:
+    """Scores and plans one run's ending. `messages` is the question an ending is scored against (the instruction
+    with its length); `clean` gives a raw text's clean text (a countdown's markers removed); `halted` says the run
+    was stopped or ran out of time, after which nothing more is asked; `rival_grammar` is the grammar a closing
+    sentence is written under (the word list where LLGuidance checks it cheaply)."""
+
+    backend: Backend
+    request: Request
+    mode: Mode
+    messages: list[Message]
+    clean: Callable[[str], str]
+    halted: Callable[[], bool]
+    rival_grammar: Callable[[Grammar | str], Grammar | str]
+    searching: bool = False  # an exact text's ending is being searched
+    closing: bool = False  # a text under a limit is choosing where it ends
+    _scores: dict[str, float | None] = field(default_factory=dict)
+
+    # ----- the ending score ------------------------------------------------------------------------------------
+    def score(self, text: str) -> float | None:
+        """The ending score of the clean `text` (ending.py), asked once per text (a search or a limit asked it of
+        their candidates already); None where the server cannot say or fails to (a help, never a failure)."""
+        key = text.strip()
+        if key not in self._scores:
+            try:
+                self._scores[key] = score_ending(self.backend, self.messages, key)
+            except BackendError:
+                self._scores[key] = None
+        return self._scores[key]
+
+    def known(self, text: str, score: float | None) -> None:
+        """Remember `text`'s score (a searched ending's, found on the way)."""
+        self._scores[text.strip()] = score
+
+    # ----- exactly N: search a cut-off ending again ------------------------------------------------------------
+    def search(self, raw: str, units_most: int) -> Planned | None:
+        """An exact text whose own ending is cut off gets its last 3 units, then 6, then 10 (at most `units_most`)
+        written again where the model would end a phrase (ending.search_ending); the most likely natural ending
+        found is kept, one with no more quality warnings than the text's own. None when the text counts wrong or
+        its score is unknown; a plan without `raw` when nothing better was found."""
+        req = self.request
+        text = self.clean(raw)
+        own = self.score(text) if count(text, req.count_unit) == req.target else None
+        plan: dict[str, Any] = {"own": {"text": text, "end_probability": own}, "searched": []}
+        if own is None or own >= NATURAL:
+            return Planned(None, plan)
+        self.searching = True
+        try:
+            for units in (k for k in SEARCH_UNITS if k <= units_most):
+                best = self._search_from(text, units, plan)
+                if best is not None:
+                    new_raw = self._written(raw, best, units)
+                    if new_raw is not None:
+                        plan["chosen"] = best.text
+                        self.known(self.clean(new_raw), best.score)
+                    return Planned(new_raw, plan)
+                if self.halted():
+                    break
+        finally:
+            self.searching = False
+        return Planned(None, plan)
+
+    def _search_from(self, text: str, units: int, plan: dict[str, Any]) -> Ending | None:
+        req = self.request
+        head = self._without_last(text, units)
+        found = search_ending(head, req.target - units, req.target, self._ask, req.lang, self._known_unit)
+        plan["searched"] += [{"units": units, "text": e.text, "end_probability": e.score} for e in found[:3]]
+        flaws = self.flaws(text)
+        return next((e for e in found if e.natural and self.flaws(e.text) <= flaws), None)
+
+    def _ask(self, texts: Sequence[str]) -> list[Alternatives | None]:
+        """The model's next tokens after each of `texts`, asked at once (the search's one step); none once halted."""
+        if self.halted():
+            return [None] * len(texts)
+        with ThreadPoolExecutor(len(texts), thread_name_prefix="ending") as pool:
+            return list(pool.map(lambda t: self.backend.next_tokens(self.messages, t), texts))
+
+    def _known_unit(self, unit: str) -> bool:
+        """Whether the search may write `unit`: a word of the grammar's word list (or the instruction's own), a
+        number, or a listed Chinese character."""
+        return known_unit(unit, self.request.lang, self.request.instruction)
+
+    def _without_last(self, text: str, units: int) -> str:
+        """`text` without its last `units` units (and the space before them)."""
+        found = list((HAN if self.request.lang == "zh" else WORD).finditer(text))
+        return text[: found[len(found) - units].start()].rstrip()
+
+    def _written(self, raw: str, ending: Ending, units: int) -> str | None:
+        """The raw text with `ending` as its text (a countdown's markers written for its last `units` units); None if
+        it does not count to the target."""
+        req = self.request
+        new_raw = ending.text
+        if self.mode in MARKER_MODES:
+            at = raw.find(f"<{units}>")
+            found = list((HAN_UNIT if req.lang == "zh" else WORD).finditer(ending.text))[-units:]
+            if at < 0 or len(found) != units:
+                return None
+            new_raw = raw[:at] + "".join(f"<{units - i}>{m.group()}" for i, m in enumerate(found)) + "<0>"
+        return new_raw if count(self.clean(new_raw), req.count_unit) == req.target else None
+
+    # ----- at most, a range: end at the sentence end the model would end on -------------------------------------
+    def end_naturally(self, raw: str, messages: list[Message], options: Options) -> Planned | None:
+        """A text under a limit or in a range ends at the last sentence end the model would end on (inside the
+        target), not wherever the limit cut it. The candidates: the text cut after each of its sentence ends, and,
+        where the limit leaves room and the text's own ending reads cut off, the whole text with a rival closing
+        sentence (`CLOSINGS`, written at once from the text as a prefill, from the call's `messages` and `options`);
+        each is scored at once and `natural_cut` picks, shortest first. None when the text does not end on a
+        sentence end (nothing to choose)."""
+        req = self.request
+        raw = raw.strip()
+        spec, unit = req.target_spec, req.count_unit
+        cuts = [i for i in sentence_ends(raw) if spec.within(count(raw[:i], unit))]
+        if not cuts or cuts[-1] != len(raw):
+            return None
+        self.closing = True
+        try:
+            texts = [raw[:i] for i in cuts]
+            extra = None
+            if (self.score(raw) or 0.0) < NATURAL:  # one that ends naturally as written gains no closing sentence
+                start = next((t for t in reversed(texts) if self._room(t) >= self._least_room), "")
+                closed, extra = self._closings(start, messages, options)
+                texts += closed
+            texts.sort(key=len)
+            with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
+                scores = list(pool.map(self.score, texts))
+        finally:
+            self.closing = False
+        best = natural_cut(scores)
+        plan = {
+            "sentence_ends": [
+                {"text": t, "end_probability": p, "chosen": i == best, "added": len(t) > len(raw)}
+                for i, (t, p) in enumerate(zip(texts, scores, strict=True))
+            ]
+        }
+        chosen = texts[best]
+        if chosen == raw:
+            return Planned(None, plan, extra_tokens=extra)
+        cut_tail = raw[len(chosen) :].strip() if len(chosen) < len(raw) else None
+        return Planned(chosen, plan, cut_tail, extra)
+
+    def _room(self, text: str) -> int:
+        """Units the limit leaves after `text`."""
+        return self.request.target_spec.high - count(text, self.request.count_unit)
+
+    @property
+    def _least_room(self) -> int:
+        return CLOSING_ROOM[grammar_kind(self.request.lang, self.request.count_unit) or "words"]
+
+    def _closings(self, raw: str, messages: list[Message], options: Options) -> tuple[list[str], int | None]:
+        """`raw` with each rival closing sentence that finished inside the target, and the tokens they cost: from
+        the text's own end, or where it filled the limit, from its last sentence end that leaves room
+        (`CLOSING_ROOM`); a closing is short (`CLOSING_MOST`): a long one rambles on."""
+        req = self.request
+        if not raw or self.backend.capabilities.prefill is None:
+            return [], None
+        kind = grammar_kind(req.lang, req.count_unit) or "words"
+        room = min(self._room(raw), CLOSING_MOST[kind])
+        grammar = self.rival_grammar(closing_rules(req.lang, req.count_unit, room))
+        seed = options.seed
+        each = [
+            dataclasses.replace(options, grammar=grammar, prefill=raw, seed=None if seed is None else seed + 100 * i)
+            for i in range(1, CLOSINGS + 1)
+        ]
+        with ThreadPoolExecutor(CLOSINGS, thread_name_prefix="ending") as pool:
+            rivals = list(pool.map(lambda o: self._rival(messages, o, raw), each))
+        extra = total(r.usage.completion_tokens if r.usage else r.chunks for r in rivals)
+        flaws = self.flaws(raw)
+        texts = [
+            (raw + r.text).strip()
+            for r in rivals
+            if r.finished and count(r.text, req.count_unit) < room  # the model ended it: not cut at the cap
+        ]
+        kept = [
+            t
+            for t in dict.fromkeys(texts)
+            if req.target_spec.within(count(t, req.count_unit)) and self.flaws(t) <= flaws
+        ]
+        return kept, extra
+
+    def _rival(self, messages: list[Message], options: Options, before: str) -> Rival:
+        """One rival closing, written to its end (or its failure), then its ending score after `before` asked at
+        once: the server's slot that wrote it still holds the text, while the others still write."""
+        rival = Rival()
+        try:
+            for item in self.backend.stream(messages, options):
+                if isinstance(item, Usage):
+                    rival.usage = item
+                else:
+                    rival.parts.append(item)
+        except BackendError as exc:
+            rival.failure = exc
+        if rival.finished and not (options.cancel and options.cancel.is_set()):
+            self.score(self.clean(before + rival.text))
+        return rival
+
+    def flaws(self, text: str) -> int:
+        """Quality warnings of `text` (a non-word, a glued word, a loop, a dangling last word: quality.warnings)."""
+        return len(warnings(text, self.request.lang, self.request.instruction))
+
+
+def total(values: Iterable[int | None]) -> int | None:
+    """The sum of the values known, None when none is."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
