@@ -34,6 +34,7 @@ from .vocab import (
     EXIT_USAGE,
     FAILURES,
     GRAMMAR_FIELDS,
+    LANG_LABELS,
     LANGS,
     MAX_CALLS,
     MAX_TARGET,
@@ -466,6 +467,8 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     ending = ending_words(outcome.end_probability)
     ending = f" · {ending}" if ending else ""
     err.write(f"{headline}{ending} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
+    for note in _warnings(outcome):
+        err.write(f"warning: {note}\n")
     if outcome.faithfulness is not None:
         err.write(f"rewrite: {outcome.faithfulness.describe()}\n")
     if outcome.notice and outcome.calls > 1:
@@ -474,6 +477,18 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
         err.write(f"capel_ui: error: {outcome.failure}\n")
         return EXIT_MISS if is_answer(outcome.failure_kind) else EXIT_BACKEND
     return EXIT_OK if outcome.verified else EXIT_MISS
+
+
+def _warnings(outcome: Outcome) -> list[str]:
+    """What the pages say under a text, one line each: a model that does not write the language (the count is
+    right, the text is not), a loop, a number list, a text that talks about itself, unknown words…"""
+    from .quality import notes, warnings
+
+    if not outcome.text.strip():
+        return []
+    if outcome.foreign:
+        return [f"the text is not meaningful {LANG_LABELS.get(outcome.request.lang, outcome.request.lang)} (see note)"]
+    return notes(warnings(outcome.text, outcome.request.lang, outcome.request.instruction))
 
 
 def _quality_json(outcome: Outcome) -> dict[str, object]:

@@ -326,3 +326,20 @@ def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals):
     assert 1 <= result["count"] < 60 and result["text"] == " ".join(["word"] * result["count"])
     assert f"interrupted: kept {result['count']} English words" in err
     assert result["run_id"] is not None
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        ("Here's a possible X post: our bakery sells sourdough.", "warning: the text opens by talking about itself"),
+        ("Bread bread bread bread is good.", "warning: “Bread” repeats over and over"),
+        ("Our bakery sells fresh sourdough.", None),
+    ],
+)
+def test_generate_says_under_the_verdict_what_the_pages_warn_of(scripted_model, reply: str, said: str | None) -> None:
+    scripted_model.reply(reply)
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["generate", "--model", "scripted", "--mode", "baseline", "--target", "8", "--no-save", "Write a post."]
+    main(argv, stdin=io.StringIO(), stdout=out, stderr=err)
+    warned = [line for line in err.getvalue().splitlines() if line.startswith("warning:")]
+    assert (said is None and not warned) or (said is not None and any(w.startswith(said) for w in warned)), warned
