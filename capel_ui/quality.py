@@ -31,7 +31,7 @@ _HAN_CHAR = re.compile(f"[{_HAN}]")
 @dataclass(frozen=True)
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued, repeat (one word over and
-    over), loop (a phrase over and over), numbers (a number list), meta (it opens by talking about itself) or
+    over), loop (a phrase over and over), numbers (a number list), meta (it talks about itself) or
     dangling; `word` is what it is about."""
 
     kind: str
@@ -50,7 +50,7 @@ class QualityWarning:
         if self.kind == "numbers":
             return f"the text is mostly a list of numbers ({self.word}), not prose"
         if self.kind == "meta":
-            return f"the text opens by talking about itself (“{self.word}”): it is not the text alone"
+            return f"the text talks about itself (“{self.word}”): it is not the text alone"
         if self.kind == "language":
             return self.word  # the provider's own sentence (ProviderSpec.language_note)
         return f"“{self.word}” is not a known word"
@@ -145,7 +145,7 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
     listed = number_list(text, own_text)
     if listed:
         out.append(QualityWarning("numbers", listed))
-    opener = talks_about_itself(text)
+    opener = talks_about_itself(text, own_text)
     if opener:
         out.insert(0, QualityWarning("meta", opener))
     end = dangling_end(text, lang)
@@ -321,19 +321,31 @@ _ABOUT_ITSELF = re.compile(
     r")",
     re.IGNORECASE,
 )
+_LENGTH_MENTION = re.compile(
+    r"\b(?:(?:in|with) (?:just |only |exactly )?)?\d+ (?:words?|characters?)\b\s*:?|\d+\s*个?字\s*[:：]",
+    re.IGNORECASE,
+)
+"""The text naming its own length ("12 words:", "In just 80 words", "280 characters"): the prompt's, not the
+writer's."""
 ABOUT_ITSELF_SHOWN = 60
 """Characters of the opening quoted in the warning."""
 
 
-def talks_about_itself(text: str) -> str | None:
-    """The opening of a text that introduces itself instead of being the text ("Here's a possible X post:",
-    "Sure! Here is …", "Headline: …"), or None. A writer's text may well start "Here is where…" or "Absolutely
-    fresh…": only an opening that names what it is (a post, a blurb, a version…) and ends on a colon or full stop
-    is flagged, or a chat reply's "Sure!"/"Certainly,"."""
+def talks_about_itself(text: str, own_text: str = "") -> str | None:
+    """What a text says about itself instead of being the text, or None: an opening that introduces it ("Here's a
+    possible X post:", "Sure! Here is …", "Headline: …"), or its own length named anywhere ("12 words:", "In just
+    80 words,") unless the writer's instruction (`own_text`) names it so. A writer's text may well start "Here is
+    where…" or "Absolutely fresh…": only an opening that names what it is (a post, a blurb, a version…) and ends on a
+    colon or full stop is flagged, or a chat reply's "Sure!"/"Certainly,"."""
     found = _ABOUT_ITSELF.match(text.lstrip())
-    if not found:
-        return None
-    shown = found.group().strip()
+    if found:
+        shown = found.group().strip()
+    else:
+        own = own_text.lower()
+        mention = next((m for m in _LENGTH_MENTION.finditer(text) if m.group().strip(" :：").lower() not in own), None)
+        if mention is None:
+            return None
+        shown = mention.group().strip()
     return shown if len(shown) <= ABOUT_ITSELF_SHOWN else shown[: ABOUT_ITSELF_SHOWN - 1].rstrip() + "…"
 
 
@@ -434,7 +446,7 @@ def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probabi
     if "numbers" in kinds:
         parts.append("a list of numbers, not prose")
     if "meta" in kinds:
-        parts.append("opens by talking about itself")
+        parts.append("talks about itself")
     bad = len({w.word for w in found if w.kind in ("nonword", "glued")})
     if bad:
         parts.append(f"{bad} unknown or glued word{'s' if bad > 1 else ''}")

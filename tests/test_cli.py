@@ -331,7 +331,7 @@ def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals):
 @pytest.mark.parametrize(
     ("reply", "said"),
     [
-        ("Here's a possible X post: our bakery sells sourdough.", "warning: the text opens by talking about itself"),
+        ("Here's a possible X post: our bakery sells sourdough.", "warning: the text talks about itself"),
         ("Bread bread bread bread is good.", "warning: “Bread” repeats over and over"),
         ("Our bakery sells fresh sourdough.", None),
     ],

@@ -279,6 +279,10 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("40 words: The bakery opens at nine.", "40 words:"),
         ("以下是一段介绍北京的文案：北京是中国的首都。", "以下是一段介绍北京的文案："),
         ("好的！北京是中国的首都。", "好的！"),
+        # its own length named anywhere
+        ("A simple way to put this: 12 words: Learn a new language.", "12 words:"),
+        ("In just 80 words, the Whaler's Rest is the ultimate destination.", "In just 80 words"),
+        ("北京是首都。30个字：很好。", "30个字："),
         # a writer's own openings stay
         ("Here is where the magic happens. Come in.", None),
         ("Here is our new sourdough, baked fresh.", None),
@@ -288,10 +292,16 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("Of course the bread is fresh.", None),
         ("Surely you know our bakery.", None),
         ("北京是中国的首都。这是一座城市：古老而年轻。", None),
+        ("Open 24 hours, 7 days a week.", None),
+        ("A 3-word slogan wins.", None),
     ],
 )
-def test_a_text_that_introduces_itself_is_flagged_by_its_opening(text: str, expected: str | None) -> None:
+def test_a_text_that_talks_about_itself_is_flagged_by_what_it_says(text: str, expected: str | None) -> None:
     assert talks_about_itself(text) == expected
+
+
+def test_a_length_the_writer_named_in_the_instruction_is_not_the_text_talking_about_itself() -> None:
+    assert talks_about_itself("Our 50 words: we study bread.", "Summarise in 50 words") is None
 
 
 def test_a_text_that_introduces_itself_is_junk_and_ranks_below_the_plain_text() -> None:
@@ -299,4 +309,4 @@ def test_a_text_that_introduces_itself_is_junk_and_ranks_below_the_plain_text() 
     plain = warnings("Our bakery sells fresh sourdough on Saturdays.")
     assert junk(meta) and not junk(plain)
     assert offline_score(0.3, meta, 12) < offline_score(0.3, plain, 7)
-    assert explain(0.3, meta).startswith("opens by talking about itself")
+    assert explain(0.3, meta).startswith("talks about itself")
