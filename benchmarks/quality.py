@@ -25,8 +25,10 @@ seed, seed+1, ... The setups, interleaved so that their timings share the machin
 Columns, over every text of a setup (all variants): EM (exact count); natural (share with an ending score of at
 least `ending.NATURAL`: the model's probability that a phrase ends after the last word as written; checked against
 a reader in benchmarks/ending_labels.py); loops and numbers (share of texts with a
-repeated-phrase loop, or a number list nobody asked for: quality.py); nonword% (words wordfreq never saw, pooled;
-the instruction's own words excluded); dangling% (last word "of", "the"...); s/text (mean wall time of a text).
+repeated-phrase loop, or a number list nobody asked for: quality.py); itself (share of texts that talk about
+themselves: "Here's a possible post:", "12 words:", `quality.talks_about_itself`); nonword% (words wordfreq never
+saw, pooled; the instruction's own words excluded); dangling% (last word "of", "the"...); s/text (mean wall time
+of a text).
 Then the same over the best-ranked variant of each request (the one Copy and the downloads use: variants.rank).
 The ratios at the end are the speed aims of issue 19: the word list against the plain rule, and the searched
 ending against `exact` as filed (the issue's "today's exact") and against the unplanned word list of today.
@@ -51,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from capel_ui.backends import get_backend
 from capel_ui.ending import natural_share
 from capel_ui.generation import Outcome, Request, generate
-from capel_ui.quality import dangling_end, loops, nonwords, number_list, words
+from capel_ui.quality import dangling_end, loops, nonwords, number_list, talks_about_itself, words
 from capel_ui.runs import quality_fields
 from capel_ui.variants import Candidate, rank, variant_requests
 
@@ -76,8 +78,8 @@ SETUPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
 )
 AS_FILED = "exact as filed"
 HEADER = (
-    f"{'setup':<17} {'n':>3} {'EM':>5} {'natural':>8} {'loops':>6} {'numbers':>8} {'nonword%':>9} {'dangling%':>10}"
-    f" {'s/text':>7}"
+    f"{'setup':<17} {'n':>3} {'EM':>5} {'natural':>8} {'loops':>6} {'numbers':>8} {'itself':>7} {'nonword%':>9}"
+    f" {'dangling%':>10} {'s/text':>7}"
 )
 
 
@@ -125,6 +127,7 @@ def summarize(label: str, outs: list[Outcome], instruction_of: dict[int, str]) -
         f"{'-' if natural is None else f'{natural:.2f}':>8} "
         f"{share([bool(loops(o.text, own_text=instruction_of[id(o)])) for o in outs]):>6.2f} "
         f"{share([number_list(o.text, instruction_of[id(o)]) is not None for o in outs]):>8.2f} "
+        f"{share([talks_about_itself(o.text, instruction_of[id(o)]) is not None for o in outs]):>7.2f} "
         f"{100 * bad / max(n_words, 1):>9.1f} {100 * share([bool(dangling_end(o.text)) for o in outs]):>10.0f} "
         f"{statistics.mean(o.seconds for o in outs):>7.2f}"
     )
