@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # the backends (the openai client) and storage (SQLAlchemy) l
 
     from .backends import Backend
     from .generation import Generation, Outcome, Request
+    from .quality import QualityWarning
     from .runs import LiveRun
     from .service import RunHandle
     from .variants import Candidate
@@ -156,8 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument(
         "--no-fallback",
         action="store_true",
-        help="use the mode asked for even on models known to misread the countdown (CAPEL on o4-mini, "
-        "exact-countdown on the embedded model)",
+        help="use the mode asked for as it is: CAPEL even on models known to misread the countdown (o4-mini), "
+        "exact-countdown even on the embedded model, plain exact (no countdown grammar) on the GPT-5 family",
     )
     ge.add_argument(
         "--max-calls",
@@ -444,11 +445,13 @@ def _variant_line(c: Candidate) -> str:
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
     """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
     from .ending import ending_words
+    from .quality import warnings
 
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
+    found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)  # once, for JSON and stderr
     if args.json:
-        doc = {**outcome.as_json(), **_quality_json(outcome), "run_id": live.run_id}
+        doc = {**outcome.as_json(), **_quality_json(outcome, found), "run_id": live.run_id}
         if live.save_error:
             doc["save_error"] = live.save_error
         printer.out.write(json.dumps(doc, ensure_ascii=False) + "\n")
@@ -467,7 +470,7 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     ending = ending_words(outcome.end_probability)
     ending = f" · {ending}" if ending else ""
     err.write(f"{headline}{ending} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
-    for note in _warnings(outcome):
+    for note in _warnings(outcome, found):
         err.write(f"warning: {note}\n")
     if outcome.faithfulness is not None:
         err.write(f"rewrite: {outcome.faithfulness.describe()}\n")
@@ -479,25 +482,24 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     return EXIT_OK if outcome.verified else EXIT_MISS
 
 
-def _warnings(outcome: Outcome) -> list[str]:
-    """What the pages say under a text, one line each: a model that does not write the language (the count is
-    right, the text is not), a loop, a number list, a text that talks about itself, unknown words…"""
-    from .quality import notes, warnings
+def _warnings(outcome: Outcome, found: list[QualityWarning]) -> list[str]:
+    """What the pages say under a text (`found`: its quality warnings), one line each: a model that does not write
+    the language (the count is right, the text is not), a loop, a number list, a text that talks about itself,
+    unknown words…"""
+    from .quality import notes
 
     if not outcome.text.strip():
         return []
     if outcome.foreign:
         return [f"the text is not meaningful {LANG_LABELS.get(outcome.request.lang, outcome.request.lang)} (see note)"]
-    return notes(warnings(outcome.text, outcome.request.lang, outcome.request.instruction))
+    return notes(found)
 
 
-def _quality_json(outcome: Outcome) -> dict[str, object]:
-    """`score`, `ending` and `warnings` for `generate --json` (the same as a variant's)."""
+def _quality_json(outcome: Outcome, found: list[QualityWarning]) -> dict[str, object]:
+    """`score`, `ending` and `warnings` (`found`) for `generate --json` (the same as a variant's)."""
     from .ending import ending_words
-    from .quality import warnings
     from .runs import quality_fields
 
-    found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)
     ending = ending_words(outcome.end_probability)
     return {"score": quality_fields(outcome)["score"], "ending": ending, "warnings": [w.message for w in found]}
 

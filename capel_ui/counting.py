@@ -76,11 +76,11 @@ def count_zh_chars(text: str) -> int:
 @cache
 def _jieba():
     """Load jieba once, lazily: its dictionary takes about a second to read."""
-    import logging
-
     import jieba
 
-    jieba.setLogLevel(logging.WARNING)
+    from .lexicon import quiet_jieba
+
+    quiet_jieba()
     jieba.initialize()
     return jieba
 

@@ -838,7 +838,7 @@ class Generation:
     def _next_call(self) -> bool:
         """Start the next call if this one went wrong and another is allowed; False when the run is over."""
         call = self.current
-        if self._stopping.is_set() or self._expired.is_set() or (call.status == "cancelled" and not call.stopped):
+        if self._halted() or (call.status == "cancelled" and not call.stopped):
             return False
         if call.failure is not None and not FAILURES[call.failure.kind].resume:
             return False  # a cut, a 429 or a timeout: keep what is verified, say what happened

@@ -117,14 +117,15 @@ def _zipf(word: str, lang: str) -> float:
     from wordfreq import zipf_frequency
 
     if lang == "zh":
-        _quiet_jieba()
+        quiet_jieba()
     return zipf_frequency(word, lang)
 
 
 @cache
-def _quiet_jieba() -> None:
-    """Tell jieba, which wordfreq loads for Chinese, to keep its "Building prefix dict…" lines to itself: they
-    landed in the middle of a streamed Chinese text on the terminal. (Imported only for Chinese: it takes 0.9 s.)"""
+def quiet_jieba() -> None:
+    """Tell jieba (wordfreq's Chinese tokenizer, and the `zh_words` counter) to keep its "Building prefix dict…"
+    lines to itself: they landed in the middle of a streamed Chinese text on the terminal. (Imported only for
+    Chinese: it takes 0.9 s.)"""
     import logging
 
     import jieba

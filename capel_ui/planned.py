@@ -115,16 +115,12 @@ class EndingPlanner:
                 self._scores[key] = None
         return self._scores[key]
 
-    def known(self, text: str, score: float | None) -> None:
-        """Remember `text`'s score (a searched ending's, found on the way)."""
-        self._scores[text.strip()] = score
-
     # ----- exactly N: search a cut-off ending again ------------------------------------------------------------
-    def search(self, raw: str, units_most: int) -> Planned | None:
+    def search(self, raw: str, units_most: int) -> Planned:
         """An exact text whose own ending is cut off gets its last 3 units, then 6, then 10 (at most `units_most`)
         written again where the model would end a phrase (ending.search_ending); the most likely natural ending
-        found is kept, one with no more quality warnings than the text's own. None when the text counts wrong or
-        its score is unknown; a plan without `raw` when nothing better was found."""
+        found is kept, one with no more quality warnings than the text's own. The plan has no `raw` when the text's
+        own ending is natural, its score unknown (or it counts wrong), or nothing better was found."""
         req = self.request
         text = self.clean(raw)
         own = self.score(text) if count(text, req.count_unit) == req.target else None
@@ -139,7 +135,7 @@ class EndingPlanner:
                     new_raw = self._written(raw, best, units)
                     if new_raw is not None:
                         plan["chosen"] = best.text
-                        self.known(self.clean(new_raw), best.score)
+                        self._scores[self.clean(new_raw).strip()] = best.score  # found on the way
                     return Planned(new_raw, plan)
                 if self.halted():
                     break

@@ -167,7 +167,8 @@ def render() -> None:
             key=W.FALLBACK,
             help="The paper saw o4-mini and gpt-4o-mini misread the countdown (§4.3): CAPEL gives them the baseline "
             "instruction. The embedded model is too small to write under countdown markers: the guaranteed "
-            "countdown writes it as Exact (guaranteed), with the same count.",
+            "countdown writes it as Exact (guaranteed), with the same count. The GPT-5 family writes Exact under the "
+            "countdown grammar, so it sees how many words are left and plans its last sentence.",
         )
         max_tokens, seed, time_limit = _limits(int(target), lang, mode, unit)
         max_calls = st.number_input(
