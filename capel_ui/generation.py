@@ -36,6 +36,7 @@ from .quality import fluency
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
 from .rewrite import Faithfulness, faithfulness, first_word, strip_preamble
 from .rewrite import plan as plan_rewrite
+from .runview import RunView
 from .verdict import Target, Verdict, judge
 from .vocab import (
     DEFAULT_STALL_LIMIT,
@@ -51,6 +52,7 @@ from .vocab import (
     FailureKind,
     Lang,
     Mode,
+    Phase,
     Status,
     TargetKind,
     Unit,
@@ -602,6 +604,45 @@ class Generation:
         if call.resumed_from is None:
             return ""
         return f" · repairing from <{call.resumed_from}> (call {call.number} of {self.max_calls})"
+
+    def view(self, *, saving: bool = False) -> RunView:
+        """What a surface draws of this run now (runview.py): the one way pages and the CLI read a live run."""
+        parser, call = self.parser, self.current
+        with self._lock:
+            errors = tuple(parser.errors) if parser else ()
+            spans = tuple(parser.marker_spans) if parser else ()
+            draft_span = parser.draft_span if parser else None
+        return RunView(
+            label=self.backend.label,
+            model=self.backend.model,
+            mode=self.mode,
+            lang=self.request.lang,
+            unit=self.request.count_unit,
+            target=self.request.target_spec,
+            units_done=self.units_done,
+            raw=self.raw,
+            text=self.live_text(),
+            settled=self.settled_text(),
+            errors=errors,
+            marker_spans=spans,
+            draft_span=draft_span,
+            phase=self._phase(saving),
+            note=self.live_note(),
+            call=call.number,
+            max_calls=self.max_calls,
+            started=self.started,
+            time_limit=self.request.time_limit,
+            notice=self.notice,
+        )
+
+    def _phase(self, saving: bool) -> Phase:
+        if self._final is not None:
+            return "saving" if saving else "done"
+        if self.planner.closing or self.planner.searching:
+            return "choosing an ending"
+        if self.current.resumed_from is not None:
+            return "repairing"
+        return "drafting" if self.in_draft else "writing"
 
     def cancel(self) -> None:
         """Stop the stream now (safe from any thread): the request is aborted, also before the first token."""

@@ -28,9 +28,10 @@ from sqlalchemy.exc import DBAPIError
 
 from .backends import spec_of
 from .counting import count, refusal
-from .generation import Generation, Outcome, faithfulness_json
+from .generation import Generation, Outcome, Request, faithfulness_json
 from .quality import offline_score, warnings, words
 from .redact import redact
+from .runview import RunView
 from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, update_run
 from .verdict import Target, Verdict, judge
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
@@ -148,6 +149,15 @@ class LiveRun:
         for _ in self.stream():
             pass
         return self.outcome
+
+    def view(self) -> RunView:
+        """The run as it stands now, for the pages and the CLI to draw (runview.py); `saving` once its stream ended
+        and its final save is under way."""
+        return self.gen.view(saving=not self.closed.is_set())
+
+    @property
+    def request(self) -> Request:
+        return self.gen.request
 
     def cancel(self) -> None:
         self.gen.cancel()

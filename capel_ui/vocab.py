@@ -210,6 +210,10 @@ Status = Literal["running", "complete", "partial", "failed", "cancelled"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 FINAL_STATUSES: frozenset[Status] = frozenset({"complete", "partial", "failed", "cancelled"})
 
+Phase = Literal["writing", "drafting", "repairing", "choosing an ending", "saving", "done"]
+"""What a live run is doing now, as the pages and the CLI say it (`runview.RunView.phase`)."""
+PHASES: tuple[Phase, ...] = get_args(Phase)
+
 DisplayStatus = Literal["running", "complete", "partial", "failed", "cancelled", "interrupted"]
 """A status as shown: a `running` row nobody has saved for `STALE_AFTER` seconds is shown as interrupted."""
 

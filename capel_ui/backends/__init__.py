@@ -17,7 +17,7 @@ from .embedded import ServerHandle, smollm2_path, start_server
 from .guard import Guarded
 from .openai_compat import OpenAICompatBackend
 from .openai_responses import OpenAIResponsesBackend
-from .probe import ProbeResult, needs_probe, probe, refusal
+from .probe import ProbeResult, needs_probe, probe, refusal, why_not_guaranteed
 from .providers import BackendArgs, language_note, register, spec_of, visible
 from .providers.scripted import ScriptedBackend, Turn, staged
 from .registry import (
@@ -90,4 +90,5 @@ __all__ = [
     "staged",
     "start_server",
     "visible",
+    "why_not_guaranteed",
 ]

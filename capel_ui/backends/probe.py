@@ -104,7 +104,19 @@ def refusal(backend: Backend, modes: Iterable[Mode]) -> str | None:
     if not any(MODE_SPECS[m].guaranteed for m in modes) or not needs_probe(backend.provider, base_url, field):
         return None
     result = _cached(base_url or "", backend.model, field or "", lambda: backend)  # with the backend's own key
-    return None if result.honoured or not result.settled else result.reason
+    return why_not_guaranteed(True, result)
+
+
+def why_not_guaranteed(takes_grammar: bool | None, probed: ProbeResult | None) -> str | None:
+    """The one rule for whether a model can run the guaranteed modes, used by the service and the pages alike:
+    None where it can (the registry says it takes a grammar and, for a server that was probed, the probe did not
+    settle on "ignored"), else why not. A server that could not be asked (down, busy) is not refused here: the run
+    itself then says what went wrong, and the probe asks again next time."""
+    if not takes_grammar:
+        return "This model takes no grammar, so the guaranteed modes cannot run on it."
+    if probed is None or probed.honoured or not probed.settled:
+        return None
+    return probed.reason
 
 
 def clear_cache() -> None:

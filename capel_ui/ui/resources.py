@@ -30,6 +30,7 @@ from ..backends import (
     resolve_key,
     spec_of,
     visible,
+    why_not_guaranteed,
 )
 from ..storage import database_url, get_engine
 
@@ -110,7 +111,7 @@ def grammar_probe(choice: ModelChoice) -> ProbeResult | None:
 def takes_grammar(choice: ModelChoice, probed: ProbeResult | None) -> bool:
     """Whether the guaranteed modes are offered for this model: the registry says it takes a grammar and, for a
     compatible server, its probe (`grammar_probe`, passed in) saw it honoured."""
-    return bool(choice.capabilities.grammar and (probed is None or probed.honoured))
+    return why_not_guaranteed(choice.capabilities.grammar, probed) is None
 
 
 def model_choice() -> ModelChoice:
