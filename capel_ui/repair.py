@@ -26,7 +26,7 @@ from .vocab import DEFAULT_MAX_CALLS, ERROR_LABELS, Mode
 
 if TYPE_CHECKING:
     from .backends import Backend
-    from .generation import Request
+    from .request import Request
 
 REPAIR_MODES: frozenset[Mode] = frozenset({"capel", "draft-capel"})
 PREAMBLE_LIMIT = 200

@@ -396,7 +396,7 @@ def test_stopping_during_a_repair_call_keeps_every_call_as_cancelled(scripted):
     scripted.script(ok(countdown(5, wrong="skip", at=3)), ok(continuation(2), delay=0.05))
     live = LiveRun(Generation(get_backend(MODEL, base_url=scripted.url), Request("Sea", 5)), get_engine(), origin="cli")
     for _ in live.stream():
-        if live.gen.repairing_from is not None:
+        if live.view().call > 1:
             live.cancel()
     outcome = live.outcome
     assert outcome.status == "cancelled" and not outcome.verified
