@@ -28,9 +28,11 @@ from sqlalchemy.exc import DBAPIError
 
 from .backends import spec_of
 from .counting import count, refusal
-from .generation import Generation, Outcome, Request, faithfulness_json
+from .generation import Generation
+from .outcome import Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
 from .redact import redact
+from .request import Request
 from .runview import RunView
 from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, update_run
 from .verdict import Target, Verdict, judge

@@ -17,8 +17,10 @@ from typing import TypeVar
 from sqlalchemy import Engine
 
 from .backends import Backend, refusal
-from .generation import Generation, Outcome, Request, validate_request
+from .generation import Generation
 from .judge import judge_run
+from .outcome import Outcome
+from .request import Request, validate_request
 from .runs import LiveRun, quality_fields, run_together
 from .variants import Candidate, rank, variant_requests
 from .vocab import Mode, Origin
@@ -108,12 +110,12 @@ class RunHandle:
 
     @property
     def request(self) -> Request:
-        return self.live.gen.request
+        return self.live.request
 
     @property
     def notice(self) -> str | None:
         """What the run changed on the writer's behalf (the baseline for a model known to misread CAPEL)."""
-        return self.live.gen.notice
+        return self.live.view().notice
 
     def stream(self) -> Iterator[str]:
         """The one run's text chunks as they arrive; its final state is saved however the loop ends."""
