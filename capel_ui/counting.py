@@ -256,7 +256,7 @@ def count_detail(text: str, unit: Unit) -> str | None:
 
 def refusal(text: str, unit: Unit) -> str | None:
     """Why the platform a unit counts for would refuse `text` whatever its length (X: a character it refuses), or
-    None: such a text is never verified (verdict.judge's `refused`)."""
+    None: such a text is never verified (verdict.decide's `refused`)."""
     return x_refusal(text) if unit == "x_weighted" else None
 
 

@@ -23,7 +23,7 @@ from .quality import fluency
 from .repair import verified
 from .request import Request
 from .rewrite import Faithfulness, faithfulness
-from .verdict import Verdict, judge
+from .verdict import Verdict, decide
 from .vocab import Mode, Status
 
 
@@ -75,7 +75,7 @@ class Outcome:
 
     @property
     def verdict(self) -> Verdict:
-        return judge(
+        return decide(
             self.status,
             self.count,
             self.request.target_spec,

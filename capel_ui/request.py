@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .backends.providers.spec import grammar_offer
 from .counting import count
 from .grammar import supports
 from .prompts import validate_target
@@ -117,8 +118,7 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         if backend is not None and not backend.capabilities.grammar:
             raise ValueError(
                 f"{backend.label} does not take a grammar, so {request.mode} mode is not available; "
-                "use the embedded model, a GGUF file, a GPT-5, GPT-4.1 or GPT-4o model, or a server that takes a "
-                "grammar (--grammar-field)"
+                f"use {grammar_offer()}"
             )
 
 

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from sqlalchemy import Engine
 
-from .backends import Backend, refusal
+from .backends import Backend, why_refused
 from .generation import Generation
 from .judge import judge_run
 from .outcome import Outcome
@@ -38,7 +38,7 @@ Store = Engine | Callable[[], Engine] | None
 def check_guaranteed(backend: Backend, modes: Iterable[Mode]) -> None:
     """Refuse the guaranteed modes among `modes` on a server whose probe saw it ignore or reject its grammar field
     (ValueError with the probe's reason): the one "is a guaranteed mode available" check every run passes."""
-    refused = refusal(backend, modes)
+    refused = why_refused(backend, modes)
     if refused:
         raise ValueError(refused)
 

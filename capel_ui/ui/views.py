@@ -24,7 +24,7 @@ from ..repair import calls_line
 from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..storage import RunRecord
-from ..verdict import Verdict, judge, live_state
+from ..verdict import Verdict, decide, live_state
 from ..vocab import MAX_TARGET, mode_label, unit_label, units_phrase
 from .layout import DOWNLOADS, VERDICT, hook
 from .live_text import live_text_area
@@ -280,7 +280,7 @@ def _edit_fragment(
 ) -> None:
     """The edit box alone reruns as the writer edits, not the whole page."""
     text = live_text_area("Your edit", run.text, key=f"{key}-edit")
-    verdict = judge("complete", count(text, run.unit), target_of(run), 0, refusal(text, run.unit))  # type: ignore[arg-type]
+    verdict = decide("complete", count(text, run.unit), target_of(run), 0, refusal(text, run.unit))  # type: ignore[arg-type]
     # The verdict's own words (no model text in them), named as the edit's so they never read as the run's badge.
     st.markdown(f":{verdict.tone}[**Your edit: {verdict.headline(run.unit)}**]")
     detail = count_detail(text, run.unit)  # type: ignore[arg-type]
