@@ -43,7 +43,8 @@ class UnitSpec:
     """What a counting unit is: its label, the languages it is offered for (and whose own unit it is), the
     languages in which a CAPEL countdown (one word or one Chinese character per marker) can be judged in it,
     which grammar, per language, makes the guaranteed modes promise a count in it, and the noun a prompt states a
-    length in, per language (`noun`: "characters (it is an X post)"; `unit_noun`). Its counter is in counting.py."""
+    length in, per language (`noun`: "characters (it is an X post)"; `unit_noun`). `counter` names its counting
+    function in counting.py (`counting.counter_of`): a function, looked up from this record, not a second table."""
 
     label: str
     langs: tuple[Lang, ...]
@@ -52,6 +53,7 @@ class UnitSpec:
     grammar: Mapping[Lang, GrammarKind] = field(default_factory=dict)
     expert: bool = False  # a benchmark's own counter: the CLI and the Benchmark page have it, a writer's pickers not
     noun: Mapping[Lang, str] = field(default_factory=dict)
+    counter: str = ""  # the name of its function in counting.py ("count_en_words")
 
 
 _EN_WORDS = {"en": "words"}
@@ -59,19 +61,43 @@ _ZH_CHARS = {"zh": "个字"}
 _ALL_CHARS = {"en": "characters (spaces and punctuation count)", "zh": "个字（标点符号也算）"}
 UNIT_SPECS: dict[Unit, UnitSpec] = {
     "en_words": UnitSpec(
-        "English words", ("en",), default_for=("en",), markers=("en",), grammar={"en": "words"}, noun=_EN_WORDS
+        "English words",
+        ("en",),
+        default_for=("en",),
+        markers=("en",),
+        grammar={"en": "words"},
+        noun=_EN_WORDS,
+        counter="count_en_words",
     ),
     "zh_chars": UnitSpec(
-        "Chinese characters", ("zh",), default_for=("zh",), markers=("zh",), grammar={"zh": "words"}, noun=_ZH_CHARS
+        "Chinese characters",
+        ("zh",),
+        default_for=("zh",),
+        markers=("zh",),
+        grammar={"zh": "words"},
+        noun=_ZH_CHARS,
+        counter="count_zh_chars",
     ),
-    "zh_all": UnitSpec("字 (all characters)", ("zh",), grammar={"zh": "chars"}, noun={"zh": _ALL_CHARS["zh"]}),
-    "zh_words": UnitSpec("Chinese words (jieba)", ("zh",), markers=("zh",), noun=_ZH_CHARS),
-    "chars": UnitSpec("characters", ("en", "zh"), grammar={"en": "chars", "zh": "chars"}, noun=_ALL_CHARS),
+    "zh_all": UnitSpec(
+        "字 (all characters)", ("zh",), grammar={"zh": "chars"}, noun={"zh": _ALL_CHARS["zh"]}, counter="count_zh_all"
+    ),
+    "zh_words": UnitSpec("Chinese words (jieba)", ("zh",), markers=("zh",), noun=_ZH_CHARS, counter="count_zh_words"),
+    "chars": UnitSpec(
+        "characters", ("en", "zh"), grammar={"en": "chars", "zh": "chars"}, noun=_ALL_CHARS, counter="count_chars"
+    ),
     "x_weighted": UnitSpec(
-        "X weighted characters", ("en",), grammar={"en": "chars"}, noun={"en": "characters (it is an X post)"}
+        "X weighted characters",
+        ("en",),
+        grammar={"en": "chars"},
+        noun={"en": "characters (it is an X post)"},
+        counter="count_x_weighted",
     ),
     "sms": UnitSpec(
-        "SMS characters", ("en",), grammar={"en": "chars"}, noun={"en": "characters (it is one text message)"}
+        "SMS characters",
+        ("en",),
+        grammar={"en": "chars"},
+        noun={"en": "characters (it is one text message)"},
+        counter="count_sms",
     ),
     "lifebench": UnitSpec(
         "LIFEBench counter",
@@ -80,6 +106,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         grammar={"en": "words", "zh": "words"},
         expert=True,
         noun={**_EN_WORDS, **_ZH_CHARS},
+        counter="count_lifebench",
     ),
 }
 """Every counting unit, in the order the pages offer them (a language's own unit first)."""

@@ -177,7 +177,7 @@ class OpenAICompatBackend(Backend):
         so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
         alternatives at its place asked for (llama.cpp reports them before the grammar)."""
         parts = split_ending(text)
-        if not self._scores_endings() or self.capabilities.grammar_field != "grammar" or parts is None:
+        if not self._scores_endings() or not self.capabilities.takes_gbnf or parts is None:
             return None
         head, unit, after = parts
         params = self._ending_params(messages, head, 8 + len(unit + after))
