@@ -657,7 +657,7 @@ def _quoted(text: str) -> str:
 
 def closing_rules(lang: Lang, unit: Unit, room: int) -> AnyGrammar:
     """One or more sentences more, at most `room` units in `unit` (the space before them included), the last one
-    closed: what a text under a limit may add after its own last sentence (a rival closing, `Generation`)."""
+    closed: what a text under a limit may add after its own last sentence (a rival closing, `planned.EndingPlanner`)."""
     validate_target(room)
     kind = grammar_kind(lang, unit)
     sep = _SEPARATOR[lang]

@@ -55,7 +55,7 @@ class Outcome:
     fluency: float | None = None  # geometric mean token probability (quality.fluency), when the server gave logprobs
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a run that may repair
     end_probability: float | None = None  # P(end) after the text (ending.py), where the server can say
-    planned_ending: dict[str, Any] | None = None  # the candidate endings a planned run chose from (`Generation`)
+    planned_ending: dict[str, Any] | None = None  # the candidate endings a planned run chose from (planned.py)
     foreign: bool = False  # the model does not write the request's language (ProviderSpec.languages): no score
 
     @property
