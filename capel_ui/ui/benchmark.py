@@ -191,35 +191,36 @@ def _run_form() -> None:
 
 def _run(config: BenchConfig, backend: Any) -> None:
     engine = resources.engine()
-    state: dict[str, Any] = {"done": 0, "total": 0, "eta": None, "outcome": None, "error": None}
+    shared: dict[str, Any] = {"done": 0, "total": 0, "eta": None, "outcome": None, "error": None}
     stop = threading.Event()
 
     def progress(done: int, total: int, eta: float | None) -> None:
-        state.update(done=done, total=total, eta=eta)
+        shared.update(done=done, total=total, eta=eta)
 
     def work() -> None:
         try:
-            state["outcome"] = run_bench(config, backend=backend, engine=engine, progress=progress, stop=stop)
+            shared["outcome"] = run_bench(config, backend=backend, engine=engine, progress=progress, stop=stop)
         except Exception as exc:  # shown to the user; per-sample failures are stored by the runner itself
-            state["error"] = exc
+            shared["error"] = exc
 
     thread = threading.Thread(target=work, name="bench", daemon=True)
     bar = st.progress(0.0, text="Starting…")
     thread.start()
     try:
         while thread.is_alive():
-            total = state["total"] or 1
-            eta = state["eta"]
+            total = shared["total"] or 1
+            eta = shared["eta"]
             eta_text = f" · about {eta:.0f} s left" if eta is not None else ""
-            bar.progress(min(state["done"] / total, 1.0), text=f"{state['done']} of {state['total']} samples{eta_text}")
+            done = f"{shared['done']} of {shared['total']} samples{eta_text}"
+            bar.progress(min(shared["done"] / total, 1.0), text=done)
             time.sleep(0.3)
     finally:
         stop.set()  # harmless when finished; on Stop / rerun / closed tab it ends the run, keeping results
     bar.empty()
-    if state["error"] is not None:
-        st.error(str(state["error"]))
+    if shared["error"] is not None:
+        st.error(str(shared["error"]))
         return
-    outcome = state["outcome"]
+    outcome = shared["outcome"]
     if outcome is not None:
         state.put(B.SELECTED, [outcome.bench_run_id])
         failed = f", {outcome.failed} failed (see the error counts)" if outcome.failed else ""
@@ -251,7 +252,7 @@ def _past_runs() -> list[int]:
         }
         for r in runs
     ]
-    preselected = set(state.get(B.SELECTED, []))
+    preselected = set(state.get(B.SELECTED))
     picked = st.dataframe(
         rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="b_table"
     )

@@ -24,7 +24,8 @@ from ..backends import (
 from ..backends.openai_compat import check_base_url
 from ..redact import redact
 from ..storage import StorageError, database_fault, get_engine
-from . import resources
+from . import resources, state
+from .state import S
 
 
 def masked(url: str) -> str:
@@ -76,9 +77,9 @@ def _model() -> None:
     if spec.key_env:
         _key(provider, spec.key_env)
     if model:
-        st.session_state[resources.MODEL_CHOICE] = ModelChoice(provider, model, base_url, grammar_field)  # type: ignore[arg-type]
+        state.put(S.MODEL_CHOICE, ModelChoice(provider, model, base_url, grammar_field))  # type: ignore[arg-type]
     else:
-        st.session_state[resources.MODEL_CHOICE] = EMBEDDED
+        state.put(S.MODEL_CHOICE, EMBEDDED)
         st.caption("No model given yet: the embedded model is used.")
 
 
@@ -127,7 +128,7 @@ def _key(provider: Provider, env: str) -> None:
     st.text_input(
         "API key",
         type="password",
-        key=resources.key_widget(provider),
+        key=S.api_key(provider),
         help=f"Kept for this browser session only; never saved. Or set {env} in the environment or in "
         ".streamlit/secrets.toml.",
     )
@@ -142,9 +143,9 @@ def _key(provider: Provider, env: str) -> None:
 
 def _sampling() -> None:
     st.subheader("Sampling")
-    st.toggle("Model's default temperature", value=True, key=resources.TEMPERATURE_DEFAULT)
-    if not st.session_state.get(resources.TEMPERATURE_DEFAULT, True):
-        st.slider("Temperature", 0.0, 2.0, 0.7, 0.05, key=resources.TEMPERATURE_VALUE)
+    st.toggle("Model's default temperature", value=True, key=S.TEMPERATURE_DEFAULT)
+    if not state.get(S.TEMPERATURE_DEFAULT):
+        st.slider("Temperature", 0.0, 2.0, 0.7, 0.05, key=S.TEMPERATURE_VALUE)
 
 
 def _database() -> None:
@@ -153,7 +154,7 @@ def _database() -> None:
         new = st.text_input(
             "SQLAlchemy URL for this session", placeholder="postgresql+psycopg://user@host/db", key="db_url_input"
         ).strip()
-        if new and new != st.session_state.get(resources.DB_URL):
+        if new and new != state.get(S.DB_URL):
             try:
                 get_engine(new)
             except StorageError as exc:  # a bad path or URL, a foreign or damaged file: one line saying what to do
@@ -161,5 +162,5 @@ def _database() -> None:
             except Exception as exc:  # anything else (an unreachable server): keep the current database
                 st.error(f"Could not open that database: {type(exc).__name__}: {redact(str(exc))}")
             else:
-                st.session_state[resources.DB_URL] = new
+                state.put(S.DB_URL, new)
                 st.rerun()
