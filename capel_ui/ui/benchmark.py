@@ -114,14 +114,14 @@ def _run_form() -> None:
     st.subheader("Run a suite")
     st.caption(f"Model: **{choice.label}** (change it in the sidebar).")
     c = st.columns([1.2, 2.4, 1.2])
-    suite = c[0].selectbox("Suite", SUITES, key="b_suite", format_func=suite_label)
+    suite = c[0].selectbox("Suite", SUITES, key=B.SUITE, format_func=suite_label)
     c[0].caption(SUITE_PAGE_HELP.get(suite, ""))
     control = "equal"
     if suite in CONTROL_SUITES:
         control = c[0].selectbox(
             "Control",
             BENCH_CONTROLS,
-            key="b_control",
+            key=B.CONTROL,
             format_func=control_label,
             help="LIFEBench's control methods: the prompt asks for exactly, at most or at least N, and the Length "
             "Score is that control's. At most and at least run the Baseline and Exact modes (markers count to "
@@ -131,32 +131,31 @@ def _run_form() -> None:
     default_modes = ["baseline", "exact"] if grammar else ["baseline", "capel"]
     if control != "equal":
         default_modes = [m for m in default_modes if m not in MARKER_MODES]
-    modes_key = "b_modes" if control == "equal" else f"b_modes_{control}"  # markers' selection stays with equal
-    modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key=modes_key)
+    modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key=B.modes(control))
     lengths = c[2].text_input(
         "Target lengths",
         value=DEFAULT_LENGTHS[suite],
-        key=f"b_lengths_{suite}",
+        key=B.lengths(suite),
         help="Comma-separated, e.g. 16,64; empty for the suite's default.",
     )
     d = st.columns(5)
-    limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key="b_limit")
-    seed = d[1].number_input("Seed", min_value=0, value=0, key="b_seed")
-    lang = d[2].selectbox("Language", ["both", "en", "zh"], key="b_lang")
-    concurrency = d[3].number_input("Concurrency", min_value=1, max_value=8, value=2, key="b_conc")
+    limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key=B.LIMIT)
+    seed = d[1].number_input("Seed", min_value=0, value=0, key=B.SEED)
+    lang = d[2].selectbox("Language", ["both", "en", "zh"], key=B.LANG)
+    concurrency = d[3].number_input("Concurrency", min_value=1, max_value=8, value=2, key=B.CONCURRENCY)
     max_calls = d[4].number_input(
         "Max calls (repair)",
         min_value=1,
         max_value=MAX_CALLS,
         value=1,
-        key="b_max_calls",
+        key=B.MAX_CALLS,
         help="CAPEL samples that go wrong are repaired from their verified prefix, up to this many calls; "
         "1 measures one call, as the paper does. A different value is a separate run.",
     )
     upload = None
     if suite == "custom":
         upload = st.file_uploader(
-            "CSV or JSONL with instruction, lang, target (and optional id)", type=["csv", "jsonl"], key="b_upload"
+            "CSV or JSONL with instruction, lang, target (and optional id)", type=["csv", "jsonl"], key=B.UPLOAD
         )
     b = st.columns([1.5, 1, 3.5])  # room for the label at 1280 px
     if not b[0].button("Run benchmark", type="primary", icon=":material/play_arrow:", width="stretch"):
@@ -184,7 +183,7 @@ def _run_form() -> None:
         st.error(str(exc))
         return
     stop_slot = b[1].empty()
-    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="b_stop")
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=B.STOP)
     _run(config, backend)
     stop_slot.empty()
 
@@ -254,7 +253,7 @@ def _past_runs() -> list[int]:
     ]
     preselected = set(state.get(B.SELECTED))
     picked = st.dataframe(
-        rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="b_table"
+        rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key=B.TABLE
     )
     chosen = [runs[i].id for i in (picked.selection.rows if picked and picked.selection else [])]
     if not chosen and preselected:

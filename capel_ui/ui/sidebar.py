@@ -67,7 +67,7 @@ def _check_database() -> None:
 def _model() -> None:
     st.subheader("Model")
     names: list[Provider] = [spec.name for spec in visible()]
-    provider: Provider = st.selectbox("Provider", names, format_func=lambda p: spec_of(p).label, key="provider")
+    provider: Provider = st.selectbox("Provider", names, format_func=lambda p: spec_of(p).label, key=S.PROVIDER)
     spec = spec_of(provider)
     base_url = _base_url(spec) if spec.takes_base_url else None
     model = _model_id(spec)
@@ -85,7 +85,7 @@ def _model() -> None:
 
 def _base_url(spec: ProviderSpec) -> str | None:
     """The server's address, checked as it is typed; nothing is sent to a malformed URL."""
-    base_url = st.text_input("Base URL", value=spec.base_url or "", key="compat_url").strip() or None
+    base_url = st.text_input("Base URL", value=spec.base_url or "", key=S.BASE_URL).strip() or None
     if base_url:
         try:
             check_base_url(base_url)
@@ -99,24 +99,24 @@ def _model_id(spec: ProviderSpec) -> str:
     if spec.model_input == "fixed":
         return spec.default_model or ""
     if spec.model_input == "file":
-        return st.text_input("GGUF file", placeholder="/path/to/model.gguf", key=f"{spec.name}_path").strip()
+        return st.text_input("GGUF file", placeholder="/path/to/model.gguf", key=S.gguf_path(spec.name)).strip()
     if spec.list_models is not None and not spec.offered():
         st.caption("No model pulled yet: open **Models** to pull one.")
         return ""
     if spec.model_input == "id" or not spec.offered():
-        key = "compat_model" if spec.takes_base_url else f"custom_{spec.name}"  # a server's, kept across providers
+        key = S.COMPAT_MODEL if spec.takes_base_url else S.custom_model(spec.name)  # a server's, kept across providers
         return st.text_input("Model id", placeholder="e.g. qwen3:8b", key=key).strip()
     if spec.list_models is not None:  # pulled models only: nothing else can be typed
-        return st.selectbox("Model", spec.offered(), key=f"model_{spec.name}")
-    picked = st.selectbox("Model", [*spec.models, "other…"], key=f"model_{spec.name}")
-    return st.text_input("Model id", key=f"custom_{spec.name}").strip() if picked == "other…" else picked
+        return st.selectbox("Model", spec.offered(), key=S.model(spec.name))
+    picked = st.selectbox("Model", [*spec.models, "other…"], key=S.model(spec.name))
+    return st.text_input("Model id", key=S.custom_model(spec.name)).strip() if picked == "other…" else picked
 
 
 def _grammar_field() -> str | None:
     field = st.selectbox(
         "Grammar support",
         ["none", *GRAMMAR_FIELDS],
-        key="compat_grammar",
+        key=S.GRAMMAR_FIELD,
         help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old). SGLang: ebnf. "
         "Ollama, LM Studio: json_schema. A Responses API gateway: custom_tool. The Write page probes it.",
     )
@@ -152,7 +152,7 @@ def _database() -> None:
     with st.expander("Database"):
         st.caption(f"Runs are saved to `{masked(resources.db_url())}`.")
         new = st.text_input(
-            "SQLAlchemy URL for this session", placeholder="postgresql+psycopg://user@host/db", key="db_url_input"
+            "SQLAlchemy URL for this session", placeholder="postgresql+psycopg://user@host/db", key=S.DB_URL_INPUT
         ).strip()
         if new and new != state.get(S.DB_URL):
             try:

@@ -247,6 +247,25 @@ class B:
 
     SELECTED: Final = Key[list[int]]("b_selected", [])
     """The benchmark runs selected in the table (a finished run selects itself)."""
+    SUITE: Final = Key[str | None]("b_suite", None)
+    CONTROL: Final = Key[str]("b_control", "equal")
+    LIMIT: Final = Key[int]("b_limit", 5)
+    SEED: Final = Key[int]("b_seed", 0)
+    LANG: Final = Key[str]("b_lang", "both")
+    CONCURRENCY: Final = Key[int]("b_conc", 2)
+    MAX_CALLS: Final = Key[int]("b_max_calls", 1)
+    UPLOAD: Final = Key[Any]("b_upload", None)
+    STOP: Final = Key[bool]("b_stop", False)
+    TABLE: Final = "b_table"
+
+    @staticmethod
+    def modes(control: str) -> Key[list[Mode]]:
+        """The modes picked for a control: the markers' selection stays with "equal"."""
+        return Key("b_modes" if control == "equal" else f"b_modes_{control}", [])
+
+    @staticmethod
+    def lengths(suite: str) -> Key[str]:
+        return Key(f"b_lengths_{suite}", "")
 
 
 class S:
@@ -257,6 +276,25 @@ class S:
     """The database URL typed in the sidebar (it opened), else None for DATABASE_URL or data/capel.db."""
     TEMPERATURE_DEFAULT: Final = Key[bool]("temperature_default", True)
     TEMPERATURE_VALUE: Final = Key[float | None]("temperature_value", None)
+    PROVIDER: Final = Key[Provider | None]("provider", None)
+    BASE_URL: Final = Key[str]("compat_url", "")
+    COMPAT_MODEL: Final = Key[str]("compat_model", "")
+    """A server's model id, kept across the compatible providers."""
+    GRAMMAR_FIELD: Final = Key[str]("compat_grammar", "none")
+    DB_URL_INPUT: Final = Key[str]("db_url_input", "")
+    """The database box as typed; `DB_URL` once it opened."""
+
+    @staticmethod
+    def gguf_path(provider: Provider) -> Key[str]:
+        return Key(f"{provider}_path", "")
+
+    @staticmethod
+    def model(provider: Provider) -> Key[str | None]:
+        return Key(f"model_{provider}", None)
+
+    @staticmethod
+    def custom_model(provider: Provider) -> Key[str]:
+        return Key(f"custom_{provider}", "")
 
     @staticmethod
     def api_key(provider: Provider) -> Key[str | None]:
