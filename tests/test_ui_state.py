@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from capel_ui.backends import EMBEDDED
+from capel_ui.runview import RunView
 from capel_ui.ui import state
 from capel_ui.ui.state import C, Key, S, TargetKeys, W, WriteForm
+from capel_ui.ui.views import live_line
 from capel_ui.ui.write import _request
 from capel_ui.verdict import Target
 
@@ -111,3 +114,27 @@ def test_a_rewrite_form_asks_for_its_pasted_text() -> None:
     assert _form(rewrite=True, source="  ").missing == "Paste the text to rewrite, or turn off “Rewrite my own text”."
     request = _request(_form(rewrite=True, source=" My own text here. "), Target.of("exactly", 3))
     assert "My own text here." in request.instruction and request.instruction != "My own text here."
+
+
+def _view(phase: str, note: str = "") -> RunView:
+    return RunView(
+        label="SmolLM2-135M (embedded)", model="m", mode="exact", lang="en", unit="words",
+        target=Target.of("exactly", 10), units_done=4, raw="", text="", settled="", errors=(), marker_spans=(),
+        draft_span=None, phase=phase, note=note, call=1, max_calls=1, started=time.monotonic(), time_limit=600.0,
+        notice=None,
+    )  # type: ignore[arg-type]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("phase", "note", "said"),
+    [
+        ("writing", "", ""),
+        ("saving", "", " · saving"),
+        ("choosing an ending", "", " · choosing an ending"),
+        ("choosing an ending", " · its last sentence reads cut off: …", " · its last sentence reads cut off: …"),
+    ],
+)
+def test_the_live_line_says_the_phase_where_the_note_does_not(phase: str, note: str, said: str) -> None:
+    line = live_line(_view(phase, note))
+    assert line.startswith("SmolLM2-135M (embedded) · Exact") and " s of at most 600 s" in line
+    assert line.endswith(" s" + said)

@@ -266,13 +266,14 @@ def _run(
         with col:
             view = live.view()
             st.markdown(f"**{view.label}**  \n{mode_label(view.mode)}")
-            slots.append((st.empty(), st.empty()))
+            slots.append((st.empty(), st.empty(), st.empty()))
 
     def paint() -> None:
-        for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
+        for live, (count_ph, phase_ph, raw_ph) in zip(lives, slots, strict=True):
             view = live.view()
             left = target.high - view.units_done
             count_ph.html(countdown_html(left, target.high, view.unit_label, drafting=view.drafting))
+            phase_ph.caption(view.phase if view.phase in ("repairing", "choosing an ending", "saving") else " ")
             raw_ph.html(highlight_raw(view.raw[-1500:], []))
 
     columns_run.run_together(paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
@@ -280,8 +281,9 @@ def _run(
     stop_slot.empty()
     for live in lives:  # a column the database refused to the end is not in History: its text, to copy now
         if live.save_error:
+            view = live.view()
             st.error(
-                f"{live.view().label} · {mode_label(live.view().mode)}: this run {live.save_error}. "
+                f"{view.label} · {mode_label(view.mode)}: this run {live.save_error}. "
                 "Its text is below; copy it now, History does not have it."
             )
             st.code(live.outcome.text, language=None, wrap_lines=True)

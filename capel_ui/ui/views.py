@@ -141,7 +141,8 @@ def elapsed(view: RunView) -> str:
 def live_line(view: RunView) -> str:
     """The line under a live countdown: model, mode, time, and what the run is doing when it is not just writing
     ("choosing an ending", "saving"; a repair says itself in the note)."""
-    phase = f" · {view.phase}" if view.phase in ("choosing an ending", "saving") and not view.note else ""
+    said = view.phase == "saving" or (view.phase == "choosing an ending" and not view.note)
+    phase = f" · {view.phase}" if said else ""
     return f"{view.label} · {mode_label(view.mode)} · {elapsed(view)}{view.note}{phase}"
 
 
