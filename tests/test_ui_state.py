@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import pickle
 import re
 import time
 from pathlib import Path
@@ -73,6 +74,8 @@ def test_a_key_is_its_widget_string_with_a_default() -> None:
     assert W.MODE.default is None and S.MODEL_CHOICE.default == EMBEDDED
     assert type(W.FALLBACK.name) is str  # what Streamlit stores: the plain string the tests address
     assert W.max_calls(False) == "w_max_calls_False" and S.api_key("deepseek") == "key_deepseek"
+    copied = pickle.loads(pickle.dumps(W.TIME_LIMIT))
+    assert (copied, copied.default, type(copied)) == ("w_time_limit", 600.0, Key)
 
 
 def test_get_reads_the_default_until_put_and_drop_clears_it() -> None:

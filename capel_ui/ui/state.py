@@ -40,6 +40,9 @@ class Key(str, Generic[T]):
     def name(self) -> str:
         return str.__str__(self)
 
+    def __reduce__(self) -> tuple[type[Key[T]], tuple[str, T]]:  # a copy or a pickle keeps the default
+        return (type(self), (self.name, self.default))
+
 
 def get(key: Key[T]) -> T:
     """The value kept under `key`, or its default when it was never set (a widget's value once it is drawn)."""
