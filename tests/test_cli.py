@@ -16,6 +16,7 @@ from capel_ui.backends import Capabilities, Turn
 from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.prompts import build_prompt
+from capel_ui.storage import get_engine, list_runs
 from tests.cli_process import interrupt_generate
 from tests.scripted_server import MODEL, honour_grammar, ok, status
 
@@ -320,21 +321,30 @@ def test_acceptance_generate_exact_37_words_from_the_command_line():
 
 
 @pytest.mark.parametrize(
-    "signals",
-    [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGINT, signal.SIGINT)],
-    ids=["ctrl_c", "sigterm", "ctrl_c_twice"],
+    ("signals", "as_json"),
+    [((signal.SIGINT,), True), ((signal.SIGTERM,), False), ((signal.SIGINT, signal.SIGINT), True)],
+    ids=["ctrl_c", "sigterm_text", "ctrl_c_twice"],
 )
-def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals):
+def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals, as_json):
+    """A real process (a few seconds each): the JSON and the text output, and the run left in History, are checked
+    here at once (test_cli_history's Ctrl-C test was the text-mode run)."""
     scripted.script(ok(["word "] * 60, delay=0.1))
+    json_flag = ["--json"] if as_json else []
     code, out, err = interrupt_generate(
-        scripted, "--mode", "baseline", "--target", "60", "--json", after=1.0, signals=signals
+        scripted, "--mode", "baseline", "--target", "60", *json_flag, after=1.0, signals=signals
     )
     assert code == 130, err  # some words arrived, not all 60
-    result = json.loads(out)
-    assert result["status"] == "cancelled"
-    assert 1 <= result["count"] < 60 and result["text"] == " ".join(["word"] * result["count"])
-    assert f"interrupted: kept {result['count']} English words" in err
-    assert result["run_id"] is not None
+    (row,) = list_runs(get_engine())
+    if len(signals) == 1:  # a second Ctrl-C may cut the final save short: the row is then left "running"
+        assert (row.status, row.verified) == ("cancelled", False) and 1 <= row.count < 60
+    if as_json:
+        result = json.loads(out)
+        assert result["status"] == "cancelled" and result["run_id"] == row.id
+        assert 1 <= result["count"] < 60 and result["text"] == " ".join(["word"] * result["count"])
+        assert f"interrupted: kept {result['count']} English words" in err
+    else:
+        assert f"interrupted: kept {row.count} English words" in err
+        assert out.split() == row.text.split() == ["word"] * row.count  # text mode prints what was kept
 
 
 @pytest.mark.parametrize(

@@ -328,8 +328,8 @@ def test_cli_a_corrupt_database_is_a_failure_exit_3_never_1_and_the_file_is_kept
 
 def test_cli_ctrl_c_prints_words_that_came_before_the_first_marker(scripted):
     scripted.script(stall_after(["Sure, here it is: ", "one two three four"], seconds=300))
-    # after 2 s both chunks have arrived (held back: no marker yet) and the stream stalls
-    code, out, err = interrupt_generate(scripted, "--mode", "capel", "--target", "20", after=2.0)
+    # both chunks are sent at once (held back: no marker yet), then the stream stalls
+    code, out, err = interrupt_generate(scripted, "--mode", "capel", "--target", "20", after=1.0)
     assert code == 130, err
     assert "one two three four" in out
     assert "interrupted: kept" in err
