@@ -77,7 +77,7 @@ def test_one_model_per_vendor_runs_the_typed_vendors_side_by_side(
         at = app_test.switch_page("app_pages/compare.py").run()
         next(b for b in at.button if b.label == "One model per vendor").click().run()
         lineup = at.multiselect(key="c_models").value
-        assert [m.provider for m in lineup][0] == "embedded"
+        assert lineup[0].provider == "embedded"
         assert {m.provider for m in lineup} == {"embedded", "openai", "anthropic"}
         at.multiselect(key="c_models").set_value(lineup[1:]).run()  # the vendors only (the embedded model is slow)
         at.text_area(key="c_instruction").input("Write about a harbour at night.")
