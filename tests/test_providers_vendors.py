@@ -6,6 +6,7 @@ vendor's refusal in full."""
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -162,3 +163,33 @@ def test_claude_budget_is_capped_to_its_output_limit(vendor) -> None:
                             "90000", "Hi.")  # fmt: skip
     assert code == EXIT_OK, err
     assert server.last_body["max_tokens"] == 64_000
+
+
+@pytest.mark.parametrize(
+    ("provider", "body", "plain"),
+    [
+        ("mistral", {"model": "m", "messages": [], "seed": 1}, "body.seed: Extra inputs are not permitted"),
+        ("gemini", {"model": "m", "messages": [], "seed": 1}, 'Unknown name "seed": Cannot find field.'),
+        ("xai", {"model": "m", "messages": [], "foo": 1}, "Unknown field: foo"),
+        ("anthropic", {"model": "claude-sonnet-4-5", "messages": [], "max_tokens": 70000}, "maximum allowed number"),
+        ("openai", {"model": "m", "messages": [], "foo": 1}, "Unrecognized request argument supplied: foo"),
+    ],
+)
+def test_each_vendors_refusal_is_read_as_its_own_plain_words(provider, body, plain) -> None:
+    from types import SimpleNamespace
+
+    from capel_ui.backends.dialect import explanation
+
+    refusal = VENDORS[provider]("/v1/chat/completions", body)
+    assert refusal is not None
+    said = explanation(SimpleNamespace(response=SimpleNamespace(text=json.dumps(refusal[1]))))
+    assert plain in said and "{" not in said
+
+
+def test_doctor_without_a_key_says_where_to_put_one_and_sends_nothing(monkeypatch, scripted) -> None:
+    monkeypatch.delenv("XAI_API_KEY", raising=False)
+    monkeypatch.setenv("XAI_BASE_URL", scripted.url)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["doctor", "--provider", "xai"], stdin=io.StringIO(""), stdout=out, stderr=err)
+    assert code != EXIT_OK and "No API key for xAI (Grok): set XAI_API_KEY" in err.getvalue()
+    assert scripted.requests == []
