@@ -1,11 +1,13 @@
 """Local models a writer can pull: a short catalogue of instruct GGUF models that run on a laptop CPU, downloaded
-from the Hugging Face Hub with `huggingface_hub` (resumable, `HF_ENDPOINT` honoured), checked, and served by the
-same in-process llama.cpp path as the embedded model (provider `local`, guaranteed modes included).
+from the Hugging Face Hub (`huggingface_hub`'s URLs, headers and metadata; our own resumable transfer with a stall
+limit; `HF_ENDPOINT` honoured), checked, and served by the same in-process llama.cpp path as the embedded model
+(provider `local`, guaranteed modes included).
 
 A model counts as installed only once its file is complete and its sha256 matches the Hub's (the LFS etag), and a
-small manifest says so: an interrupted download (its `.incomplete` part kept for the next pull to resume) or a
-corrupt one is never offered. Models live in `CAPEL_MODELS_DIR`, else `data/models/` beside the History
-database: one folder per model, so `remove` is one folder and nothing hides in a shared cache.
+small manifest says so: an interrupted download (its `.part` file kept under a stable name for the next pull to
+resume, in this process or another) or a corrupt one is never offered. Every failure of a pull is one line
+(`ModelError`) saying what happened and what to do. Models live in `CAPEL_MODELS_DIR`, else `data/models/` beside
+the History database: one folder per model, so `remove` is one folder and nothing hides in a shared cache.
 """
 
 from __future__ import annotations

@@ -180,8 +180,9 @@ def start_pull() -> subprocess.Popen:
 def half_way(served: HubFile) -> None:
     """Wait until the Hub sent half the file and the pull wrote what arrived."""
     assert served.held.wait(60)
-    last, steady = -1, 0
+    last, steady, deadline = -1, 0, time.monotonic() + 30
     while steady < 3:
+        assert time.monotonic() < deadline, f"nothing arrived in {part()}"
         size = part().stat().st_size if part().exists() else 0
         steady = steady + 1 if size == last and size > 0 else 0
         last = size
@@ -218,3 +219,20 @@ def test_a_pull_interrupted_half_way_says_so_in_one_line_and_keeps_what_arrived(
     assert kept > 0
     assert pull()[0] == EXIT_OK and ranges(hub)[-1] == f"bytes={kept}-"
     assert installed()[QWEN.name].sha256 == SHA
+
+
+# ----- the Models page -------------------------------------------------------------------------------------------
+
+
+def test_the_models_page_shows_a_pull_that_cannot_reach_the_hub_as_one_error_box(
+    hub: ScriptedHub, monkeypatch, app_test
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{s.getsockname()[1]}")
+    at = app_test
+    at.switch_page("app_pages/models.py").run()
+    at.button(key=f"pull_{QWEN.name}").click().run()
+    assert not at.exception, at.exception
+    [error] = [e.value for e in at.error]
+    assert "cannot be reached" in error and "run the same pull again" in error
