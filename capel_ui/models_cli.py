@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from .vocab import EXIT_BACKEND, EXIT_OK, EXIT_USAGE
+from .vocab import EXIT_BACKEND, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 
 def add_models_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,9 +52,15 @@ def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         removed = lm.remove(args.name)
         err.write(f"removed {args.name}\n" if removed else f"{args.name} was not installed\n")
         return EXIT_OK if removed else EXIT_USAGE
-    except lm.ModelError as exc:
+    except lm.PullInterrupted as exc:
+        err.write(f"interrupted: {exc}\n")
+        return exc.exit_code
+    except lm.ModelError as exc:  # one line: what happened and what to do; the code from the failure table
         err.write(f"capel_ui: error: {exc}\n")
-        return EXIT_BACKEND
+        return exc.exit_code
+    except KeyboardInterrupt:  # while the checksum is read, or the list is printed: nothing half done is offered
+        err.write("interrupted: nothing was changed; a partial download is kept for the next pull\n")
+        return EXIT_INTERRUPTED
 
 
 def _vendor_list(provider: str, out: TextIO, err: TextIO) -> int:

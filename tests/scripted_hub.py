@@ -1,13 +1,17 @@
 """A scripted Hugging Face Hub on 127.0.0.1 for `huggingface_hub` (pointed at it by `HF_ENDPOINT`): it serves
 files at `/{repo}/resolve/{revision}/{filename}` with the headers `hf_hub_download` reads (`X-Repo-Commit`,
 `X-Linked-Etag` = the file's sha256 as for an LFS file, `X-Linked-Size`, `Content-Length`) and honours `Range`
-(resumed downloads). It can cut the first download half way, state a wrong checksum, and records every request.
+(resumed downloads). Its faults: cut the first download half way or every one, trickle one byte at a time, refuse
+`Range` (answer 200 with the whole file), hold a download half way until the test lets go, state a wrong
+checksum; it records every request.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,6 +24,11 @@ class HubFile:
     data: bytes
     sha256: str = ""  # stated by the Hub; the real one unless a test states another
     cut_first: bool = False  # the first GET stops half way (the connection drops)
+    cut_every: bool = False  # every GET stops half way through what it was asked for
+    trickle: float = 0.0  # seconds between single bytes (a Hub that never quite stops sending)
+    refuse_range: bool = False  # `Range` ignored: 200 and the whole file
+    hold: threading.Event | None = None  # the first GET sends half, then waits for this before dropping
+    held: threading.Event = field(default_factory=threading.Event)  # set once the held half was sent
 
     def __post_init__(self) -> None:
         self.sha256 = self.sha256 or hashlib.sha256(self.data).hexdigest()
@@ -62,7 +71,7 @@ class ScriptedHub:
                     return
                 data, start = hub_file.data, 0
                 wanted = self.headers.get("Range")
-                if wanted and wanted.startswith("bytes="):
+                if wanted and wanted.startswith("bytes=") and not hub_file.refuse_range:
                     start = int(wanted[6:].split("-")[0] or 0)
                 self.send_response(206 if start else 200)
                 self.send_header("X-Repo-Commit", COMMIT)
@@ -77,14 +86,32 @@ class ScriptedHub:
                 if not body:
                     return
                 part = data[start:]
-                if hub_file.cut_first:
+                if hub_file.trickle:
+                    with contextlib.suppress(OSError):  # until the client gives up
+                        for i in range(len(part)):
+                            self.wfile.write(part[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(hub_file.trickle)
+                    return
+                if hub_file.hold is not None and not hub_file.held.is_set():
+                    self.wfile.write(part[: len(part) // 2])
+                    self.wfile.flush()
+                    hub_file.held.set()
+                    hub_file.hold.wait(60)
+                    self._drop()
+                    return
+                if hub_file.cut_first or hub_file.cut_every:
                     hub_file.cut_first = False
                     self.wfile.write(part[: len(part) // 2])
                     self.wfile.flush()
-                    self.close_connection = True
-                    self.connection.shutdown(2)
+                    self._drop()
                     return
                 self.wfile.write(part)
+
+            def _drop(self) -> None:
+                self.close_connection = True
+                with contextlib.suppress(OSError):  # the client went first
+                    self.connection.shutdown(2)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True

@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..backends import BackendError
 from ..bench import charts, report
 from ..bench.runner import BenchConfig, list_runs, parse_modes, run_bench, run_results
 from ..bench.suites import CONTROL_SUITES, SUITES, parse_lengths
-from ..storage import PROJECT_ROOT
+from ..redact import redact
+from ..storage import PROJECT_ROOT, database_fault
 from ..vocab import (
     BENCH_CONTROL_LABELS,
     BENCH_CONTROL_MEETS,
@@ -217,7 +219,7 @@ def _run(config: BenchConfig, backend: Any) -> None:
         stop.set()  # harmless when finished; on Stop / rerun / closed tab it ends the run, keeping results
     bar.empty()
     if shared["error"] is not None:
-        st.error(str(shared["error"]))
+        st.error(plain_error(shared["error"]), icon=":material/error:")
         return
     outcome = shared["outcome"]
     if outcome is not None:
@@ -301,8 +303,21 @@ def render() -> None:
         "The paper's measurements on any model: Exact Match, MAE, MALD, LIFEBench Length Deviation and "
         "Length Score, and where each mode breaks."
     )
-    _run_form()
-    st.divider()
-    ids = _past_runs()
-    if ids:
-        _charts(ids)
+    try:
+        _run_form()
+        st.divider()
+        ids = _past_runs()
+        if ids:
+            _charts(ids)
+    except SQLAlchemyError as exc:  # a locked or broken database: one line naming it, never the SQL
+        st.error(plain_error(exc), icon=":material/database:")
+
+
+def plain_error(exc: BaseException) -> str:
+    """One plain line for an error box: a database's fault names the database and what to do (SQLAlchemy's own
+    text carries the SQL and its parameters); any other error its first line."""
+    if isinstance(exc, SQLAlchemyError):
+        engine = resources.engine()
+        return redact(f"{database_fault(exc, engine.url.render_as_string(hide_password=False))}.")
+    text = str(exc).strip()
+    return redact(text.splitlines()[0] if text else type(exc).__name__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 
 import streamlit as st
+from sqlalchemy import Engine
 
 from ..history import history_rows
 from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
@@ -27,6 +28,9 @@ def render() -> None:
     engine = resources.engine()
     for key in H.FILTERS:  # a visit to another page drops widget state: the filters come back as they were
         state.keep(key)
+    deleted = state.drop(H.DELETED)
+    if deleted is not None:
+        st.success(f"Run {deleted} deleted.", icon=":material/delete:")
     search = st.text_input("Search text", key=H.SEARCH, placeholder="words in the instruction or text")
     f = st.container(key=hook(FILTERS)).columns([1.4, 1.4, 1, 1, 1.4])
     model = f[0].selectbox("Model", [ALL, *distinct_values(engine, "model")], key=H.MODEL)
@@ -77,7 +81,7 @@ def render() -> None:
         width="stretch",
         on_select="rerun",
         selection_mode="single-row",
-        key=H.TABLE,
+        key=H.table_key(),
         column_order=COLUMNS,  # the text second: in view at 1280 px without scrolling sideways
         column_config={
             "id": st.column_config.NumberColumn("Run", width="small"),
@@ -104,10 +108,15 @@ def render() -> None:
         state.open_on_write(run)  # the same inputs, a rewrite as a rewrite
     with a[1].popover("Delete", icon=":material/delete:", width="stretch"):
         st.write("Delete this run for good?")
-        if st.button("Yes, delete", type="primary", key=f"del{run.id}"):
-            delete_run(engine, run.id)
-            st.toast(f"Run {run.id} deleted.")
-            st.rerun()
+        st.button("Yes, delete", type="primary", key=f"del{run.id}", on_click=_delete, args=(engine, run.id))
+
+
+def _delete(engine: Engine, run_id: int) -> None:
+    """Delete the run and close its detail: the table is drawn anew with no row selected (a kept selection would
+    open the next run, its Delete button where the writer just clicked), and the page says which run went."""
+    delete_run(engine, run_id)
+    state.put(H.TABLES, state.get(H.TABLES) + 1)
+    state.put(H.DELETED, run_id)
 
 
 def _lang_name(lang: str) -> str:

@@ -40,13 +40,17 @@ def _progress_bar(label: str) -> type:
 
 
 def _pull(name: str) -> None:
-    try:
-        with st.status(f"Pulling {name}…", expanded=True) as status:
+    """The pull, through `local_models.pull` (its one guarded path): any failure is its one line in an error box,
+    the progress left where it stopped (what arrived is kept: Pull again resumes it)."""
+    with st.status(f"Pulling {name}…", expanded=True) as status:
+        try:
             model = lm.pull(name, tqdm_class=_progress_bar(name), progress=st.write)
-            status.update(label=f"{name} is ready: pick “Pulled local model” in the sidebar.", state="complete")
-        st.caption(f"sha256 {model.sha256[:16]}… checked · {model.path}")
-    except lm.ModelError as exc:
-        st.error(str(exc))
+        except lm.ModelError as exc:
+            status.update(label=f"The pull of {name} stopped", state="error")
+            st.error(str(exc), icon=":material/cloud_off:")
+            return
+        status.update(label=f"{name} is ready: pick “Pulled local model” in the sidebar.", state="complete")
+    st.caption(f"sha256 {model.sha256[:16]}… checked · {model.path}")
 
 
 def render() -> None:

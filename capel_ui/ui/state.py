@@ -161,6 +161,13 @@ class W:
     SEND_BACK: Final = Key[str | None]("w_send_back", None)
     """An edited text handed back to be rewritten (applied before the widgets are drawn)."""
 
+    KEPT: Final[tuple[Key[Any], ...]] = (
+        FORM.lang, FORM.unit, FORM.kind, FORM.target, FORM.low, REWRITE, MODE, CODE, FALLBACK, MAX_TOKENS, SEED,
+        TIME_LIMIT, VARIANTS, JUDGE,
+    )  # fmt: skip
+    """The form's widgets whose values are kept for the session (`keep`): a visit to another page drops the state
+    of widgets it does not draw, and Write would come back with a target of 25."""
+
     @staticmethod
     def max_calls(takes_grammar: bool | None) -> Key[int]:
         """The repair box, one per kind of model: its default (1 with a grammar, else 3) shows when the model
@@ -243,6 +250,17 @@ class H:
     VERIFIED: Final = Key[bool]("h_verified", False)
     FILTERS: Final = (MODEL, MODE, ORIGIN, LANG, DATES, SEARCH, VERIFIED)
     TABLE: Final = "h_table"
+    TABLES: Final = Key[int]("h_tables", 0)
+    """How many times the table was drawn anew: a deletion draws a new table (`table_key`), with no row selected,
+    so the run below the deleted one never opens under the cursor that just clicked Delete."""
+    DELETED: Final = Key[int | None]("h_deleted", None)
+    """The run just deleted, said once where its detail was."""
+
+    @staticmethod
+    def table_key() -> str:
+        """The table's key: `TABLE` until a run is deleted, then a new one per deletion (a fresh selection)."""
+        n = get(H.TABLES)
+        return H.TABLE if n == 0 else f"{H.TABLE}_{n}"
 
 
 class B:

@@ -23,7 +23,6 @@ from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
     DEFAULT_STALL_LIMIT,
-    DEFAULT_TIME_LIMIT,
     DEFAULT_VARIANTS,
     MARKER_LIMITS,
     MARKER_MODES,
@@ -120,6 +119,8 @@ def _take_handoffs() -> None:
     """Before any widget is drawn: what another page handed over, the form's defaults, and the kept texts."""
     state.take_prefill()
     state.take_send_back()
+    for key in W.KEPT:  # before the defaults: a visit to Compare or History loses nothing the writer set
+        state.keep(key)
     set_target_defaults(W.FORM, DEFAULT_TARGET)
     state.keep(W.INSTRUCTION)  # turning "Rewrite my own text" on and off loses neither text
     state.keep(W.SOURCE)
@@ -382,9 +383,10 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
         placeholder="none (varies)",
         help="The same seed, model and settings give the same text where the server supports it.",
     )
+    state.setdefault(W.TIME_LIMIT)  # its default set here, not as `value`: a kept value put back draws no warning
     time_limit = o[2].number_input(
         "Time limit (seconds)",
-        value=DEFAULT_TIME_LIMIT,
+        value=None,
         step=10.0,
         key=W.TIME_LIMIT,
         placeholder="none",
