@@ -110,16 +110,16 @@ def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         + (f", {p.failed} bad rows" if p.failed else "")
         + f"; writing {todo}\n"
     )
-    shown: set[str] = set()
-    labels = {j.key: j for j in batch.jobs}
+    shown: list[str] = []
+    before = p.done
 
     def tick() -> None:
         for key in batch.finished[len(shown) :]:
-            shown.add(key)
+            shown.append(key)
             r = batch.results[key]
             what = r.verdict or (f"error: {r.error}" if r.error else r.status or "")
             secs = f" · {r.seconds:.1f} s" if r.seconds is not None else ""
-            err.write(f"[{p.done}/{p.total}] {labels[key].key}: {what}{secs}\n")
+            err.write(f"[{min(before + len(shown), p.total)}/{p.total}] {key}: {what}{secs}\n")
         err.flush()
 
     interrupted = False
@@ -139,7 +139,7 @@ def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write("interrupted: run the same command again to finish the rest\n")
         return EXIT_INTERRUPTED
     results = list(batch.results.values())
-    if results and all(r.verified for r in results):
+    if results and all(r.verified and not r.error for r in results):
         return EXIT_OK
     ran = [r for r in results if r.status not in (None,) and r.run_id is not None]
     if not ran and any(r.error for r in results) and any(j.request for j in batch.jobs):

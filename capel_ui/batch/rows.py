@@ -186,7 +186,9 @@ def _bad(i: int, key: str, options: Options, error: str) -> Job:
     return Job(i, key, None, "", options.model, error=error)
 
 
-def _row_jobs(i: int, key: str, cell: Callable[[str], str], options: Options, grammar: Callable[[str], bool]) -> list[Job]:
+def _row_jobs(
+    i: int, key: str, cell: Callable[[str], str], options: Options, grammar: Callable[[str], bool]
+) -> list[Job]:
     lang = (cell("lang") or options.lang).lower()
     if lang not in LANGS:
         raise ValueError(f"lang {lang!r} is not one of {', '.join(LANGS)}")

@@ -16,6 +16,7 @@ punctuation) are written again with another seed, up to `DISTINCT_TRIES` times; 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -318,10 +319,8 @@ class Batch:
     def _workers(self, jobs: list[Job]) -> int:
         slots = 1
         for model in {j.model for j in jobs}:
-            try:
+            with contextlib.suppress(BackendError):  # its jobs fail on their own, each with the reason
                 slots = max(slots, self.slots_for(self.backend(model)))
-            except BackendError:
-                pass
         return max(1, min(slots, len(jobs)))
 
     def _one(self, job: Job) -> None:
@@ -362,7 +361,7 @@ class Batch:
             return False
         try:
             update_run(self.engine, run_id, batch_id=self.id, batch_row=job.key)
-        except Exception:  # noqa: BLE001 (the final save tries again; the run itself goes on)
+        except Exception:  # the final save tags it again; the run itself goes on
             return False
         return True
 
