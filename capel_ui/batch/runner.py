@@ -196,6 +196,7 @@ class Batch:
         self.results: dict[str, Result] = {}
         self._attempts: dict[str, int] = {}
         self.progress = Progress(total=len(self.jobs))
+        self.workers_used = 0  # runs at once in the last round
         self.finished: list[str] = []  # keys in the order they finished in this session (the page shows them)
         self._load()
 
@@ -299,7 +300,7 @@ class Batch:
     def _round(self, jobs: list[Job], tick: Callable[[], None] | None, interval: float) -> None:
         if not jobs:
             return
-        workers = self._workers(jobs)
+        workers = self.workers_used = self._workers(jobs)
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
         futures: list[Future[None]] = [pool.submit(self._one, job) for job in jobs]
         try:
