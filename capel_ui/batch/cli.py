@@ -106,8 +106,8 @@ def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     todo = len(batch.pending)
     err.write(
         f"batch {batch.id}: {len(table.rows)} rows, {p.total} texts"
-        + (f", {p.done - p.failed} complete from before" if p.done - p.failed else "")
-        + (f", {p.failed} bad rows" if p.failed else "")
+        + (f", {batch.resumed} complete from before" if batch.resumed else "")
+        + (f", {batch.bad_rows} bad rows" if batch.bad_rows else "")
         + f"; writing {todo}\n"
     )
     shown: list[str] = []

@@ -251,6 +251,7 @@ class Batch:
         for job in self.jobs:
             if job.request is None:
                 self.results[job.key] = Result(error=job.error, status="failed")
+        self._mark_duplicates()
         self._count()
 
     def _count(self) -> None:
@@ -258,7 +259,16 @@ class Batch:
         finished = [r for r in self.results.values() if r.status is not None]
         p.done = len(finished)
         p.verified = sum(1 for r in finished if r.verified)
-        p.failed = sum(1 for r in finished if not r.done)
+        p.failed = sum(1 for r in finished if not r.done or r.error)  # a duplicate left is not a success
+
+    @property
+    def resumed(self) -> int:
+        """Texts found complete in the database from an earlier run of this batch."""
+        return sum(1 for r in self.results.values() if r.resumed)
+
+    @property
+    def bad_rows(self) -> int:
+        return sum(1 for j in self.jobs if j.request is None)
 
     @property
     def pending(self) -> list[Job]:
@@ -292,10 +302,16 @@ class Batch:
                 break
             self.progress.to_run += len(again)
             self._round(again, tick, interval)
-        for job, first in self._duplicate_pairs():
-            self.results[job.key].error = f"the same text as {first.slot} after {DISTINCT_TRIES + 1} tries"
+        self._mark_duplicates()
+        self._count()
         if tick is not None:
             tick()
+
+    def _mark_duplicates(self) -> None:
+        """A text still the same as an earlier one of its group says so in its error cell."""
+        for job, first in self._duplicate_pairs():
+            tries = self._attempts.get(job.key, 1)
+            self.results[job.key].error = f"the same text as {first.slot} after {tries} tries"
 
     def _round(self, jobs: list[Job], tick: Callable[[], None] | None, interval: float) -> None:
         if not jobs:

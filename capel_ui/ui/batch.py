@@ -67,11 +67,11 @@ def render() -> None:
     batch = Batch(table, data, options, resources.engine(), backend_for=lambda model: _backend(choice, model))
     _preview(batch, name)
     left = len(batch.pending)
-    b = st.columns([1.6, 1, 3])
-    label = f"Write {left} texts" if batch.progress.done == 0 else f"Write the {left} left"
-    go = b[0].button(label, type="primary", icon=":material/play_arrow:", width="stretch", disabled=left == 0)
-    if go:
-        _run(batch, b[1])
+    if left:
+        b = st.columns([1.6, 1, 3])
+        label = f"Write {left} texts" if batch.resumed == 0 else f"Write the {left} left"
+        if b[0].button(label, type="primary", icon=":material/play_arrow:", width="stretch"):
+            _run(batch, b[1])
     _results(batch, name)
 
 
@@ -155,11 +155,10 @@ def _preview(batch: Batch, name: str) -> None:
     for job in batch.jobs:
         r = batch.results.get(job.key)
         status = "✓ done" if r is not None and r.done else "✗ " + (r.error or "") if r is not None else "to write"
-        rows.append({"row": job.key, "asks": asks(job), "status": status})
-    done_before = p.done - p.failed
+        rows.append({"row": job.key, "status": status, "asks": asks(job)})
     st.caption(
         f"{name}: {len(batch.table.rows)} rows → {p.total} texts"
-        + (f" · {done_before} complete from before" if done_before else "")
+        + (f" · {batch.resumed} written already" if batch.resumed else "")
         + (f" · {p.failed} with an error" if p.failed else "")
         + f" · {resources.model_choice().label} · batch {batch.id}"
     )
@@ -191,8 +190,8 @@ def _run(batch: Batch, stop_slot: Any) -> None:
         batch.run(tick)
     except BackendError as exc:
         st.error(exc.message)
-    bar.empty()
-    table.empty()
+        return
+    st.rerun()  # drawn again from the database: the preview's statuses, the results and the downloads
 
 
 def _clock(seconds: float | None) -> str:
@@ -223,7 +222,7 @@ def _results(batch: Batch, name: str) -> None:
     stem = Path(name).stem or "batch"
     d = st.columns([1, 1, 3])
     d[0].download_button(
-        "CSV",
+        "Download CSV",
         csv_bytes(header, rows),
         f"{stem}-texts.csv",
         "text/csv",
@@ -232,7 +231,7 @@ def _results(batch: Batch, name: str) -> None:
         width="stretch",
     )
     d[1].download_button(
-        "XLSX",
+        "Download XLSX",
         xlsx_bytes(header, rows),
         f"{stem}-texts.xlsx",
         XLSX_MIME,
