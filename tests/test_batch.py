@@ -378,6 +378,33 @@ def test_a_batch_killed_half_way_and_run_again_finishes_the_rest_and_has_each_ro
     assert len({r["run_id"] for r in result}) == 8
 
 
+def test_ctrl_c_writes_what_is_done_says_what_is_not_and_the_next_run_finishes(tmp_path: Path, scripted) -> None:
+    scripted.script(then=ok(["Sea", " wind", " salt", " light", " stone."], delay=0.3))
+    src = write(tmp_path / "in.csv", "instruction,target\n" + "".join(f"Write headline {i},5\n" for i in range(6)))
+    out = tmp_path / "out.xlsx"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'int.db'}", "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "capel_ui", "batch", str(src), "--out", str(out), "--model", MODEL]
+    argv += ["--base-url", scripted.url, "--mode", "baseline", "--concurrency", "1"]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if line.startswith("[2/6]"):
+            proc.send_signal(signal.SIGINT)
+            break
+    tail = proc.stderr.read()
+    assert proc.wait(timeout=60) == 130, tail
+    assert "run the same command again to finish the rest" in tail
+    rows = read_table(out.read_bytes(), "out.xlsx").rows
+    assert len(rows) == 6
+    assert 2 <= sum(r["verified"] == "true" for r in rows) < 6
+    assert {r["error"] for r in rows if r["verified"] != "true"} <= {
+        "not written yet: run the same batch again to finish it",
+        "stopped before it finished: run the same batch again to write it",
+    }
+    again = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert [r["verified"] for r in read_table(out.read_bytes(), "out.xlsx").rows] == ["true"] * 6
+
+
 # ----- the embedded model -------------------------------------------------------------------------------------
 
 

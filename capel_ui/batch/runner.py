@@ -47,6 +47,7 @@ DISTINCT_TRIES = 3
 DONE_STATUS = "complete"
 SETTLE_SECONDS = 15.0
 """How long a stopped batch waits for its cancelled runs to save what arrived."""
+STOPPED = "stopped before it finished: run the same batch again to write it"
 NOT_RUN = "not written yet: run the same batch again to finish it"
 
 
@@ -88,7 +89,9 @@ class Result:
 def result_of(run: RunRecord, *, resumed: bool = False) -> Result:
     """A saved run as the output shows it: verified by the one verdict, warnings as the pages word them."""
     failure = None
-    if run.status != DONE_STATUS:
+    if run.status in ("cancelled", "running"):
+        failure = STOPPED
+    elif run.status != DONE_STATUS:
         failure = run.failure or f"the run ended {run.status}"
     return Result(
         text=run.text or "",
