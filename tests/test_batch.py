@@ -298,6 +298,26 @@ def test_a_duplicate_that_stays_one_is_reported(tmp_path: Path, scripted_model: 
     assert rows[0]["error"] == "" and rows[1]["error"] == "the same text as post 1 after 4 tries"
 
 
+def test_a_packs_text_no_writer_would_keep_is_written_again(tmp_path: Path, scripted_model: ScriptedBackend) -> None:
+    replies = iter(
+        [
+            "Here's a possible X post: bread.",  # talks about itself
+            "Our sourdough is back on Saturdays.",
+            "Come early: the loaves go by ten.",
+        ]
+    )
+    scripted_model.reply(lambda m, o: next(replies))
+    src = write(tmp_path / "p.csv", "facts\nsourdough on Saturdays\n")
+    code, err = run_cli(
+        str(src), "--model", "scripted", "--pack", "x-thread", "--posts", "2", "--concurrency", "1",
+        "--out", str(tmp_path / "o.csv"),
+    )  # fmt: skip
+    rows = read_csv(tmp_path / "o.csv")
+    assert code == 0, err
+    assert [r["text"] for r in rows] == ["Come early: the loaves go by ten.", "Our sourdough is back on Saturdays."]
+    assert len(scripted_model.requests) == 3
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert run_cli(str(tmp_path / "missing.csv"))[0] == 2
     code, err = run_cli(str(write(tmp_path / "a.txt", "x")))

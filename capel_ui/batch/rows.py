@@ -106,6 +106,7 @@ class Job:
     request: Request | None = None
     error: str | None = None
     group: str | None = None  # texts that must differ from each other (a pack's headlines and descriptions)
+    pack: bool = False  # a pack's text: written again (bounded) when it is junk
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -241,7 +242,7 @@ def _pack_jobs(
         request = Request.of(slot.target, slot.instruction(about), lang=lang, mode=slot_mode, unit=slot.unit)
         group = f"{key} · {slot.distinct}" if slot.distinct else None
         asked = slot.target.describe(slot.unit)
-        jobs.append(Job(i, f"{key} · {slot.name}", slot.name, asked, model, request, group=group))
+        jobs.append(Job(i, f"{key} · {slot.name}", slot.name, asked, model, request, group=group, pack=True))
     return jobs
 
 

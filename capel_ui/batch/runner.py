@@ -34,7 +34,7 @@ from ..backends import Backend, BackendError, capabilities_for, get_backend, pro
 from ..ending import ending_words
 from ..generation import Outcome
 from ..history import run_warnings
-from ..quality import notes
+from ..quality import junk, notes
 from ..runs import verdict_of
 from ..service import RunHandle, start
 from ..storage import RunRecord, get_run, update_run
@@ -66,6 +66,7 @@ class Result:
     status: str | None = None
     seconds: float | None = None
     tokens: int | None = None
+    junk: bool = False  # a text no writer would keep (a loop, a number list: quality.junk)
     resumed: bool = False  # found complete in the database, not written by this session
     verdict: str = ""  # the badge's words: "✓ 27/30 characters", "off by +3 · 53/50 English words"
 
@@ -99,7 +100,8 @@ def result_of(run: RunRecord, *, resumed: bool = False) -> Result:
         verified=verdict_of(run).verified,
         ending=ending_words(run.end_probability),
         score=run.score,
-        warnings="; ".join(notes(run_warnings(run))),
+        warnings="; ".join(notes(found := run_warnings(run))),
+        junk=junk(found),
         run_id=run.id,
         error=failure,
         status=run.status,
@@ -300,7 +302,7 @@ class Batch:
         self.progress.started = time.monotonic()
         self._round(todo, tick, interval)
         for _ in range(DISTINCT_TRIES):
-            again = self._duplicates()
+            again = [j for j in self._again() if self._attempts.get(j.key, 0) <= DISTINCT_TRIES]
             if not again or self.cancelled:
                 break
             self.progress.to_run += len(again)
@@ -408,8 +410,15 @@ class Batch:
                 seen[same] = job
         return pairs
 
-    def _duplicates(self) -> list[Job]:
-        return [job for job, _ in self._duplicate_pairs()]
+    def _again(self) -> list[Job]:
+        """The texts to write again: a duplicate in its group, or a pack's text no writer would keep (a loop, a
+        number list), which another seed usually fixes."""
+        again = {job.key: job for job, _ in self._duplicate_pairs()}
+        for job in self.jobs:
+            r = self.results.get(job.key)
+            if job.pack and r is not None and r.done and r.junk:
+                again.setdefault(job.key, job)
+        return [j for j in self.jobs if j.key in again]
 
     # ----- output ---------------------------------------------------------------------------------------------
     @property
