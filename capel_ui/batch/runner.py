@@ -266,6 +266,17 @@ class Batch:
         p.verified = sum(1 for r in finished if r.verified)
         p.failed = sum(1 for r in finished if not r.done or r.error)  # a duplicate left is not a success
 
+    def unsaved_errors(self) -> dict[str, str]:
+        """The texts that failed before a run was saved (no run to find them by on the next draw)."""
+        return {k: r.error for k, r in self.results.items() if r.run_id is None and r.error and not r.resumed}
+
+    def keep_errors(self, errors: dict[str, str]) -> None:
+        """Show `errors` (from `unsaved_errors` of an earlier draw) for the texts the database has nothing for."""
+        for job in self.jobs:
+            if job.key in errors and job.key not in self.results and job.request is not None:
+                self.results[job.key] = Result(error=errors[job.key], status="failed")
+        self._count()
+
     @property
     def resumed(self) -> int:
         """Texts found complete in the database from an earlier run of this batch."""

@@ -39,6 +39,9 @@ class BT:
     POSTS: Final = "bt_posts"
     MODE: Final = "bt_mode"
     STOP: Final = "bt_stop"
+    FAILED: Final = "bt_failed"
+    """Per batch id, the texts that failed before their run was saved (the model could not start, a refused
+    request): kept for the page's next draw, since the database has no run to say it."""
     EXAMPLE: Final = "bt_example"
     """Set by "Try the example": the example spreadsheet stands in for an upload."""
 
@@ -65,6 +68,7 @@ def render() -> None:
     options = _options()
     choice = resources.model_choice()
     batch = Batch(table, data, options, resources.engine(), backend_for=lambda model: _backend(choice, model))
+    batch.keep_errors(state.get(BT.FAILED, {}).get(batch.id, {}))
     _preview(batch, name)
     left = len(batch.pending)
     if left:
@@ -191,6 +195,8 @@ def _run(batch: Batch, stop_slot: Any) -> None:
     except BackendError as exc:
         st.error(exc.message)
         return
+    finally:
+        state.put(BT.FAILED, {**state.get(BT.FAILED, {}), batch.id: batch.unsaved_errors()})
     st.rerun()  # drawn again from the database: the preview's statuses, the results and the downloads
 
 
