@@ -19,7 +19,6 @@ and the share of the text's words that are not in the source.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -339,8 +338,3 @@ def _units(text: str, lang: Lang) -> list[str]:
 def _norm(word: str) -> str:
     low = word.lower().replace("’", "'")
     return low[:-2] if low.endswith("'s") else low
-
-
-def content_words(text: str) -> Iterable[str]:
-    """The words of `text` that carry content (not function words), as `faithfulness` compares them."""
-    return (w for w in _units(text, "en") if w not in _FUNCTION_WORDS)

@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .ending import ending_words
-from .generation import Outcome, Request
 from .history import run_warnings
+from .outcome import Outcome
 from .quality import QualityWarning, explain, junk, warnings
+from .request import Request
 from .runs import verdict_of
 from .storage import RunRecord
 from .vocab import MAX_VARIANTS
