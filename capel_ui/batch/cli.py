@@ -8,7 +8,6 @@ again to finish).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -145,9 +144,3 @@ def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not ran and any(r.error for r in results) and any(j.request for j in batch.jobs):
         return EXIT_BACKEND
     return EXIT_MISS
-
-
-if __name__ == "__main__":  # pragma: no cover
-    from ..cli import main
-
-    sys.exit(main(["batch", *sys.argv[1:]]))

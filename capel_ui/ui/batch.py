@@ -21,6 +21,7 @@ from ..batch.runner import Batch
 from ..batch.table import XLSX_MIME, Table, TableError, csv_bytes, read_table, xlsx_bytes
 from ..vocab import MODE_LABELS, MODES
 from . import resources, state
+from .state import Key
 
 EXAMPLE = (
     "id,instruction,target,unit,category\n"
@@ -34,15 +35,15 @@ AUTO = "auto"
 class BT:
     """The Batch page's keys."""
 
-    UPLOAD: Final = "bt_upload"
-    PACK: Final = "bt_pack"
-    POSTS: Final = "bt_posts"
-    MODE: Final = "bt_mode"
-    STOP: Final = "bt_stop"
-    FAILED: Final = "bt_failed"
+    UPLOAD: Final = Key[Any]("bt_upload", None)
+    PACK: Final = Key[str | None]("bt_pack", None)
+    POSTS: Final = Key[int]("bt_posts", DEFAULT_POSTS)
+    MODE: Final = Key[str]("bt_mode", AUTO)
+    STOP: Final = Key[bool]("bt_stop", False)
+    FAILED: Final = Key[dict[str, dict[str, str]]]("bt_failed", {})
     """Per batch id, the texts that failed before their run was saved (the model could not start, a refused
     request): kept for the page's next draw, since the database has no run to say it."""
-    EXAMPLE: Final = "bt_example"
+    EXAMPLE: Final = Key[bool]("bt_example", False)
     """Set by "Try the example": the example spreadsheet stands in for an upload."""
 
 
@@ -68,7 +69,7 @@ def render() -> None:
     options = _options()
     choice = resources.model_choice()
     batch = Batch(table, data, options, resources.engine(), backend_for=lambda model: _backend(choice, model))
-    batch.keep_errors(state.get(BT.FAILED, {}).get(batch.id, {}))
+    batch.keep_errors(state.get(BT.FAILED).get(batch.id, {}))
     _preview(batch, name)
     left = len(batch.pending)
     if left:
@@ -196,7 +197,7 @@ def _run(batch: Batch, stop_slot: Any) -> None:
         st.error(exc.message)
         return
     finally:
-        state.put(BT.FAILED, {**state.get(BT.FAILED, {}), batch.id: batch.unsaved_errors()})
+        state.put(BT.FAILED, {**state.get(BT.FAILED), batch.id: batch.unsaved_errors()})
     st.rerun()  # drawn again from the database: the preview's statuses, the results and the downloads
 
 
