@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from ..generation import Request
 from ..prompts import REWRITE
+from ..request import Request
 from ..verdict import Target
 from ..vocab import (
     DEFAULT_UNIT,

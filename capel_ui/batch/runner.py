@@ -32,8 +32,8 @@ from sqlalchemy import Engine, select
 
 from ..backends import Backend, BackendError, capabilities_for, get_backend, provider_of, spec_of
 from ..ending import ending_words
-from ..generation import Outcome
 from ..history import run_warnings
+from ..outcome import Outcome
 from ..quality import junk, notes
 from ..runs import verdict_of
 from ..service import RunHandle, start
