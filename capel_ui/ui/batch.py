@@ -208,7 +208,8 @@ def _clock(seconds: float | None) -> str:
 
 def _frame(batch: Batch, rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The result rows as the page shows them: the row's id, slot and the texts first."""
-    first = [c for c in ("id", "slot", "text", "verified", "count", "asked", "ending", "score", "warnings", "error")]
+    first = ["id", "slot", "verified", "text", "error", "count", "asked", "ending", "score", "warnings"]  # a phone
+    # shows the first two or three: which row, whether it is verified, its text
     cols = [c for c in first if c in batch.header()] + [c for c in batch.header() if c not in first]
     frame = pd.DataFrame(rows, columns=cols)
     if "slot" in frame and not frame["slot"].astype(bool).any():
