@@ -15,6 +15,7 @@ page = st.navigation(
     [
         st.Page("app_pages/write.py", title="Write", icon=":material/edit_note:", default=True),
         st.Page("app_pages/compare.py", title="Compare", icon=":material/view_column:"),
+        st.Page("app_pages/batch.py", title="Batch", icon=":material/table_view:"),
         st.Page("app_pages/history.py", title="History", icon=":material/history:"),
         st.Page("app_pages/benchmark.py", title="Benchmark", icon=":material/monitoring:"),
         st.Page("app_pages/models.py", title="Models", icon=":material/download:"),

@@ -1,4 +1,4 @@
-"""`python -m capel_ui`: prompt, count, check, generate, history, bench.
+"""`python -m capel_ui`: prompt, count, check, generate, history, bench, models, batch.
 
 Exit codes are a contract (named in `vocab`): 0 verified, 1 not, 2 bad input (one line saying what was wrong
 and what is accepted), 3 the model, server or database failed (with what to do), 130 interrupted.
@@ -201,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_id", type=_positive)
     show.add_argument("--json", action="store_true", dest="show_json")
 
+    from .batch.cli import add_batch_parser
     from .bench.cli import add_bench_parser
     from .doctor import add_doctor_parser
     from .models_cli import add_models_parser
@@ -208,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     add_models_parser(sub)
     add_doctor_parser(sub)
+    add_batch_parser(sub)
     return p
 
 

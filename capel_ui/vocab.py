@@ -279,7 +279,7 @@ DEFAULT_VARIANTS = 3
 """Candidates the Write page offers by default for a short text (up to `SHORT_TEXT` units) on a local model."""
 SHORT_TEXT = 100
 
-Origin = Literal["write", "compare", "cli", "edit", "variant", "repair", "unknown"]
+Origin = Literal["write", "compare", "cli", "edit", "variant", "repair", "unknown", "batch"]
 ORIGINS: tuple[Origin, ...] = get_args(Origin)
 
 BenchRunStatus = Literal["running", "complete", "interrupted"]

@@ -60,6 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "capel_ui.models_cli",
             "capel_ui.doctor",
             "capel_ui.bench",
+            "capel_ui.batch",
             "capel_ui.ui",
         ),
     ),

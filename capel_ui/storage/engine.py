@@ -185,6 +185,13 @@ def m008_rewrite_faithfulness(conn: Connection) -> None:
         _add_column(conn, "runs", name, Float(), None)
 
 
+def m009_batch(conn: Connection) -> None:
+    """runs: batch_id (indexed) and batch_row, a batch's texts (frozen; never edit). Old rows have none."""
+    _add_column(conn, "runs", "batch_id", String(64), None)
+    _add_column(conn, "runs", "batch_row", String(255), None)
+    conn.exec_driver_sql("CREATE INDEX ix_runs_batch_id ON runs (batch_id)")
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
@@ -193,6 +200,7 @@ UPGRADES: tuple[Step, ...] = (
     m006_bench_control,
     m007_end_probability,
     m008_rewrite_faithfulness,
+    m009_batch,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

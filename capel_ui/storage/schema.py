@@ -138,6 +138,11 @@ class Run(Base):
     # and the share of its words that are not in the writer's text. None on runs that are not rewrites.
     source_kept: Mapped[float | None]
     source_new: Mapped[float | None]
+    # A batch (issue 35, capel_ui/batch): every text of one spreadsheet shares its batch id (the input's content
+    # hash and options), and `batch_row` names its row and slot (`3`, `3 · headline 7`), so a batch run again
+    # skips what is complete.
+    batch_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    batch_row: Mapped[str | None] = mapped_column(String(255))
 
 
 class BenchRun(Base):
