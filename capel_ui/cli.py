@@ -1,7 +1,9 @@
 """`python -m capel_ui`: prompt, count, check, generate, history, bench.
 
 Exit codes are a contract (named in `vocab`): 0 verified, 1 not, 2 bad input (one line saying what was wrong
-and what is accepted), 3 the model, server or database failed (with what to do), 130 interrupted.
+and what is accepted), 3 the model, server or database failed (with what to do), 130 interrupted. They come from
+what the CLI checked itself (`UsageError`) and from the failure table (`vocab.FAILURES`), never from an exception's
+class: a `ValueError` raised deep inside is not the writer's bad input.
 """
 
 from __future__ import annotations
@@ -239,7 +241,10 @@ def _target_of(args: argparse.Namespace) -> Target | None:
     if args.at_most is not None:
         return Target.at_most(args.at_most)
     if args.range is not None:
-        return Target.parse_range(args.range)
+        try:
+            return Target.parse_range(args.range)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     return None
 
 
@@ -585,9 +590,6 @@ def main(
 
         stderr.write(f"capel_ui: error: {_redact(str(database_fault(exc)))}\n")
         return EXIT_BACKEND
-    except ValueError as exc:
-        stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
-        return EXIT_USAGE
 
 
 def _redact(message: str) -> str:
