@@ -51,6 +51,18 @@ def test_a_lone_surrogate_escape_becomes_a_replacement_character_and_the_run_is_
     assert saved_text_bytes().decode("utf-8") == run.text
 
 
+def test_a_lone_surrogate_in_a_responses_api_stream_is_replaced_and_the_run_saved(scripted, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-1")
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted.url)
+    scripted.script(ok(["One two ", "three \udc00 four ", "five six."]))  # response.output_text.delta events
+    code, _, err = generate("--model", "gpt-5-mini", "--mode", "baseline", "--target", "6", "Count to six.")
+    assert code == EXIT_OK, err
+    assert scripted.responses_requests  # the Responses API, not chat completions
+    [run] = list_runs(get_engine())
+    assert (run.status, run.text) == ("complete", "One two three \ufffd four five six.")
+    assert "not valid Unicode" in run.notice
+
+
 def test_a_lone_surrogate_in_gpt_4_1s_json_string_is_replaced_and_the_run_saved(scripted, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-1")
     monkeypatch.setenv("OPENAI_BASE_URL", scripted.url)
