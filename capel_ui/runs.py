@@ -45,7 +45,7 @@ from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origi
 SAVE_INTERVAL = 1.0
 """Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
 
-FIRST_SAVE_WAIT = 0.5
+FIRST_SAVE_WAIT = 1.0
 """Seconds a new run waits for its row before streaming: the usual insert takes milliseconds (so the row exists
 when the page or CLI asks for its id); on a locked database it goes on in the background and the stream starts."""
 
