@@ -134,9 +134,10 @@ class Guarded(Backend):
     def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
         """The inner backend's answer; a failure (the search is an extra) is no answer, never a failed run."""
         try:
-            return self.inner.next_tokens(messages, prefix)
+            tokens = self.inner.next_tokens(messages, prefix)
         except BackendError:
             return None
+        return None if tokens is None else [(valid_text(token), logprob) for token, logprob in tokens]  # may be text
 
     def _where(self) -> str:
         return self.base_url or self.label
