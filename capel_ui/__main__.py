@@ -1,11 +1,40 @@
-"""`python -m capel_ui` entry point."""
+"""`python -m capel_ui` entry point.
 
+SIGTERM (a service manager, `docker stop`) is handled as Ctrl-C is, from before the imports (which take seconds):
+a run is cancelled and keeps its text, and a command stopped before it started says so in one line, exit 130.
+"""
+
+import contextlib
+import os
 import signal
 import sys
+import threading
 
-from .cli import main, stop_as_interrupt
+EXIT_INTERRUPTED = 130  # vocab.EXIT_INTERRUPTED, named here so an interrupt during the imports is answered too
+
+
+def _as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
 
 if __name__ == "__main__":
-    # A service manager or `docker stop` sends SIGTERM: the run is cancelled and keeps its text, as on Ctrl-C.
-    signal.signal(signal.SIGTERM, stop_as_interrupt)
-    sys.exit(main())
+    signal.signal(signal.SIGTERM, _as_interrupt)
+    try:
+        from .cli import main
+
+        code = main()
+    except KeyboardInterrupt:  # during the imports, before `main` answers it itself
+        sys.stderr.write("capel_ui: interrupted\n")
+        code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        # A Ctrl-C that landed inside C code run by an import (PyRun_String) leaves CPython's "unhandled
+        # KeyboardInterrupt" flag set although it was handled here, and the process would then die by SIGINT (-2)
+        # instead of exiting 130: once the threads still saving are done, flush and leave with the code.
+        for thread in threading.enumerate():
+            if thread is not threading.current_thread() and not thread.daemon:
+                thread.join()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -1,7 +1,9 @@
 """`python -m capel_ui`: prompt, count, check, generate, history, bench, models, batch.
 
 Exit codes are a contract (named in `vocab`): 0 verified, 1 not, 2 bad input (one line saying what was wrong
-and what is accepted), 3 the model, server or database failed (with what to do), 130 interrupted.
+and what is accepted), 3 the model, server or database failed (with what to do), 130 interrupted. They come from
+what the CLI checked itself (`UsageError`) and from the failure table (`vocab.FAILURES`), never from an exception's
+class: a `ValueError` raised deep inside is not the writer's bad input.
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -80,7 +81,13 @@ _max_calls = bounded("max calls", 1, MAX_CALLS)
 def read_input(source: str | None, stdin: TextIO) -> str:
     """Read FILE or `-` (stdin) as UTF-8, turning every failure into a one-line usage error."""
     if source in (None, "-"):
-        data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+        closed = "standard input is closed (as under cron); give a file instead of -, or pipe the text in"
+        if stdin is None or stdin.closed:  # `0<&-`: Python sets sys.stdin to None
+            raise UsageError(closed)
+        try:
+            data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+        except OSError:  # a descriptor that cannot be read (closed under us, a directory)
+            raise UsageError(closed) from None
         name = "standard input"
     else:
         try:
@@ -243,7 +250,10 @@ def _target_of(args: argparse.Namespace) -> Target | None:
     if args.at_most is not None:
         return Target.at_most(args.at_most)
     if args.range is not None:
-        return Target.parse_range(args.range)
+        try:
+            return Target.parse_range(args.range)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     return None
 
 
@@ -354,19 +364,23 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         raise UsageError(str(exc)) from None
     if handle.notice:
         err.write(f"note: {handle.notice}\n")
-    if args.variants > 1:
-        return _generate_variants(handle, args, out, err)
+    with _Interrupts(handle.lives):  # from here a second Ctrl-C or SIGTERM cannot cut a save short
+        if args.variants > 1:
+            return _generate_variants(handle, args, out, err)
+        return _generate_one(handle, args, out, err)
+
+
+def _generate_one(handle: RunHandle, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     live = handle.live
     printer = _Printer(live, out, err, quiet=args.json)
     stream = handle.stream()
     try:
         for chunk in stream:
             printer.chunk(chunk)
-    except KeyboardInterrupt:
-        with _uninterrupted():  # a second Ctrl-C must not cut the save short and leave the run `running`
-            live.cancel()
-            stream.close()  # saves the run as cancelled, with the text that arrived
-            return _report(live, args, printer, err, interrupted=True)
+    except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM; any further one is only counted (`_Interrupts`)
+        live.cancel()
+        stream.close()  # saves the run as cancelled, with the text that arrived (already, if the stream was inside)
+        return _report(live, args, printer, err, interrupted=True)
     [best] = handle.result()
     if handle.judge is not None and best.outcome.text.strip():
         rating = best.judge_score
@@ -374,23 +388,34 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     return _report(live, args, printer, err, interrupted=False)
 
 
-def stop_as_interrupt(signum: int, frame: object) -> None:
-    """SIGTERM handled as Ctrl-C is (`__main__` installs it): the run is cancelled and keeps its text."""
-    raise KeyboardInterrupt
+class _Interrupts:
+    """Ctrl-C and SIGTERM for the whole of a `generate` (main thread only): the first stops the runs (as a
+    KeyboardInterrupt, which also wakes a read waiting on the network); once a run is stopping or saving, a further
+    signal is only counted (`later`), so it cannot cut the final save short and leave the run `running` without the
+    words since its last save. The command exits (130) once the save is done.
 
+    The handler takes no lock (a signal lands between any two bytecodes of the main thread, which may hold one): it
+    reads only `Generation.status`, which leaves `running` just before the final save starts."""
 
-@contextmanager
-def _uninterrupted() -> Iterator[None]:
-    """While a stopped run saves what arrived, further Ctrl-C and SIGTERM are held off (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in held.items():
-            signal.signal(sig, handler)
+    def __init__(self, lives: Sequence[LiveRun]) -> None:
+        self.lives, self.first, self.later = lives, False, 0
+        self._held: dict[int, object] = {}
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.first or any(live.gen.status != "running" for live in self.lives):
+            self.later += 1  # the run is stopping or saving what arrived: let it
+            return
+        self.first = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is threading.main_thread():
+            self._held = {sig: signal.signal(sig, self) for sig in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._held.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 def _judge_backend(args: argparse.Namespace) -> Backend | None:
@@ -589,9 +614,9 @@ def main(
 
         stderr.write(f"capel_ui: error: {_redact(str(database_fault(exc)))}\n")
         return EXIT_BACKEND
-    except ValueError as exc:
-        stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
-        return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM outside a run (a run says what it kept itself)
+        stderr.write("capel_ui: interrupted\n")
+        return EXIT_INTERRUPTED
 
 
 def _redact(message: str) -> str:

@@ -20,6 +20,7 @@ from .plan import RunPlan
 from .planned import total
 from .prompts import rewrite_source
 from .quality import fluency
+from .redact import REPLACEMENT
 from .repair import verified
 from .request import Request
 from .rewrite import Faithfulness, faithfulness
@@ -247,6 +248,12 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool) -> st
         )
     if cut:
         parts.append("Text outside the countdown (before its first marker or after <0>) was cut.")
+    invalid = sum("".join(c.reply).count(REPLACEMENT) for c in all_calls)  # backends/guard.py put them there
+    if invalid:
+        parts.append(
+            f"The server sent {invalid} character(s) that are not valid Unicode (a lone surrogate escape or broken "
+            "bytes); each is shown as \ufffd."
+        )
     if plan.max_calls > 1 and status != "cancelled" and not verified_now and calls >= plan.max_calls:
         parts.append(f"Still not verified after {calls} calls, the most allowed; every call is kept with the run.")
     return " ".join(parts) or None

@@ -4,7 +4,7 @@ A base URL may carry `user:password@` or `?api-key=…`, and a server or proxy m
 its error body: the failure text then holds the key. `redact` masks the key in use, URL credentials, query
 parameters that name a secret and authorization headers; the backend guard applies it to every failure, the
 run's saved failure text and the CLI's error lines pass through it, so no key reaches a message, the database
-or an export.
+or an export. `valid_text` is the other half of what may leave a backend: text that is valid Unicode.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ _HEADER = re.compile(
     re.IGNORECASE,
 )
 _BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
 MIN_SECRET = 6
 """Shorter "keys" (`none`, a placeholder) are not masked: they would blank ordinary words."""
 
@@ -33,12 +36,25 @@ def _userinfo(info: str) -> str:
     return f"{user}:{MASK}" if sep else MASK
 
 
+def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with each of `secrets` (the keys in use) replaced by `***`, and nothing else changed: for a model's
+    own text, which may speak of tokens and passwords."""
+    for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """`text` with each of `secrets` (the keys in use), URL credentials, secret query parameters and
     authorization headers replaced by `***`."""
-    for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET}, key=len, reverse=True):
-        text = text.replace(secret, MASK)
+    text = mask_secrets(text, secrets)
     text = _USERINFO.sub(lambda m: f"{m.group(1)}{_userinfo(m.group(2))}@", text)
     text = _QUERY.sub(lambda m: m.group(1) + MASK if SECRET_PARAM.search(m.group(2)) else m.group(0), text)
     text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3) + ' ' if m.group(3) else ''}{MASK}", text)
     return _BEARER.sub(rf"\1 {MASK}", text)
+
+
+def valid_text(text: str) -> str:
+    """`text` with each lone surrogate (`\\udc00` in a JSON stream is legal JSON but no character: a tokenizer that
+    split an emoji, a buggy proxy) replaced by U+FFFD, so it can be printed, encoded as UTF-8 and saved."""
+    return _SURROGATE.sub(REPLACEMENT, text)

@@ -8,9 +8,13 @@ status, verdict, timings and tokens in a `finally`, so a Stop click, a closed ta
 arrived. Pages and the CLI only draw what a LiveRun yields.
 
 The database may fail under a run (a lock another process holds, a full disk, a read-only file): the text
-never waits on it. A failed first or progress save is logged and the stream goes on; the final save is tried
-again (`save_retries`), creating the row then if it never could be; if it still fails, `save_error` says where
-and why, and the surface shows the text with that message (the CLI exits 3).
+never waits on it. The row is created in the background (`FIRST_SAVE_WAIT`): a locked database does not hold the
+first words back while SQLite waits out its busy timeout. A failed first or progress save is logged and the
+stream goes on; the final save is tried again (`save_retries`), creating the row then if it never could be; if it
+still fails, `save_error` says where and why, and the surface shows the text with that message (the CLI exits 3).
+
+What is saved is valid UTF-8 (`valid_text`) and never holds the key the run was sent with: a server that writes
+the key into its answer gets it masked in the saved text (so in History and every export), and the notice says so.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from .counting import count, refusal
 from .generation import Generation
 from .outcome import Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
-from .redact import redact
+from .redact import MASK, mask_secrets, redact, valid_text
 from .request import Request
 from .runview import RunView
 from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, update_run
@@ -40,6 +44,12 @@ from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origi
 
 SAVE_INTERVAL = 1.0
 """Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
+
+FIRST_SAVE_WAIT = 1.0
+"""Seconds a new run waits for its row before streaming: the usual insert takes milliseconds (so the row exists
+when the page or CLI asks for its id); on a locked database it goes on in the background and the stream starts."""
+
+KEY_NOTICE = f"The text held the API key this run was sent with; it is saved as {MASK}."
 
 log = logging.getLogger(__name__)
 
@@ -80,18 +90,47 @@ class LiveRun:
         self._last_save = clock()
         self.run_id: int | None = None
         self.save_error: str | None = None
-        self._start = self._start_fields(origin, instruction, comparison_id, group_id)
+        self._secrets = tuple(getattr(gen.backend, "secrets", ()) or ())  # the key in use (backends/guard.py)
+        self._start = self._cleaned(self._start_fields(origin, instruction, comparison_id, group_id))
+        self._creating: threading.Thread | None = None
         if engine is not None:
-            try:
-                self.run_id = create_run(engine, **self._start)
-            except WRITE_FAULTS as exc:  # the run goes on; its final save tries to create the row again
-                log.info("could not save the new run to %s: %s", database_label(engine), _reason(exc))
-            else:
-                _LIVE[self.run_id] = self
+            self._creating = threading.Thread(target=self._create, args=(engine,), name="create-run", daemon=True)
+            self._creating.start()
+            self._creating.join(FIRST_SAVE_WAIT)
+
+    def _create(self, engine: Engine) -> None:
+        """Create the row (status `running`); on failure the run goes on and its final save tries again."""
+        try:
+            run_id = create_run(engine, **self._start)
+        except WRITE_FAULTS as exc:
+            log.info("could not save the new run to %s: %s", database_label(engine), _reason(exc))
+        else:
+            _LIVE[run_id] = self
+            self.run_id = run_id
+
+    def _created(self) -> bool:
+        """Whether the first save is over (done or failed), so the row's id is settled."""
+        return self._creating is None or not self._creating.is_alive()
+
+    def _cleaned(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """`fields` as they may be saved: every text valid UTF-8, the key in use masked in the model's text (the
+        notice then says so)."""
+        out = {k: valid_text(v) if isinstance(v, str) else v for k, v in fields.items()}
+        masked = False
+        for name in ("raw", "text", "draft"):
+            value = out.get(name)
+            if isinstance(value, str) and self._secrets:
+                out[name] = mask_secrets(value, self._secrets)
+                masked = masked or out[name] != value
+        if masked and "notice" in out:
+            out["notice"] = " ".join(filter(None, (out["notice"], KEY_NOTICE)))
+        return out
 
     def _save_final(self, engine: Engine) -> None:
         """Save the final state, trying again after each of `save_retries`; set `save_error` if it never could."""
-        fields, reason = final_fields(self.gen.outcome()), ""
+        if self._creating is not None:
+            self._creating.join()  # a first save still waiting on a lock: its row, or none, before this one
+        fields, reason = self._cleaned(final_fields(self.gen.outcome())), ""
         for wait in (0.0, *self.save_retries):
             time.sleep(wait)
             try:
@@ -170,11 +209,12 @@ class LiveRun:
 
     def _save_progress(self) -> None:
         self._last_save = self._clock()
-        if self.run_id is None or self.engine is None:
+        if self.run_id is None or self.engine is None or not self._created():
             return
         now = self.gen.outcome()  # the text and count as if the output ended here
+        fields = self._cleaned({"raw": now.raw, "text": now.text, "count": now.count, "errors": now.errors})
         try:
-            update_run(self.engine, self.run_id, raw=now.raw, text=now.text, count=now.count, errors=now.errors)
+            update_run(self.engine, self.run_id, **fields)
         except WRITE_FAULTS as exc:  # the stream goes on; the final save tries again
             log.info("could not save run %s's progress: %s", self.run_id, _reason(exc))
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.scripted_server import MODEL, ScriptedServer
@@ -15,10 +16,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def interrupt_generate(
-    scripted: ScriptedServer, *args: str, after: float, signals: tuple[int, ...] = (signal.SIGINT,)
+    scripted: ScriptedServer,
+    *args: str,
+    after: float,
+    signals: tuple[int, ...] = (signal.SIGINT,),
+    gap: float = 0.05,
+    before: Callable[[int], None] | None = None,
 ) -> tuple[int, str, str]:
-    """Run `generate` against `scripted` with `args`, send `signals` (Ctrl-C by default; several: 50 ms apart)
-    `after` seconds into its request; return (exit code, stdout, stderr)."""
+    """Run `generate` against `scripted` with `args`, send `signals` (Ctrl-C by default; several: `gap` seconds
+    apart) `after` seconds into its request, calling `before(i)` first if given; return (exit code, stdout,
+    stderr)."""
     argv = ["generate", "--model", MODEL, "--base-url", scripted.url, *args, "Describe a lighthouse"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "capel_ui", *argv],
@@ -33,7 +40,9 @@ def interrupt_generate(
     time.sleep(after)
     for i, sig in enumerate(signals):
         if i:
-            time.sleep(0.05)
+            time.sleep(gap)
+        if before is not None:
+            before(i)
         proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     return proc.returncode, out.decode(), err.decode()

@@ -516,7 +516,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _event(self, payload: Any) -> None:
-        self._write_chunk(f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
+        # a lone surrogate (legal JSON, not Unicode) goes out as its JSON escape, `\\udc00`, as a proxy sends it
+        self._write_chunk(f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode("utf-8", "backslashreplace"))
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -699,4 +700,4 @@ class _ResponsesStream:
         payload = {"type": kind, "sequence_number": self.seq, **fields}
         self.seq += 1
         data = f"event: {kind}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n"
-        self.h._write_chunk(data.encode())
+        self.h._write_chunk(data.encode("utf-8", "backslashreplace"))  # a lone surrogate: its JSON escape

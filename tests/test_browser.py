@@ -31,7 +31,7 @@ from playwright.sync_api import expect, sync_playwright
 from capel_ui.counting import count
 from capel_ui.parser import check_output
 from capel_ui.presets import PRESET_BY_KEY
-from capel_ui.storage import get_engine, get_run, list_runs
+from capel_ui.storage import get_engine, get_run, list_runs, update_run
 from capel_ui.variants import run_rank_key
 from tests.saved_runs import save_parsed_run
 from tests.scripted_server import MODEL, countdown, html_page, ok, stall_after
@@ -372,6 +372,30 @@ def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server)
     assert page.locator(".capel-raw mark.err").count() >= 2
     assert dialogs == []
     assert get_run(get_engine(server.database_url), run_id) is not None
+
+
+def test_a_url_in_a_servers_failure_text_is_not_a_link_in_history(page, server: Server) -> None:
+    """Streamlit links a bare URL, `www.` or e-mail address it finds in an error box's text even with its `:`
+    escaped; the failure is shown as written and nothing in it can be clicked."""
+    engine = get_engine(server.database_url)
+    run_id = save_parsed_run(engine, "<1> a <0>", 1, instruction="failure with a url")
+    said = "Upstream said: log in at http://evil.example/login or www.evil.example, or mail root@evil.example"
+    update_run(engine, run_id, failure=said, status="partial")
+
+    open_app(page, server.url)
+    go_to(page, "History")
+    search = page.get_by_label("Search text", exact=True)
+    search.fill("failure with a url")
+    search.press("Enter")
+    page.get_by_text("1 run(s)", exact=True).wait_for()
+    settle(page)
+    select_first_row(page)
+    page.get_by_role("heading", name=f"Run {run_id}").wait_for()
+    settle(page)
+
+    box = page.locator("[data-testid='stAlertContentError']").first
+    assert box.inner_text().strip() == said
+    assert box.locator("a").count() == 0
 
 
 def test_every_page_opens_in_the_browser_and_is_captured(page, server: Server) -> None:

@@ -6,8 +6,10 @@ import io
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -335,8 +337,7 @@ def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals, as
     )
     assert code == 130, err  # some words arrived, not all 60
     (row,) = list_runs(get_engine())
-    if len(signals) == 1:  # a second Ctrl-C may cut the final save short: the row is then left "running"
-        assert (row.status, row.verified) == ("cancelled", False) and 1 <= row.count < 60
+    assert (row.status, row.verified) == ("cancelled", False) and 1 <= row.count < 60  # a second Ctrl-C too
     if as_json:
         result = json.loads(out)
         assert result["status"] == "cancelled" and result["run_id"] == row.id
@@ -362,3 +363,29 @@ def test_generate_says_under_the_verdict_what_the_pages_warn_of(scripted_model, 
     main(argv, stdin=io.StringIO(), stdout=out, stderr=err)
     warned = [line for line in err.getvalue().splitlines() if line.startswith("warning:")]
     assert (said is None and not warned) or (said is not None and any(w.startswith(said) for w in warned)), warned
+
+
+def test_a_second_ctrl_c_while_the_run_saves_waits_for_the_save(scripted):
+    """The final save is held up by another process's lock on the database (as a slow disk or a busy History would);
+    a second Ctrl-C lands during it: the run is still saved, cancelled, with every word that was printed."""
+    scripted.script(ok(["word "] * 60, delay=0.1))
+    get_engine()  # the database exists (migrated) before another process locks it
+    path = os.environ["DATABASE_URL"].removeprefix("sqlite:///")
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+    def before(i: int) -> None:
+        if i == 0:
+            other.execute("BEGIN EXCLUSIVE")  # taken just before the first Ctrl-C: its final save waits
+        else:
+            threading.Timer(1.0, lambda: other.execute("ROLLBACK")).start()  # released after the second
+
+    twice = (signal.SIGINT, signal.SIGINT)
+    code, out, err = interrupt_generate(
+        scripted, "--mode", "baseline", "--target", "60", after=1.0, signals=twice, gap=0.5, before=before
+    )
+    other.close()
+    assert code == 130, err
+    assert "Traceback" not in err
+    (row,) = list_runs(get_engine())
+    assert (row.status, row.verified) == ("cancelled", False) and 1 <= row.count < 60
+    assert out.split() == row.text.split() == ["word"] * row.count

@@ -212,8 +212,9 @@ HOSTILE_FAILURE = "Session expired. [Log in again](http://evil.example/login) **
 
 def test_an_error_box_escapes_every_markdown_link_style_and_autolink_in_a_servers_text() -> None:
     box = plain_markdown(HOSTILE_FAILURE)
-    assert "](" not in box and "**" not in box and "<b>" not in box and "http://" not in box
-    assert box.replace("\\", "") == HOSTILE_FAILURE  # the same characters, each shown as written
+    assert "](" not in box and "**" not in box and "<b>" not in box
+    assert "`http://evil.example/login)`" in box  # a URL in a code span: shown, never linked (test_browser)
+    assert box.replace("\\", "").replace("`", "") == HOSTILE_FAILURE  # the same characters, each shown as written
 
 
 def test_a_saved_runs_failure_text_is_plain_text_on_the_write_page(app_test: AppTest) -> None:

@@ -5,6 +5,7 @@ byte for byte as it was."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import sqlite3
@@ -118,6 +119,27 @@ def test_a_damaged_capel_database_is_reported_without_being_written(folder: Path
     with pytest.raises(StorageError, match=r"is not a CAPEL Studio database \(or is damaged\)"):
         get_engine(f"sqlite:///{path}")
     assert snapshot(folder) == before
+
+
+def test_a_capel_database_with_a_damaged_table_page_is_refused_byte_for_byte(folder: Path) -> None:
+    """Its schema reads, but the page of a table opening reads (schema_migrations) is zeroed: refused before any
+    connection switched it to WAL (which rewrote 4 header bytes)."""
+    path = folder / "capel-page.db"
+    get_engine(f"sqlite:///{path}")
+    dispose_engines()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")  # one file, as a copied or restored database is
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'schema_migrations'").fetchone()
+    conn.close()
+    data = bytearray(path.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    data[(root - 1) * size : root * size] = bytes(size)
+    path.write_bytes(bytes(data))
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(StorageError, match=r"is not a CAPEL Studio database \(or is damaged\)"):
+        get_engine(f"sqlite:///{path}")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("capel-page")) == ["capel-page.db"]
 
 
 def cli(*argv: str) -> tuple[int, str, str]:

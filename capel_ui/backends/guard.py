@@ -5,6 +5,8 @@ wrapper decides whether to try again and words the message the user reads, the s
 the in-process scripted model. Only a failure before any text is retried, never once Stop was pressed, and the
 waits of one request add up to at most `WAIT_BUDGET` seconds. Every failure leaves here redacted (`redact`: the
 key in use, URL credentials, echoed authorization headers), so no key reaches a message or the database.
+Every piece of text leaves here as valid Unicode (`valid_text`: a lone surrogate escape becomes U+FFFD, and the
+run's notice says so), so no backend's odd output can crash a print or a save.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..prompts import Message
-from ..redact import redact
+from ..redact import redact, valid_text
 from ..vocab import FAILURES
 from .base import Backend, BackendError, Capabilities, Fault, Options, Usage
 
@@ -90,10 +92,14 @@ class Guarded(Backend):
         return self.inner.provider
 
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
+        attempts = self._attempts(messages, options)
         try:
-            yield from self._attempts(messages, options)
+            for item in attempts:
+                yield valid_text(item) if isinstance(item, str) else item
         except BackendError as exc:
             raise redacted(exc, self.secrets) from None
+        finally:
+            attempts.close()  # closed early (Stop, Ctrl-C): the open response is closed now, not when collected
 
     def _attempts(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
         attempt, waited = 0, 0.0
@@ -128,9 +134,10 @@ class Guarded(Backend):
     def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
         """The inner backend's answer; a failure (the search is an extra) is no answer, never a failed run."""
         try:
-            return self.inner.next_tokens(messages, prefix)
+            tokens = self.inner.next_tokens(messages, prefix)
         except BackendError:
             return None
+        return None if tokens is None else [(valid_text(token), logprob) for token, logprob in tokens]  # may be text
 
     def _where(self) -> str:
         return self.base_url or self.label

@@ -23,7 +23,7 @@ from ..prompts import Message
 from .abort import TrackingBackend, http_client, shutdown
 from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Fault, Options, Usage
 from .dialect import ModelLimit, explanation, shape
-from .jsonstring import JsonStringReader
+from .jsonstring import JsonStringReader, MalformedString
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -271,8 +271,8 @@ class OpenAICompatBackend(Backend):
         state.finish = choice.get("finish_reason") or "stop"
         state.usage = SimpleNamespace(**body["usage"]) if isinstance(body.get("usage"), dict) else None
         if content and "response_format" in params:
-            content = JsonStringReader().feed(content)
-        if content:
+            yield from self._decoded(JsonStringReader(), content, state)
+        elif content:
             yield content
 
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
@@ -346,9 +346,26 @@ class OpenAICompatBackend(Backend):
                 content = choice.delta.content if choice.delta else None
                 state.logprobs.extend(_token_logprobs(choice))
                 if content and reader is not None:
-                    content = reader.feed(content)
-                if content:
+                    yield from self._decoded(reader, content, state)
+                elif content:
                     yield content
+
+    def _decoded(self, reader: JsonStringReader, content: str, state: Read) -> Iterator[str]:
+        """The text of one piece of a JSON-string answer; an escape that is not JSON ends the stream as the server's
+        malformed output, after the text decoded before it."""
+        try:
+            text = reader.feed(content)
+        except MalformedString as bad:
+            if bad.decoded:
+                yield bad.decoded
+            kept = f" after {state.received} characters; the text that arrived is kept" if state.received else ""
+            raise BackendError(
+                "not_openai",
+                f"{self._where()} sent malformed JSON under the JSON-schema grammar (the escape {bad.escape!r} is "
+                f"not JSON){kept}; try again, or a non-exact mode.",
+            ) from None
+        if text:
+            yield text
 
     def _end(self, state: Read) -> Usage:
         """The Usage of a finished stream; a stream that never said it finished, or sent no text, is an error."""

@@ -370,11 +370,16 @@ them is another application's (a `runs` of its own, golang-migrate's `schema_mig
 
 
 def _read_schema(path: Path, how: str) -> dict[str, set[str]]:
-    """{table: its columns} of the SQLite file at `path`, opened with the URI parameter `how`."""
+    """{table: its columns} of the SQLite file at `path`, opened with the URI parameter `how`. Each table's first
+    row and every recorded schema version are read too, as opening it would (`migrate`): a damaged table page is
+    found here, before a connection switches the file to WAL (which rewrites four bytes of its header)."""
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?{how}", uri=True)
     try:
         query = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'"
         names = [n for (n,) in conn.execute(query)]
+        for name in names:
+            quoted = '"' + name.replace('"', '""') + '"'
+            conn.execute(f"SELECT * FROM {quoted} {'' if name == 'schema_migrations' else 'LIMIT 1'}").fetchall()
         return {n: {c for (c,) in conn.execute("SELECT name FROM pragma_table_info(?)", (n,))} for n in names}
     finally:
         conn.close()

@@ -104,11 +104,22 @@ def _pin(messages: list[str]) -> str:
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
+_AUTOLINKED = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)[^\s`]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
+"""What GitHub-flavoured Markdown links by itself: a URL, a `www.` address, an e-mail address. Streamlit finds them
+in the text after escapes are read, so escaping cannot stop them; inside a code span nothing is linked."""
+
+
 def plain_markdown(text: str) -> str:
     """A server's or model's text for a Markdown element (an error box) shown as the characters it is: every
-    character Markdown or Streamlit could read as syntax is escaped, so a hostile body's `[Log in again](url)`,
-    a bare URL (autolinked only while its `:` is plain) or `:red[...]` stays text, never a link or a style."""
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", text)
+    character Markdown or Streamlit could read as syntax is escaped, so a hostile body's `[Log in again](url)` or
+    `:red[...]` stays text, never a link or a style; a bare URL, `www.` or e-mail address is set in a code span,
+    shown as written and never a link."""
+    out, last = [], 0
+    for found in _AUTOLINKED.finditer(text):
+        out += [_MARKDOWN_PUNCTUATION.sub(r"\\\1", text[last : found.start()]), f"`{found.group(0)}`"]
+        last = found.end()
+    out.append(_MARKDOWN_PUNCTUATION.sub(r"\\\1", text[last:]))
+    return "".join(out)
 
 
 def clean_text_html(text: str) -> str:

@@ -1,0 +1,63 @@
+"""`python -m capel_ui` as a real process under what a shell, a service manager or cron does to it: Ctrl-C or
+SIGTERM in its first seconds (while it imports), and no standard input at all (`0<&-`). One line and an exit code
+from the table (130 interrupted, 2 bad input), never a traceback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.cli_process import ROOT
+from tests.scripted_server import MODEL, hang
+
+SIGNALS = [signal.SIGINT, signal.SIGTERM]
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=["ctrl_c", "sigterm"])
+@pytest.mark.parametrize("after", [0.2, 0.4, 0.7])
+def test_a_signal_in_the_first_seconds_is_one_line_and_exit_130(scripted, sig, after):
+    scripted.script(hang(5))  # whatever is not yet stopped waits here, not on a real network
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--target", "3", "--no-save", "Hi"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "capel_ui", *argv], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    time.sleep(after)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    text = err.decode()
+    assert "Traceback" not in text
+    if proc.returncode == -sig:  # it came before Python itself had started: no handler yet, nothing printed
+        assert text == ""
+        return
+    assert proc.returncode == 130, text
+    assert len(text.strip().splitlines()) == 1 and "interrupted" in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["count"],
+        ["check", "--target", "3"],
+        ["generate", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1", "--target", "3", "-"],
+        ["generate", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1", "--target", "3", "--rewrite", "-"],
+    ],
+    ids=["count", "check", "generate", "rewrite"],
+)
+def test_a_closed_standard_input_is_bad_input_in_one_line(argv):
+    command = [sys.executable, "-m", "capel_ui", *argv]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(
+        command, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, env=env, preexec_fn=_close_stdin
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert err.startswith("capel_ui: error: standard input is closed") and len(err.splitlines()) == 1
+
+
+def _close_stdin() -> None:
+    os.close(0)  # as `0<&-` in a shell: Python starts with sys.stdin None
