@@ -34,7 +34,7 @@ from .planned import CLOSINGS, HAN, WORD, EndingPlanner, total
 from .prompts import Message, build_messages, rewrite_source, validate_target
 from .quality import fluency
 from .repair import ReplyFilter, continuation_messages, max_calls_for, verified, worthless
-from .rewrite import Faithfulness, faithfulness, first_word, strip_preamble
+from .rewrite import Faithfulness, faithfulness, faithfulness_fields, first_word, lengthening_refusal, strip_preamble
 from .rewrite import plan as plan_rewrite
 from .runview import RunView
 from .verdict import Target, Verdict, judge
@@ -138,6 +138,9 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         raise ValueError(f"max calls must be from 1 (no repair) to {MAX_CALLS}, got {request.max_calls}")
     if request.mode in MARKER_MODES and not markers_can_count(request.lang, request.count_unit, request.target_kind):
         raise ValueError(MARKER_LIMITS)
+    spec, unit = request.target_spec, request.count_unit
+    if backend is not None and (why := lengthening_refusal(request.instruction, unit, spec, backend.model)):
+        raise ValueError(why)  # rewrite.py: the embedded model cannot lengthen a text without inventing
     if request.mode in GRAMMAR_MODES:
         if not supports(request.lang, request.count_unit):
             raise ValueError(f"{request.mode} mode guarantees {grammar_units_text()}, not {request.count_unit}")
@@ -1036,8 +1039,8 @@ class Generation:
 
 
 def faithfulness_json(found: Faithfulness | None) -> dict[str, Any]:
-    """`source_kept` and `source_new` of a rewrite (as stored with the run), nothing for any other run."""
-    return {} if found is None else {"source_kept": found.kept, "source_new": found.new}
+    """A rewrite's faithfulness as stored with the run (rewrite.faithfulness_fields), nothing for any other run."""
+    return faithfulness_fields(found)
 
 
 def _limit(usage: Usage, options: Options) -> int | None:

@@ -185,6 +185,11 @@ def m008_rewrite_faithfulness(conn: Connection) -> None:
         _add_column(conn, "runs", name, Float(), None)
 
 
+def m009_rewrite_facts(conn: Connection) -> None:
+    """runs: source_facts, a rewrite's facts kept and lost (frozen; never edit). Old rows have none."""
+    _add_column(conn, "runs", "source_facts", Text(), None)
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
@@ -193,6 +198,7 @@ UPGRADES: tuple[Step, ...] = (
     m006_bench_control,
     m007_end_probability,
     m008_rewrite_faithfulness,
+    m009_rewrite_facts,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

@@ -138,6 +138,9 @@ class Run(Base):
     # and the share of its words that are not in the writer's text. None on runs that are not rewrites.
     source_kept: Mapped[float | None]
     source_new: Mapped[float | None]
+    # A rewrite's facts (issue 32, facts.FactCheck.as_json) as JSON text: {"total": 11, "lost": ["$3.4 million"],
+    # "invented": []}. None on runs that are not rewrites, and on Chinese ones.
+    source_facts: Mapped[str | None]
 
 
 class BenchRun(Base):
