@@ -18,7 +18,7 @@ from ..repair import REPAIR_MODES
 from ..runs import verdict_of
 from ..service import RunHandle, start
 from ..storage import get_run, list_runs
-from ..variants import run_rank_key
+from ..variants import ranked_runs
 from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
@@ -450,7 +450,7 @@ def _show_variants() -> None:
     runs = list_runs(engine, group_id=group_id)
     if not runs:
         return
-    runs.sort(key=run_rank_key, reverse=True)
+    runs = ranked_runs(runs)  # best first; a rewrite's identical variants once
     picked = state.get(W.RUN_ID)
     st.subheader(f"{len(runs)} variants, best first")
     cards = st.container(key=hook(VARIANTS, group_id)).columns(len(runs))
