@@ -37,6 +37,7 @@ def _set(words: str) -> frozenset[str]:
 
 
 _ABBREVIATIONS = _set("mr mrs ms dr st jr sr vs etc inc ltd co no e.g i.e u.s")
+_TIMES = _set("a.m p.m")
 _ALNUM = re.compile(r"[^\W_]")
 _PAUSES = ",;:"
 _STOPS = ".!?…"
@@ -158,34 +159,38 @@ def _ends_sentence(tok: str) -> bool:
     return not (t == "." and (word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())))
 
 
-def sentences(text: str) -> list[Sentence]:
-    """The sentences of `text`, each with its droppable parts (`units`)."""
+def sentences(text: str, relaxed: bool = False) -> list[Sentence]:
+    """The sentences of `text`, each with its droppable parts (`units`; `relaxed`: nouns before nouns too)."""
     out: list[Sentence] = []
     tokens: list[str] = []
     spans: list[tuple[int, int]] = []
     paragraph = False
     last_end = 0
-    for m in re.finditer(r"\S+", text):
+    found = list(re.finditer(r"\S+", text))
+    for n, m in enumerate(found):
         if not tokens and out and "\n\n" in text[last_end : m.start()]:
             paragraph = True
         tokens.append(m.group())
         spans.append((m.start(), m.end()))
         last_end = m.end()
+        if _bare(m.group()).lower() in _TIMES and n + 1 < len(found) and not found[n + 1].group()[:1].isupper():
+            continue  # "at 10 a.m. and the last concert": no sentence end
         if _ends_sentence(m.group()):
             out.append(Sentence(tokens, spans, paragraph))
             tokens, spans, paragraph = [], [], False
     if tokens:
         out.append(Sentence(tokens, spans, paragraph))
     for s in out:
-        s.units = units(s)
+        s.units = units(s, relaxed)
     return out
 
 
 # ----- the droppable parts ------------------------------------------------------------------------------------
 
 
-def units(s: Sentence) -> list[Unit]:
-    """The droppable parts of sentence `s`, none crossing another (a part may hold smaller ones)."""
+def units(s: Sentence, relaxed: bool = False) -> list[Unit]:
+    """The droppable parts of sentence `s`, none crossing another (a part may hold smaller ones). `relaxed`: also a
+    noun before the noun that ends a phrase ("the [student] population at"), the last resort for an exact count."""
     n = len(s.tokens)
     found: list[Unit] = []
     if n == 0:
@@ -197,7 +202,7 @@ def units(s: Sentence) -> list[Unit]:
     found += _parentheses(s)
     found += _prepositional(s)
     found += _subordinate(s)
-    found += _modifiers(s)
+    found += _modifiers(s, relaxed)
     return _laminar(found, n)
 
 
@@ -213,7 +218,11 @@ def _opening(s: Sentence) -> list[Unit]:
     n, first = len(s.tokens), s.bare(0)
     if first in INTRODUCERS or first in TRANSITIONS or first in SUBORDINATORS or first.endswith("ly"):
         k = _next_comma(s, 0)
-        if k is not None and k <= 14 and s.words() - s.words(frozenset(range(k + 1))) <= k + 1 and n - k > 3:
+        clause = first in SUBORDINATORS - _set("as since after before") or first in _set("when if")
+        absolute = first in _set("with without despite during after before")  # "With crime declining,"
+        longest = 20 if clause or absolute else 6  # "For twenty years the building stood empty," is a clause
+        goes_on = k is not None and s.bare(k + 1) not in _set("and or but so yet")
+        if k is not None and k < longest and goes_on and n - k > 3:
             return [Unit(0, k + 1, "opening")]
     if first in OPENING_CONJUNCTIONS and not _pause(s.tokens[0]) and n > 4:
         return [Unit(0, 1, "opening")]
@@ -234,11 +243,17 @@ def _after_comma(s: Sentence, j: int) -> list[Unit]:
         return []
     if w in RELATIVES:
         return [_kind(to_comma or to_end, "relative")]
-    if w in SUBORDINATORS or (w in PREPOSITIONS and w != "of") or _participle(w) or w == "to":
+    past = w.endswith("ed") and len(w) > 4 and w.isalpha()  # ", built in 1962,"
+    if w in SUBORDINATORS or (w in PREPOSITIONS and w != "of") or _participle(w) or past or w == "to":
         return [_kind(to_comma or to_end, "adverbial")]
-    if w == "but" or (w in ("and", "or", "so", "yet") and j + 1 < n and s.bare(j + 1) in PRONOUNS | _set("then")):
+    verb_follows = any(s.bare(i) in VERBISH - COPULAS or s.bare(i) in _set("is are was were") for i in range(j + 2, n))
+    wh = j + 1 < n and s.bare(j + 1) in RELATIVES | _set("what how why")  # ", and which schools …": a list item
+    coordinated = j + 1 < n and (s.bare(j + 1) in PRONOUNS | _set("then") or (verb_follows and n - j > 5 and not wh))
+    if w == "but" or (w in ("and", "or", "so", "yet") and coordinated):
         return [_kind(to_end, "clause")] if n - j >= 4 else []
-    if to_comma is not None and len(to_comma) <= 8 and k is not None and k + 1 < n:
+    earlier = [i for i in range(j - 1) if _pause(s.tokens[i]) in (",", ";")]
+    after_opening = not earlier and (s.bare(0) in INTRODUCERS | TRANSITIONS | SUBORDINATORS)
+    if to_comma is not None and len(to_comma) <= 8 and k is not None and k + 1 < n and not after_opening:
         seg = [s.bare(i) for i in range(j, k + 1)]
         if not any(x in VERBISH for x in seg) and s.bare(k + 1) not in ("and", "or") and w not in ("and", "or"):
             return [_kind(to_comma, "appositive")]
@@ -292,7 +307,10 @@ def _prepositional(s: Sentence) -> list[Unit]:
         if s.bare(i) not in ADJUNCT_PREPOSITIONS or _pause(s.tokens[i]) or _pause(s.tokens[i - 1]):
             continue
         prev = s.bare(i - 1)
-        if prev in COPULAS | PREPOSITIONS | DANGLING | VERBISH or _adverb(prev) or prev in _LY_KEEP:
+        when = i + 1 < n and bool(re.match(r"\d|\$", s.bare(i + 1)) or _when(s.bare(i + 1)))  # "voted on Tuesday"
+        if prev in COPULAS | PREPOSITIONS | DANGLING or (prev in VERBISH and not when):
+            continue
+        if _adverb(prev) or prev in _LY_KEEP:
             continue
         if i >= 2 and _pause(s.tokens[i - 2]):
             continue
@@ -301,7 +319,12 @@ def _prepositional(s: Sentence) -> list[Unit]:
             w = s.bare(k)
             if w in ADJUNCT_PREPOSITIONS | RELATIVES | SUBORDINATORS | VERBISH | _set("and or but to that"):
                 break
+            if w in DELETABLE_ADVERBS | _set("never always often not"):  # "in her name still supports": a verb
+                k = n + 99
+                break
             k += 1
+        if k > n:
+            continue
         if k == i + 1 or k - i > 9 or _dash(s.tokens[k - 1]):
             continue
         ends = k == n or bool(_pause(s.tokens[k - 1])) or k in ends_at
@@ -311,6 +334,11 @@ def _prepositional(s: Sentence) -> list[Unit]:
         if ends and _ALNUM.search(s.tokens[k - 1]) and not (k == n and prev in NO_END):
             ends_at[i] = k
     return [Unit(i, k, "phrase") for i, k in ends_at.items()]
+
+
+def _when(w: str) -> bool:
+    """A word that says when: a month, a weekday, a season (a phrase "on Tuesday" is an adjunct even after a verb)."""
+    return w in factmod.MONTHS | factmod.DAYS | _set("spring summer autumn fall winter morning evening night")
 
 
 def _subordinate(s: Sentence) -> list[Unit]:
@@ -332,7 +360,7 @@ def _dash(tok: str) -> bool:
     return "--" in tok or "—" in tok or "–" in tok
 
 
-def _modifiers(s: Sentence) -> list[Unit]:
+def _modifiers(s: Sentence, relaxed: bool = False) -> list[Unit]:
     """Adverbs ("quickly and fairly", "very"), a few adjectives after a determiner, "that" after "said"."""
     out, n = [], len(s.tokens)
     for i in range(1, n - 1):
@@ -345,7 +373,7 @@ def _modifiers(s: Sentence) -> list[Unit]:
                 out.append(Unit(i, i + 3, "adverb"))
             elif s.bare(i - 1) not in ("and", "or"):
                 out.append(Unit(i, i + 1, "adverb"))
-        elif _modifier(s, i) or (
+        elif _modifier(s, i, relaxed) or (
             w in ADJECTIVES and s.bare(i - 1) in DETERMINERS and not _pause(tok) and nxt.isalpha()
         ):
             if s.bare(i - 1) in ("a", "an") and _vowel(w) != _vowel(nxt):
@@ -367,11 +395,28 @@ _NOT_MODIFIERS = _set(
 )
 
 
-def _modifier(s: Sentence, i: int) -> bool:
-    """Word i is a modifier between a determiner and the noun that ends its phrase ("the [right] [public] school
-    for …", "a [safety] inspection in …"): dropping it leaves the phrase whole."""
+COMMON_ADJECTIVES = _set(
+    """
+    big small large little old young good bad high low long short full empty hot cold warm cool dark bright local
+    public private main real modern green fresh clean quiet busy free open strong weak rich poor safe simple
+    """
+)
+_ADJECTIVE_ENDINGS = ("al", "ic", "ive", "ous", "ful", "less", "able", "ible", "ary", "ent", "ant", "ish", "ern")
+
+
+def _adjective(w: str) -> bool:
+    """Whether `w` looks like an adjective (no tagger: a known one, or an adjective's ending)."""
+    return w in ADJECTIVES or w in COMMON_ADJECTIVES or (len(w) > 4 and w.endswith(_ADJECTIVE_ENDINGS))
+
+
+def _modifier(s: Sentence, i: int, relaxed: bool = False) -> bool:
+    """Word i is an adjective between a determiner and the noun that ends its phrase ("the [right] [public] school
+    for …"): dropping it leaves the phrase whole. A noun before a noun ("safety inspection") stays: without a
+    tagger it cannot be told from a noun before its verb ("the gates open")."""
     n = len(s.tokens)
     w = s.bare(i)
+    if not (_adjective(w) or (relaxed and not w.endswith("s"))):
+        return False
     if not w.isalpha() or w in NO_END | PREPOSITIONS | VERBISH | DETERMINERS | _NOT_MODIFIERS or _pause(s.tokens[i]):
         return False
     if len(w) > 4 and w.endswith("est"):  # "the highest standards": a superlative says which
@@ -392,6 +437,8 @@ def _modifier(s: Sentence, i: int) -> bool:
     if hw.endswith(("ing", "ed")) or head - i > 2:
         return False
     ends = head == n - 1 or bool(_pause(s.tokens[head])) or s.bare(head + 1) in _HEAD_ENDS
+    if relaxed and not _adjective(w):  # a noun before a noun: only before a pause or a phrase ("population at")
+        ends = head == n - 1 or bool(_pause(s.tokens[head])) or s.bare(head + 1) in ADJUNCT_PREPOSITIONS
     return ends and all(s.bare(m).isalpha() and not s.tokens[m][:1].isupper() for m in range(i, head + 1))
 
 
@@ -461,8 +508,10 @@ def _render_sentence(s: Sentence, mask: frozenset[int]) -> str:
             j += 1
         if not out:  # the opening was dropped
             capital = s.tokens[0][:1].isupper() or _bare(s.tokens[0])[:1].isupper()
-        elif j == n:  # the end was dropped: close on the sentence's own stop
-            out[-1] = _without_pause(out[-1]) + _stop(s.tokens[-1])
+        elif j == n:  # the end was dropped: close on the sentence's own stop ("9 p.m." has its own)
+            last = _without_pause(out[-1])
+            stop = _stop(s.tokens[-1])
+            out[-1] = last if last.endswith(".") and stop == "." else last + stop
         else:
             before, after = _pause(out[-1]), _pause(s.tokens[j - 1])
             if before and after:  # ", which …," goes whole
@@ -523,14 +572,14 @@ class _Way:
     mask: frozenset[int]
 
 
-def shorten(text: str, low: int, high: int, best: int = 4) -> list[Choice]:
+def shorten(text: str, low: int, high: int, best: int = 4, relaxed: bool = False) -> list[Choice]:
     """The `best` ways of shortening `text` to `low`-`high` words (en_words), by whole parts only, best first:
     each keeps whole sentences or sentences without some of their parts; the same text appears once. Empty when
-    no choice of parts reaches that length."""
-    sents = sentences(text)
+    no choice of parts reaches that length. `relaxed`: nouns before nouns may go too (see `units`)."""
+    sents = sentences(text, relaxed)
     if not sents:
         return []
-    main = sents[0].core
+    main = sentences(text)[0].core
     facts = factmod.extract(text)
     ways = [_ways(s, n, facts, main) for n, s in enumerate(sents)]
     beam: dict[int, list[tuple[float, tuple[int, ...]]]] = {0: [(0.0, ())]}

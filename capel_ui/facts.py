@@ -24,7 +24,7 @@ def _set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_WORD = re.compile(r"[^\W_]+(?:['’.,-][^\W_]+)*")
+_WORD = re.compile(r"[^\W_]+(?:['’.,][^\W_]+)*")
 _MONTHS = (
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec"
@@ -42,8 +42,8 @@ _SCALE = r"(?:\s+(?:thousand|million|billion|trillion))?"
 _MONEY = re.compile(rf"[$€£¥]\s?\d[\d,]*(?:\.\d+)?{_SCALE}|\d[\d,]*(?:\.\d+)?{_SCALE}\s+(?:dollars|euros|pounds|yuan)")
 _NUM = r"\d[\d,]*(?:\.\d+)?%?"
 _NUMBER = re.compile(
-    rf"(?<![\w$€£¥.]){_NUM}(?:\s+(?:to|of|and)\s+{_NUM})?(?:\s+(?:percent|per cent))?(?:\s+[a-z][a-z-]+)?"
-    r"|(?<![\w-])(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\s+[a-z][a-z-]+",
+    rf"(?<![\w$€£¥.]){_NUM}(?:\s+(?:to|of|and)\s+{_NUM})?(?:\s+(?:percent|per cent))?(?:\s+[a-z][a-z-]+s\b)?"
+    r"|(?<![\w-])(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\s+[a-z][a-z-]+s\b",
     re.IGNORECASE,
 )
 _DATE = re.compile(
@@ -65,7 +65,7 @@ _ORDINALS = _set("first second third fourth fifth sixth seventh eighth ninth ten
 _UNIT_STOP = _set(
     """
     the a an and or but of to in on at by for from with is are was were be been will would has have had that
-    which who this it its as than more less so if
+    which who this it its as than more less so if is was has does gets
     """
 )
 
@@ -102,6 +102,7 @@ def extract(text: str, main: str | None = None) -> list[Fact]:
 
     def add(start: int, end: int, kind: str) -> None:
         span = text[start:end].strip(" ,;:")
+        span = span.rstrip(".") if kind == "name" else span
         if not span or any(f.start < end and start < f.end for f in found):
             return
         start = text.index(span, start)
@@ -185,7 +186,7 @@ def _bare(tok: str) -> str:
 
 def _cap(tok: str) -> bool:
     word = _bare(tok)
-    return (bool(_CAPITAL.match(word or "x")) and not word.isupper()) or word in ("US", "UK", "EU")
+    return bool(_CAPITAL.match(word or "x"))
 
 
 def _pause(tok: str) -> bool:

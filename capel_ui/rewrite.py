@@ -210,12 +210,15 @@ def route(source: str, mode: Mode, lang: Lang, unit: Unit, target: Target, llama
         return Route(source, note=note)
     low, high = selection_bounds(target)
     found = clauses.shorten(source, low, high, best=CLAUSE_CHOICES)
+    found = found or clauses.shorten(source, low, high, best=CLAUSE_CHOICES, relaxed=True)  # a noun modifier too
     found = [c for c in found if low <= count(c.text, unit) <= high]
     if found:
-        choices = tuple(c.text for c in found)
+        main = main_clause(source)
+        kept = [check(source, c.text, main).kept for c in found]
+        choices = tuple(c.text for c, k in zip(found, kept, strict=True) if k == max(kept))  # the most facts only
         note = (
             "Shortened by whole sentences, clauses and phrases of your text: the model chose among the "
-            f"{len(choices)} texts of this length that keep the most facts."
+            f"{len(choices)} best texts of this length (those that keep the most facts)."
         )
         return Route(source, clause_grammar(choices), note, "clauses", choices)
     try:
