@@ -200,6 +200,8 @@ def route(source: str, mode: Mode, lang: Lang, unit: Unit, target: Target, llama
     """Whole parts where they keep the meaning and are guaranteed (shortening English words in exact mode on a
     llama.cpp grammar), selection where no choice of whole parts reaches the length, the prompt otherwise."""
     n = count(source, unit)
+    if target.high < n and mode == "exact" and lang == "zh" and unit == "zh_chars" and llama_grammar:
+        return _chinese(source, target)
     if not (target.high < n and mode == "exact" and lang == "en" and unit == "en_words" and llama_grammar):
         return Route(source)
     if n > MAX_SELECTION_WORDS:
@@ -229,6 +231,29 @@ def route(source: str, mode: Mode, lang: Lang, unit: Unit, target: Target, llama
         return Route(source, selection_rules(source, low, high), note, "selection")
     except ValueError:  # too few words, or no spread of them that fits: the model rewrites it instead
         return Route(source)
+
+
+def _chinese(source: str, target: Target) -> Route:
+    """A Chinese shortening by whole clauses (clauses_zh.py, jieba's segmentation), or the prompt if none fits."""
+    from . import clauses_zh
+
+    if count(source, "zh_chars") > MAX_SELECTION_WORDS:
+        return Route(source)
+    low, high = selection_bounds(target)
+    found = clauses_zh.shorten(source, low, high, best=CLAUSE_CHOICES)
+    if not found:
+        note = (
+            f"No choice of whole sentences and clauses of your text has {target.describe('zh_chars')}, so the model "
+            "rewrote it."
+        )
+        return Route(source, note=note)
+    kept = [clauses_zh.check(source, t).kept for t in found]
+    choices = tuple(t for t, k in zip(found, kept, strict=True) if k == max(kept))
+    note = (
+        "Shortened by whole sentences, clauses and modifiers of your text (jieba's segmentation): the model chose "
+        f"among the {len(choices)} best texts of this length (those that keep the most facts)."
+    )
+    return Route(source, clause_grammar(choices), note, "clauses", choices)
 
 
 def clause_grammar(choices: tuple[str, ...]) -> str:
@@ -404,15 +429,18 @@ def main_clause(source: str) -> str:
 
 def faithfulness(source: str, text: str, lang: Lang = "en") -> Faithfulness:
     """The faithfulness of `text` as a rewrite of `source` (see `Faithfulness`); words are compared lower-cased,
-    without a possessive 's; Chinese compares Han characters (and has no facts figure)."""
+    without a possessive 's; Chinese compares Han characters, and its facts are clauses_zh's."""
     src, out = _units(source, lang), _units(text, lang)
     content = {w for w in src if w not in _FUNCTION_WORDS}
     have = set(out)
     kept = sum(1 for w in content if w in have) / len(content) if content else 1.0
     known = set(src)
     new = sum(1 for w in out if w not in known) / len(out) if out else 0.0
-    facts = check(source, text, main_clause(source)) if lang == "en" else None
-    return Faithfulness(round(kept, 4), round(new, 4), facts)
+    if lang == "zh":
+        from .clauses_zh import check as check_zh
+
+        return Faithfulness(round(kept, 4), round(new, 4), check_zh(source, text))
+    return Faithfulness(round(kept, 4), round(new, 4), check(source, text, main_clause(source)))
 
 
 def saved_faithfulness(run: object) -> Faithfulness | None:
@@ -420,7 +448,7 @@ def saved_faithfulness(run: object) -> Faithfulness | None:
     None for a run that is no rewrite."""
     kept, new = getattr(run, "source_kept", None), getattr(run, "source_new", None)
     stored = getattr(run, "source_facts", None)
-    if kept is not None and (stored is not None or getattr(run, "lang", "en") != "en"):
+    if kept is not None and stored is not None:
         return Faithfulness(kept, new or 0.0, FactCheck.from_json(json.loads(stored)) if stored else None)
     source = rewrite_source(getattr(run, "instruction", "") or "")
     return None if source is None else faithfulness(source, getattr(run, "text", ""), getattr(run, "lang", "en"))

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from llguidance.gbnf_to_lark import gbnf_to_lark
 
-from capel_ui import clauses, facts
+from capel_ui import clauses, clauses_zh, facts
 from capel_ui.backends import Capabilities
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.counting import count
@@ -382,3 +382,28 @@ def test_shortening_on_the_embedded_model_keeps_whole_clauses_and_the_facts(embe
     assert outcome.verified and outcome.count == n and outcome.text in chosen.choices
     assert outcome.faithfulness.new == 0 and outcome.faithfulness.facts.share >= 0.8
     assert _sentences_are_whole(outcome.text, NEWS)
+
+
+# ----- Chinese ------------------------------------------------------------------------------------------------------
+
+ZH = (
+    "阿什比谷的老火车站于1998年关闭，上周五经过三年的修复，重新开放为社区艺术中心，耗资210万美元。二十年来，这座建筑"
+    "一直空置，到2019年屋顶已经部分坍塌，当时一群居民成立了阿什比车站信托基金来拯救它。信托基金的大部分资金来自国家遗产"
+    "补助，其余来自600多名当地捐赠者。车站现在每个周末开放，旧售票大厅里有一家咖啡馆，还有供画家和陶艺家使用的工作室。"
+    "信托基金主席普丽娅·纳塔拉詹说，他们希望明年春天增加一个小型铁路博物馆。"
+)
+
+
+def test_chinese_facts_are_jiebas_names_and_the_numbers_with_their_measure_words() -> None:
+    assert clauses_zh.facts(ZH)[:6] == ["1998年", "三年", "210万美元", "二十年", "2019年", "600多名"]
+
+
+@pytest.mark.parametrize("share", [0.5, 0.75])
+def test_chinese_shortens_by_whole_clauses_on_llama_cpp_and_keeps_most_facts(share: float) -> None:
+    n = round(count(ZH, "zh_chars") * share)
+    chosen = route(ZH, "exact", "zh", "zh_chars", Target.exactly(n), True)
+    assert chosen.kind == "clauses" and chosen.choices
+    for text in chosen.choices:
+        assert count(text, "zh_chars") == n and "，。" not in text
+        assert faithfulness(ZH, text, "zh").new == 0 and faithfulness(ZH, text, "zh").facts.share >= 0.8
+    assert "信托基金主席普丽娅·纳塔拉詹说，他们希望" in chosen.choices[0]  # what was said stays with 说

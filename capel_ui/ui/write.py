@@ -111,8 +111,8 @@ def render() -> None:
     if rewrite:  # the pasted text is the instruction: the typed one is hidden, not shown greyed out and stale
         source = st.text_area("Your text", key=W.SOURCE, height=140, placeholder="Paste the text to rewrite…")
         st.caption(
-            "Shorter in Exact mode on a local model: only your own words are kept, in your order. Beside the verdict: "
-            "how much of your text the rewrite kept, and how many of its words are not yours."
+            "Shorter in Exact mode on a local model: whole sentences and clauses of your own text go, the facts stay. "
+            "Beside the verdict: the facts it kept (names, numbers, dates) and lost, and its words not yours."
         )
         source_count = st.empty()
     else:
