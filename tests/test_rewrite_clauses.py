@@ -33,6 +33,8 @@ from capel_ui.variants import Candidate, collapse, rank
 from capel_ui.verdict import Target
 from capel_ui.vocab import PROJECT_ROOT
 from tests.llg import accepts
+from tests.scripted_server import MODEL, honour_grammar, ok
+from tests.test_rewrite import run_cli
 
 NEWS = (
     "The Millbrook Town Council voted 5 to 2 on Tuesday to replace the Elm Street bridge, which has been closed to "
@@ -407,3 +409,17 @@ def test_chinese_shortens_by_whole_clauses_on_llama_cpp_and_keeps_most_facts(sha
         assert count(text, "zh_chars") == n and "，。" not in text
         assert faithfulness(ZH, text, "zh").new == 0 and faithfulness(ZH, text, "zh").facts.share >= 0.8
     assert "信托基金主席普丽娅·纳塔拉詹说，他们希望" in chosen.choices[0]  # what was said stays with 说
+
+
+def test_generate_rewrite_without_a_mode_takes_the_whole_clause_route_and_says_so(scripted, tmp_path) -> None:
+    source = tmp_path / "news.txt"
+    source.write_text(NEWS, encoding="utf-8")
+    chosen = route(NEWS, "exact", "en", "en_words", Target.exactly(71), True)
+    scripted.script(honour_grammar(("grammar",)), ok([chosen.choices[0]]))
+    argv = ["--model", MODEL, "--base-url", scripted.url, "--grammar-field", "grammar", "--target", "71"]
+    code, out, err = run_cli("generate", *argv, "--rewrite", str(source))
+    assert code == 0, err
+    assert out.strip() == chosen.choices[0]
+    assert "rewrite (shortened by whole sentences, clauses and phrases of your own text" in err
+    assert "keeps " in err and " facts" in err
+    assert scripted.chat_requests[-1].body["grammar"] == chosen.grammar
