@@ -5,14 +5,19 @@ A text is split into sentences and each sentence into the parts a reader can los
 after a comma (", which has been closed to trucks since March"); an adverbial, participle or purpose clause after a
 comma (", because …", ", approving …", ", to explore …"); a clause after ", but" or ", and we"; an appositive between
 commas (", the information age,"); a parenthesis; a prepositional phrase at the end of a clause or before another
-one ("on Tuesday", "over the next 4 years"); an adverb ("quickly and fairly", "very"); a few adjectives
-("new", "major") after a determiner; "that" after "said". What is left of a sentence when all its parts are dropped
-is its `core` (subject, verb, object): a kept sentence always keeps it, so no clause loses its subject and no
-two clauses are spliced.
+one ("on Tuesday", "over the next 4 years"); an adverb ("quickly and fairly", "very"); an adjective after a
+determiner (a known one, or an adjective's ending: "the [right] [public] school"); "that" after "said"; and, only
+when no exact count is reachable otherwise (`relaxed`), a noun before the noun that ends its phrase ("the
+[student] population at"). What is left of a sentence when all its parts are dropped is its `core` (subject,
+verb, object): a kept sentence always keeps it, so no clause loses its subject and no two clauses are spliced.
 
 The parts are found by rules over punctuation and closed word classes (conjunctions, relatives, prepositions,
-auxiliaries): no tagger, no model, nothing to download. They are conservative: a phrase that might be an
-argument of its verb ("is at an all-time high") is not offered.
+auxiliaries, determiners): no tagger, no model, nothing to download. A dependency parser would find more parts
+(restrictive relatives, objects of prepositions after verbs), but none that works offline is on PyPI from its
+makers (spaCy's English pipelines are published on GitHub, and re-uploads by others are a weak dependency;
+stanza and NLTK's tagger download their models at run time), and the 135M model cannot parse. The rules are
+conservative instead: a phrase that might be an argument of its verb ("is at an all-time high") is not offered,
+nor a list item, nor a noun that may be the subject of the next word ("the gates open").
 
 `shorten` then chooses which parts to drop for a length by a dynamic programme over the whole text, not word by
 word from the left: each sentence's ways of dropping parts are scored by the facts they keep (facts.py: names,
