@@ -248,7 +248,7 @@ def _after_comma(s: Sentence, j: int) -> list[Unit]:
         return []
     if w in RELATIVES:
         return [_kind(to_comma or to_end, "relative")]
-    past = w.endswith("ed") and len(w) > 4 and w.isalpha()  # ", built in 1962,"
+    past = _past(w) and j + 1 < n and s.bare(j + 1) in ADJUNCT_PREPOSITIONS and _verb_before(s, j)  # ", built in"
     if w in SUBORDINATORS or (w in PREPOSITIONS and w != "of") or _participle(w) or past or w == "to":
         return [_kind(to_comma or to_end, "adverbial")]
     verb_follows = any(s.bare(i) in VERBISH - COPULAS or s.bare(i) in _set("is are was were") for i in range(j + 2, n))
@@ -265,6 +265,24 @@ def _after_comma(s: Sentence, j: int) -> list[Unit]:
     if to_comma is None and j > 0 and w == s.bare(j - 1) and n - j >= 3:  # "charter schools, schools that …"
         return [_kind(to_end, "appositive")]
     return []
+
+
+def _past(w: str) -> bool:
+    return w.endswith("ed") and len(w) > 4 and w.isalpha()
+
+
+def _verb_before(s: Sentence, j: int) -> bool:
+    """Whether the sentence has a verb before token j outside a relative clause between commas: if not, a past form
+    after the comma is the main verb ("Councilman Dave Reyes, who voted against the plan, argued …")."""
+    inside = False
+    for i in range(j - 1):
+        if i and _pause(s.tokens[i - 1]) in (",", ";") and s.bare(i) in RELATIVES:
+            inside = True
+        if not inside and (s.bare(i) in VERBISH or _past(s.bare(i))):
+            return True
+        if _pause(s.tokens[i]) in (",", ";"):
+            inside = False
+    return False
 
 
 def _in_list(s: Sentence, j: int, k: int | None) -> bool:
