@@ -241,16 +241,19 @@ def _after_comma(s: Sentence, j: int) -> list[Unit]:
     to_comma = Unit(j, k + 1, "") if k is not None else None
     if k is not None and s.bare(k + 1) in ("and", "or", "but"):  # ", where …, and cooled by …": it goes on
         to_comma = None
+    rest = [s.bare(i) for i in range(k + 1, n)] if k is not None else []
+    list_end = bool(rest) and len(rest) <= 6 and not any(w in VERBISH or _past(w) for w in rest)
     to_end = Unit(j, n, "")
+    clause = to_end if list_end else (to_comma or to_end)  # ", with a cafe … for painters, potters and …"
     if any(_dash(s.tokens[i]) for i in range(j, (k + 1) if to_comma else n)):
         return []
     if _in_list(s, j, k):
         return []
     if w in RELATIVES:
-        return [_kind(to_comma or to_end, "relative")]
+        return [_kind(clause, "relative")]
     past = _past(w) and j + 1 < n and s.bare(j + 1) in ADJUNCT_PREPOSITIONS and _verb_before(s, j)  # ", built in"
     if w in SUBORDINATORS or (w in PREPOSITIONS and w != "of") or _participle(w) or past or w == "to":
-        return [_kind(to_comma or to_end, "adverbial")]
+        return [_kind(clause, "adverbial")]
     verb_follows = any(s.bare(i) in VERBISH - COPULAS or s.bare(i) in _set("is are was were") for i in range(j + 2, n))
     wh = j + 1 < n and s.bare(j + 1) in RELATIVES | _set("what how why")  # ", and which schools …": a list item
     coordinated = j + 1 < n and (s.bare(j + 1) in PRONOUNS | _set("then") or (verb_follows and n - j > 5 and not wh))
@@ -354,6 +357,8 @@ def _prepositional(s: Sentence) -> list[Unit]:
         ends = ends or (s.bare(k) == "to" and k + 1 < n and s.bare(k + 1) not in DETERMINERS)
         if k < n and _pause(s.tokens[k - 1]) and s.bare(k) in RELATIVES:
             continue  # "cooled by breezes, which …": the relative is about the phrase's noun
+        if k < n and _pause(s.tokens[k - 1]) and re.match(r"[A-Z0-9$]", s.tokens[k]):
+            continue  # "on Saturday, June 14,": what follows the comma is about the phrase's noun
         if ends and _ALNUM.search(s.tokens[k - 1]) and not (k == n and prev in NO_END):
             ends_at[i] = k
     return [Unit(i, k, "phrase") for i, k in ends_at.items()]
@@ -458,6 +463,8 @@ def _modifier(s: Sentence, i: int, relaxed: bool = False) -> bool:
     if head >= n or s.tokens[head][:1].isupper() or not hw.isalpha() or hw in NO_END | _NOT_HEADS | _NOT_MODIFIERS:
         return False
     if hw.endswith(("ing", "ed")) or head - i > 2:
+        return False
+    if j == 0 and hw.endswith("s") and not hw.endswith("ss"):  # "The festival returns on …": a verb, not a noun
         return False
     ends = head == n - 1 or bool(_pause(s.tokens[head])) or s.bare(head + 1) in _HEAD_ENDS
     if relaxed and not _adjective(w):  # a noun before a noun: only before a pause or a phrase ("population at")

@@ -193,6 +193,22 @@ def test_the_main_clause_of_the_first_sentence_is_a_fact() -> None:
             ["gates"],  # a noun before its verb is no adjective
         ),
         ("The point is at an all-time high.", [], ["at an all-time high."]),  # a copula's complement stays
+        (
+            "The station now opens every weekend, with a cafe in the old ticket hall and workshop space for "
+            "painters, potters and radio clubs.",
+            [
+                (
+                    "adverbial",
+                    "with a cafe in the old ticket hall and workshop space for painters, potters and radio clubs.",
+                )
+            ],
+            ["with a cafe in the old ticket hall and workshop space for painters,"],  # the comma is the list's
+        ),
+        (
+            "The festival returns on Saturday, June 14, with three stages of music.",
+            [("appositive", "June 14,")],
+            ["on Saturday,"],  # "returns, June 14, with": the date is about Saturday
+        ),
     ],
 )
 def test_only_whole_parts_of_a_sentence_may_be_dropped(sentence: str, offered: list, never: list[str]) -> None:
