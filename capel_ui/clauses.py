@@ -74,7 +74,7 @@ VERBISH = COPULAS | _set(
     has have had having do does did will would shall should can could may might must said says say found made
     makes make took take takes began begins became gave give gives went go goes came come comes got get gets saw
     see sees know knew knows think thought told tell tells voted argued asked called led needs need needed wants
-    want wanted includes include included opens opened closed stood stands helps help helped
+    want wanted includes include included opens opened closed stood stands helps help helped cannot can't won't
     """
 )
 SAY_VERBS = _set("said says say argued argues told tells claimed claims believe believes believed found noted")
@@ -207,6 +207,7 @@ def units(s: Sentence, relaxed: bool = False) -> list[Unit]:
     found += _parentheses(s)
     found += _prepositional(s)
     found += _subordinate(s)
+    found += _restrictive(s)
     found += _modifiers(s, relaxed)
     return _laminar(found, n)
 
@@ -362,6 +363,23 @@ def _prepositional(s: Sentence) -> list[Unit]:
         if ends and _ALNUM.search(s.tokens[k - 1]) and not (k == n and prev in NO_END):
             ends_at[i] = k
     return [Unit(i, k, "phrase") for i, k in ends_at.items()]
+
+
+def _restrictive(s: Sentence) -> list[Unit]:
+    """A relative clause without a comma that ends the sentence, after a verb ("… foster competition and innovation
+    [that can make public schools better]."): the noun before it stays whole. Not one inside a subject ("Residents
+    who opposed it said …": no verb before it), nor an object clause ("show us who needs help")."""
+    n = len(s.tokens)
+    for i in range(2, n - 2):
+        if s.bare(i) not in _set("that which who") or _pause(s.tokens[i - 1]):
+            continue
+        prev, nxt = s.bare(i - 1), s.bare(i + 1)
+        if prev in PRONOUNS | _set("us me him them her") | PREPOSITIONS | DETERMINERS | VERBISH | SAY_VERBS:
+            continue
+        if nxt not in VERBISH or any(_pause(t) for t in s.tokens[i:-1]) or not _verb_before(s, i):
+            continue
+        return [Unit(i, n, "relative")]
+    return []
 
 
 def _when(w: str) -> bool:

@@ -194,6 +194,17 @@ def test_the_main_clause_of_the_first_sentence_is_a_fact() -> None:
         ),
         ("The point is at an all-time high.", [], ["at an all-time high."]),  # a copula's complement stays
         (
+            "Their right to choose will foster competition and innovation that can make public schools better.",
+            [("relative", "that can make public schools better.")],
+            [],
+        ),
+        (
+            "Residents who opposed it said that parking would suffer.",
+            [],
+            ["who opposed it said that parking would suffer."],
+        ),
+        ("Good tests will show us who needs help.", [], ["who needs help."]),  # what they show
+        (
             "The station now opens every weekend, with a cafe in the old ticket hall and workshop space for "
             "painters, potters and radio clubs.",
             [
@@ -280,7 +291,7 @@ def test_shortening_to_half_and_three_quarters_keeps_whole_clauses_and_most_fact
             if choices:
                 shares.append(facts.check(source, choices[0].text, main_clause(source)).share)
             missed += not choices
-    assert missed <= 3  # an exact count no choice of whole parts reaches goes to selection (3 of 26 today)
+    assert missed <= 2  # an exact count no choice of whole parts reaches goes to selection (1 of 26 today)
     assert sum(shares) / len(shares) >= 0.85  # 0.88 today
 
 
@@ -302,8 +313,8 @@ def test_a_short_rewrite_on_llama_cpp_takes_the_whole_clause_route_and_its_gramm
 
 
 def test_a_length_no_choice_of_whole_parts_reaches_falls_back_to_selection_and_says_so() -> None:
-    source = ALL[5]  # clinton-buildings: 65 words, and no choice of its whole parts has 49
-    chosen = route(source, "exact", "en", "en_words", Target.exactly(49), True)
+    source = ALL[2]  # clinton-standards: 84 words, and no choice of its whole parts has 63 (62 and 64 have)
+    chosen = route(source, "exact", "en", "en_words", Target.exactly(63), True)
     assert chosen.kind == "selection" and "No choice of whole sentences" in (chosen.note or "")
 
 
