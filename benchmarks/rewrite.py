@@ -20,6 +20,10 @@ each is lengthened to 125%, which the embedded model must refuse (it cannot leng
 
 Whether every kept sentence is grammatical is read by a person (`--show` prints every text); docs/results.md
 says what was read.
+
+`--routes` runs no model: for each paragraph and target it prints the route and every text the grammar offers
+the model (all keep the same number of facts, the most any whole-clause text of that length keeps), and the
+table of facts kept by the texts offered (the fewest of them): what the model's pick keeps, whatever it picks.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from capel_ui.backends import get_backend
 from capel_ui.counting import count
 from capel_ui.generation import Generation, Outcome, Request, generate
 from capel_ui.prompts import REWRITE
+from capel_ui.rewrite import faithfulness, route
 from capel_ui.verdict import Target
 from capel_ui.vocab import PROJECT_ROOT
 
@@ -115,6 +120,34 @@ def lengthening(backend, items: list[dict[str, str]], args: argparse.Namespace) 
     return f"lengthen to 125%: {refused} of {len(items)} refused before any model call ({why[:110]}…)"
 
 
+def routes(items: list[dict[str, str]]) -> None:
+    """The texts each route offers, and the facts they keep, without a model."""
+    print(f"{'task':<15} {'n':>3} {'facts':>6} {'all':>5} {'clauses':>7} {'offered':>7} {'new words':>9}")
+    for task, share in TASKS:
+        kept, every, by_clauses, offered, new = [], 0, 0, 0, []
+        for item in items:
+            source = item["text"]
+            target = Target.exactly(round(count(source, "en_words") * share))
+            chosen = route(source, "exact", "en", "en_words", target, True)
+            found = [faithfulness(source, text) for text in chosen.choices]
+            print(f"\n[{task} · {chosen.kind} · {item['id']} · {len(chosen.choices)} offered]")
+            for text in chosen.choices:
+                print(f"  * {text}")
+            if found:
+                worst = min(found, key=lambda f: f.facts.share)
+                kept.append(worst.facts.share)
+                every += not worst.facts.lost
+                new.append(max(f.new for f in found))
+                print(f"  {worst.describe()}")
+            by_clauses += chosen.kind == "clauses"
+            offered += len(chosen.choices)
+        n = len(items)
+        mean = statistics.mean(kept) if kept else 0.0
+        new_words = statistics.mean(new) if new else 0.0
+        print(f"\n{task:<15} {n:>3} {mean:>6.0%} {every / n:>5.0%} {by_clauses / n:>7.0%} {offered / n:>7.1f} "
+              f"{new_words:>9.1%}  (facts and new words over the {len(kept)} by clauses)")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=13, help="paragraphs (default all 13)")
@@ -122,7 +155,11 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--show", action="store_true", help="print every text")
+    ap.add_argument("--routes", action="store_true", help="no model: the texts each route offers, their facts")
     args = ap.parse_args()
+    if args.routes:
+        routes(paragraphs(args.limit))
+        return
     backend = get_backend("embedded")
     modes = args.modes.split(",")
     items = paragraphs(args.limit)
