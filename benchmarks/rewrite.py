@@ -86,9 +86,9 @@ def request(source: str, share: float, mode: str, args: argparse.Namespace) -> R
 def run_one(backend, source: str, share: float, mode: str, args) -> tuple[Outcome, str, float]:
     req = request(source, share, mode, args)
     t0 = time.perf_counter()
-    route = Generation(backend, req).rewrite
+    chosen = Generation(backend, req).rewrite
     outcome = generate(backend, req)
-    return outcome, route.kind if route else "-", time.perf_counter() - t0
+    return outcome, chosen.kind if chosen else "-", time.perf_counter() - t0
 
 
 def summary(rows: list[Row]) -> str:
@@ -165,15 +165,16 @@ def main() -> None:
     items = paragraphs(args.limit)
     print(f"{len(items)} paragraphs × {len(TASKS)} targets × {len(modes)} modes, temperature {args.temperature}")
     table: dict[tuple[str, str], list[Row]] = {}
-    for task, share in TASKS:
-        for item in items:
+    for item in items:  # paragraph by paragraph, so a run cut short has both targets of the ones it did
+        for task, share in TASKS:
             for mode in modes:
-                outcome, route, secs = run_one(backend, item["text"], share, mode, args)
-                table.setdefault((task, mode), []).append(Row(task, mode, item, outcome, route, secs))
+                outcome, kind, secs = run_one(backend, item["text"], share, mode, args)
+                table.setdefault((task, mode), []).append(Row(task, mode, item, outcome, kind, secs))
                 if args.show:
                     f = outcome.faithfulness
-                    print(f"\n[{task} · {mode} · {route} · {item['id']} · {outcome.count}/{outcome.target}"
-                          f" · {f.describe() if f else '-'}]\n{outcome.text}")  # fmt: skip
+                    print(f"\n[{task} · {mode} · {kind} · {item['id']} · {outcome.count}/{outcome.target}"
+                          f" · {'verified' if outcome.verified else 'NOT verified'} · {secs:.1f} s"
+                          f" · {f.describe() if f else '-'}]\n{outcome.text}", flush=True)  # fmt: skip
     print("\n" + HEADER)
     for rows in table.values():
         print(summary(rows))
