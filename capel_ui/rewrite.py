@@ -280,9 +280,10 @@ def lengthening_refusal(instruction: str, unit: Unit, target: Target, model: str
     if source is None or model not in LENGTHENING_MODELS or target.low <= count(source, unit):
         return None
     return (
-        f"the embedded model cannot make your text longer faithfully (it has {count(source, unit)} {unit_words(unit)}; "
-        f"the target is more): at 135M parameters it invents facts or writes filler. Shorten it here, or lengthen it "
-        "with a larger model: pull one (python -m capel_ui models pull …) or choose a hosted model."
+        f"the embedded model cannot make your text longer faithfully (it has {count(source, unit)} "
+        f"{unit_words(unit)}, the target at least {target.low}): at 135M parameters it invents facts or writes filler. "
+        "Shorten it here, or lengthen it with a larger model: pull one (python -m capel_ui models pull …) or "
+        "choose a hosted model."
     )
 
 
