@@ -51,8 +51,9 @@ if TYPE_CHECKING:  # the backends (the openai client) and storage (SQLAlchemy) l
     from sqlalchemy import Engine
 
     from .backends import Backend
-    from .generation import Generation, Outcome, Request
+    from .outcome import Outcome
     from .quality import QualityWarning
+    from .request import Request
     from .runs import LiveRun
     from .service import RunHandle
     from .variants import Candidate
@@ -243,7 +244,7 @@ def _target_of(args: argparse.Namespace) -> Target | None:
 
 
 def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
-    from .generation import Request
+    from .request import Request
     from .rewrite import default_mode
 
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
@@ -290,24 +291,22 @@ def _rewrite_instruction(args: argparse.Namespace, instruction: str, stdin: Text
 class _Printer:
     """Streams the clean text to stdout (unless --json) and a one-line live countdown to a terminal's stderr."""
 
-    def __init__(self, gen: Generation, out: TextIO, err: TextIO, quiet: bool) -> None:
-        self.gen, self.out, self.err, self.quiet = gen, out, err, quiet
+    def __init__(self, live: LiveRun, out: TextIO, err: TextIO, quiet: bool) -> None:
+        self.run, self.out, self.err, self.quiet = live, out, err, quiet
         self.live = err.isatty()
         self.printed = ""
 
     def chunk(self, chunk: str) -> None:
-
-        gen = self.gen
+        view = self.run.view()
         if not self.quiet:  # only text that stays: a repair, a planned ending or a limit may still change the end
-            text = gen.settled_text()[len(self.printed) :]
+            text = view.settled[len(self.printed) :]
             self.out.write(text)
             self.printed += text
             self.out.flush()
         if self.live:
-            req = gen.request
-            state = "drafting…" if gen.in_draft else live_state(gen.units_done, req.target_spec, req.count_unit)
-            errs = f" · {len(gen.errors)} marker error(s)" if gen.errors else ""
-            errs += gen.live_note()
+            state = "drafting…" if view.drafting else live_state(view.units_done, view.target, view.unit)
+            errs = f" · {len(view.errors)} marker error(s)" if view.errors else ""
+            errs += view.note
             self.err.write(f"\r\x1b[K⏳ {state}{errs}")
             self.err.flush()
 
@@ -355,7 +354,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     if args.variants > 1:
         return _generate_variants(handle, args, out, err)
     live = handle.live
-    printer = _Printer(live.gen, out, err, quiet=args.json)
+    printer = _Printer(live, out, err, quiet=args.json)
     stream = handle.stream()
     try:
         for chunk in stream:
@@ -406,7 +405,7 @@ def _generate_variants(handle: RunHandle, args: argparse.Namespace, out: TextIO,
 
     def tick() -> None:
         if err.isatty():
-            err.write("\r\x1b[K⏳ " + " · ".join(f"{lv.gen.units_done}/{request.target}" for lv in lives))
+            err.write("\r\x1b[K⏳ " + " · ".join(f"{lv.view().units_done}/{request.target}" for lv in lives))
             err.flush()
 
     try:
@@ -467,14 +466,15 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
         return EXIT_INTERRUPTED
     tokens = f" · {outcome.completion_tokens} tokens" if outcome.completion_tokens else ""
     headline = outcome.verdict.headline(outcome.request.count_unit)
-    calls = f" · {outcome.calls} of {live.gen.max_calls} calls" if live.gen.max_calls > 1 else ""
+    most = live.view().max_calls
+    calls = f" · {outcome.calls} of {most} calls" if most > 1 else ""
     ending = ending_words(outcome.end_probability)
     ending = f" · {ending}" if ending else ""
     err.write(f"{headline}{ending} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
     for note in _warnings(outcome, found):
         err.write(f"warning: {note}\n")
     if outcome.faithfulness is not None:
-        route = getattr(live.gen, "rewrite", None)  # which route ran (rewrite.Route), said whatever the mode
+        route = live.gen.plan.rewrite  # which route ran (rewrite.Route), said whatever the mode
         err.write(f"rewrite{f' ({route.described})' if route else ''}: {outcome.faithfulness.describe()}\n")
     if outcome.notice and outcome.calls > 1:
         err.write(f"note: {outcome.notice}\n")

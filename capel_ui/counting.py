@@ -224,26 +224,18 @@ def count_sms(text: str) -> int:
     return sms_length(text).length
 
 
-COUNTERS: dict[Unit, Callable[[str], int]] = {
-    # one per key of vocab.UNIT_SPECS, looked up by the unit's name
-    "en_words": count_en_words,
-    "zh_chars": count_zh_chars,
-    "zh_words": count_zh_words,
-    "lifebench": count_lifebench,
-    "chars": count_chars,
-    "x_weighted": count_x_weighted,
-    "sms": count_sms,
-    "zh_all": count_zh_all,
-}
+def counter_of(unit: Unit) -> Callable[[str], int]:
+    """The counter of `unit`: the function of this module its record names (`vocab.UnitSpec.counter`); ValueError
+    naming the accepted units for an unknown one."""
+    spec = UNIT_SPECS.get(unit)
+    if spec is None:
+        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNIT_SPECS)}")
+    return globals()[spec.counter]
 
 
 def count(text: str, unit: Unit) -> int:
     """Count `text` in `unit`; raises ValueError naming the accepted units for an unknown one."""
-    try:
-        counter = COUNTERS[unit]
-    except KeyError:
-        raise ValueError(f"unknown unit {unit!r}; use one of {', '.join(UNIT_SPECS)}") from None
-    return counter(text)
+    return counter_of(unit)(text)
 
 
 def count_detail(text: str, unit: Unit) -> str | None:
@@ -256,7 +248,7 @@ def count_detail(text: str, unit: Unit) -> str | None:
 
 def refusal(text: str, unit: Unit) -> str | None:
     """Why the platform a unit counts for would refuse `text` whatever its length (X: a character it refuses), or
-    None: such a text is never verified (verdict.judge's `refused`)."""
+    None: such a text is never verified (verdict.decide's `refused`)."""
     return x_refusal(text) if unit == "x_weighted" else None
 
 

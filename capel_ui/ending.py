@@ -28,14 +28,10 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .lexicon import DANGLING, ZH_DANGLING
 from .prompts import Message
 from .vocab import Lang
-
-if TYPE_CHECKING:
-    from .backends import Backend
 
 NATURAL = 0.1
 """Ending score from which a text ends naturally: the model gives at least this chance to a phrase ending there.
@@ -58,12 +54,16 @@ Ask = Callable[[Sequence[str]], Sequence[Alternatives | None]]
 _SENTENCE_END = re.compile(r"[.!?。！？][\"')\]”’）」]*(?=\s|$)|[。！？]")
 
 
-def score_ending(backend: Backend, messages: Sequence[Message], text: str) -> float | None:
-    """The ending score of `text` as `backend` gives it, or None where it cannot say (or the text is empty).
-    `messages`: the instruction with its length (`Generation.ending_messages`)."""
+Score = Callable[[Sequence[Message], str], float | None]
+"""The ending score of a text as the answer to some messages, as a model gives it (`Backend.ending_score`)."""
+
+
+def score_ending(score: Score, messages: Sequence[Message], text: str) -> float | None:
+    """The ending score of `text` as `score` gives it, or None where it cannot say (or the text is empty).
+    `messages`: the instruction with its length (`plan.RunPlan.ending_messages`)."""
     if not text.strip():
         return None
-    return backend.ending_score(messages, text.strip())
+    return score(messages, text.strip())
 
 
 _LAST = re.compile(r"(\s*)([A-Za-z0-9][A-Za-z0-9'’-]*|[\u4e00-\u9fff])([.!?。！？]?[\"')\]”’）」]*)$")

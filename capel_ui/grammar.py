@@ -311,7 +311,12 @@ def with_word_list(grammar: Grammar, words: str, syntax: WordListSyntax = "gbnf"
     return start.render(syntax) + words.strip() + "\n"
 
 
-def grammar_text(grammar: Grammar | str, syntax: Syntax) -> str | None:
+AnyGrammar = Grammar | str
+"""The one type a grammar travels as: a `Grammar` every syntax can render, or its text as sent (GBNF: a character
+limit, a word list, a rewrite's own words; `%llguidance` Lark where llama.cpp was built with LLGuidance)."""
+
+
+def grammar_text(grammar: AnyGrammar, syntax: Syntax) -> str | None:
     """The text of `grammar` in `syntax`. A plain string is GBNF text (the character limits, the word list): it
     has a Lark form, written by LLGuidance's own converter (the engine that reads it at OpenAI), and no regex."""
     if isinstance(grammar, Grammar):
@@ -423,7 +428,7 @@ def char_grammar(lang: Lang, low: int, high: int) -> str:
     return "\n".join(rules) + "\n"
 
 
-def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> Grammar | str:
+def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> AnyGrammar:
     """The `exact` mode grammar for a target from `low` to `high` in `unit` (exactly N: low == high == N); a
     character limit is GBNF text (see `char_grammar`), a word target a `Grammar` every syntax can render."""
     kind = grammar_kind(lang, unit)
@@ -650,34 +655,9 @@ def _quoted(text: str) -> str:
 # --- a planned ending (issue 19): the text written in two parts, its last units chosen among candidates ----------
 
 
-def ending_rules(mode: Mode, lang: Lang, target: int, units: int) -> Grammar:
-    """The last `units` of `target` units, the last one closing a sentence (and `<0>` after it in a countdown): what
-    a candidate ending writes after the text so far (sent as a prefill: an English ending starts with its space).
-    `units == target` is the whole text."""
-    validate_target(target)
-    if not 1 <= units <= target:
-        raise ValueError(f"an ending must have from 1 to {target} units, got {units}")
-    if units == target:
-        whole = grammar_for(mode, lang, target)
-        assert whole is not None
-        return whole
-    rules = _rules(lang)
-    if mode == "exact-countdown":
-        items: list[Expr] = []
-        for k in range(units, 1, -1):
-            items += [Lit(f"<{k}>"), Ref("word")]
-        return Grammar(Seq((*items, Lit("<1>"), Ref("wend"), Lit("<0>"))), rules)
-    sep = _SEPARATOR[lang]
-    unit = Seq((Lit(sep), Ref("word"))) if sep else Ref("word")
-    last = Seq((Lit(sep), Ref("wend"))) if sep else Ref("wend")
-    if units == 1:
-        return Grammar(last, rules)
-    return Grammar(Seq((Rep(unit, units - 1, units - 1), last)), rules)
-
-
-def closing_rules(lang: Lang, unit: Unit, room: int) -> Grammar | str:
+def closing_rules(lang: Lang, unit: Unit, room: int) -> AnyGrammar:
     """One or more sentences more, at most `room` units in `unit` (the space before them included), the last one
-    closed: what a text under a limit may add after its own last sentence (a rival closing, `Generation`)."""
+    closed: what a text under a limit may add after its own last sentence (a rival closing, `planned.EndingPlanner`)."""
     validate_target(room)
     kind = grammar_kind(lang, unit)
     sep = _SEPARATOR[lang]

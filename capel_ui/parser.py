@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .counting import HAN_RANGES, count, marker_unit, refusal
 from .prompts import DRAFT_CLOSE, DRAFT_OPEN
-from .verdict import Verdict, judge
+from .verdict import Verdict, decide
 from .vocab import ErrorType, Lang, Unit
 
 _MAX_MARKER = 40  # longest marker-like text held back: `<`, up to 4 digit groups, spaces
@@ -97,7 +97,7 @@ class ParseResult:
     @property
     def verdict(self) -> Verdict:
         """The verdict of this output taken as finished (a parse is of a whole output)."""
-        return judge("complete", self.count, self.target, self.errors, refusal(self.text, self.unit))
+        return decide("complete", self.count, self.target, self.errors, refusal(self.text, self.unit))
 
     @property
     def verified(self) -> bool:

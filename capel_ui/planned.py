@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .backends import Backend, BackendError, Options, Usage
 from .counting import count
@@ -29,14 +29,13 @@ from .ending import (
     search_ending,
     sentence_ends,
 )
-from .grammar import Grammar, closing_rules
+from .grammar import closing_rules
 from .lexicon import known_unit
+from .plan import RunPlan
 from .prompts import Message
 from .quality import warnings
-from .vocab import MARKER_MODES, Mode, grammar_kind
-
-if TYPE_CHECKING:
-    from .generation import Request
+from .request import Request
+from .vocab import MARKER_MODES, grammar_kind
 
 CLOSINGS = 3
 """Rival closing sentences a text under a limit gets, where the limit leaves room (`EndingPlanner._closings`)."""
@@ -87,21 +86,24 @@ class Planned:
 
 @dataclass
 class EndingPlanner:
-    """Scores and plans one run's ending. `messages` is the question an ending is scored against (the instruction
-    with its length); `clean` gives a raw text's clean text (a countdown's markers removed); `halted` says the run
-    was stopped or ran out of time, after which nothing more is asked; `rival_grammar` is the grammar a closing
-    sentence is written under (the word list where LLGuidance checks it cheaply)."""
+    """Scores and plans one run's ending. Its `plan` (plan.py) gives the request, the question an ending is scored
+    against (`ending_messages`: the instruction with its length), a raw text's clean text (`clean`) and the grammar a
+    rival closing sentence is written under (`rival_grammar`); `halted` says the run was stopped or ran out of time,
+    after which nothing more is asked."""
 
     backend: Backend
-    request: Request
-    mode: Mode
-    messages: list[Message]
-    clean: Callable[[str], str]
+    plan: RunPlan
     halted: Callable[[], bool]
-    rival_grammar: Callable[[Grammar | str], Grammar | str]
     searching: bool = False  # an exact text's ending is being searched
     closing: bool = False  # a text under a limit is choosing where it ends
     _scores: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def request(self) -> Request:
+        return self.plan.request
+
+    def clean(self, raw: str) -> str:
+        return self.plan.clean(raw)
 
     # ----- the ending score ------------------------------------------------------------------------------------
     def score(self, text: str) -> float | None:
@@ -110,7 +112,7 @@ class EndingPlanner:
         key = text.strip()
         if key not in self._scores:
             try:
-                self._scores[key] = score_ending(self.backend, self.messages, key)
+                self._scores[key] = score_ending(self.backend.ending_score, self.plan.ending_messages, key)
             except BackendError:
                 self._scores[key] = None
         return self._scores[key]
@@ -156,7 +158,7 @@ class EndingPlanner:
         if self.halted():
             return [None] * len(texts)
         with ThreadPoolExecutor(len(texts), thread_name_prefix="ending") as pool:
-            return list(pool.map(lambda t: self.backend.next_tokens(self.messages, t), texts))
+            return list(pool.map(lambda t: self.backend.next_tokens(self.plan.ending_messages, t), texts))
 
     def _known_unit(self, unit: str) -> bool:
         """Whether the search may write `unit`: a word of the grammar's word list (or the instruction's own), a
@@ -173,7 +175,7 @@ class EndingPlanner:
         it does not count to the target."""
         req = self.request
         new_raw = ending.text
-        if self.mode in MARKER_MODES:
+        if self.plan.mode in MARKER_MODES:
             at = raw.find(f"<{units}>")
             found = list((HAN_UNIT if req.lang == "zh" else WORD).finditer(ending.text))[-units:]
             if at < 0 or len(found) != units:
@@ -238,7 +240,7 @@ class EndingPlanner:
             return [], None
         kind = grammar_kind(req.lang, req.count_unit) or "words"
         room = min(self._room(raw), CLOSING_MOST[kind])
-        grammar = self.rival_grammar(closing_rules(req.lang, req.count_unit, room))
+        grammar = self.plan.rival_grammar(closing_rules(req.lang, req.count_unit, room))
         seed = options.seed
         each = [
             dataclasses.replace(options, grammar=grammar, prefill=raw, seed=None if seed is None else seed + 100 * i)

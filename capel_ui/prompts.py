@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from .vocab import MAX_TARGET, MODES, Lang, Mode, TargetKind, Unit
+from .vocab import DEFAULT_UNIT, MAX_TARGET, MODES, Lang, Mode, TargetKind, Unit, unit_noun
 
 DRAFT_OPEN = "<draft>"
 DRAFT_CLOSE = "</draft>"
@@ -110,15 +110,7 @@ DRAFT_ZH = """\
 
 
 # How the baseline and exact modes state a limit in a unit other than plain words, or a bound other than
-# "exactly" (the plain case keeps BASELINE's wording above).
-LIMIT_NOUN: dict[Lang, dict[str, str]] = {
-    "en": {
-        "chars": "characters (spaces and punctuation count)",
-        "x_weighted": "characters (it is an X post)",
-        "sms": "characters (it is one text message)",
-    },
-    "zh": {"zh_all": "个字（标点符号也算）", "chars": "个字（标点符号也算）"},
-}
+# "exactly" (the plain case keeps BASELINE's wording above); the unit's noun is its own (`vocab.unit_noun`).
 LIMIT_PHRASE: dict[Lang, dict[TargetKind, str]] = {
     "en": {
         "exactly": "Please answer the instruction in exactly {high} {noun}.",
@@ -135,8 +127,7 @@ LIMIT_PHRASE: dict[Lang, dict[TargetKind, str]] = {
 
 def limit_suffix(lang: Lang, unit: Unit, kind: TargetKind, low: int, high: int) -> str:
     """The baseline/exact instruction for any target kind and unit, e.g. "in at most 280 characters"."""
-    default_noun = "words" if lang == "en" else "个字"
-    noun = LIMIT_NOUN.get(lang, {}).get(unit, default_noun)
+    noun = unit_noun(unit, lang)
     return LIMIT_PHRASE[lang][kind].format(low=low, high=high, noun=noun)
 
 
@@ -245,8 +236,7 @@ def rewrite_task(
     source: str, lang: Lang, unit: Unit | None, kind: TargetKind, low: int, high: int, *, selection: bool = False
 ) -> str:
     """The user message of a rewrite of `source` to the target (unit None: the language's own words/characters)."""
-    default_noun = "words" if lang == "en" else "个字"
-    noun = LIMIT_NOUN.get(lang, {}).get(unit or "", default_noun)
+    noun = unit_noun(unit or DEFAULT_UNIT[lang], lang)
     length = _LENGTH[lang][kind].format(low=low, high=high, noun=noun)
     template = SELECT_TASK if selection and lang == "en" else REWRITE_TASK[lang]
     return template.format(length=length, text=source.strip())

@@ -6,7 +6,7 @@ stops a call that went wrong (closing its HTTP stream, so the rest is not paid f
 the same model to continue from `<k-1>` down to `<0>`: as an assistant prefill where the server continues one
 (`Capabilities.prefill`), otherwise quoted in the user message (`continuation_messages`). The continuation is
 parsed as the same countdown; the final text is parsed, counted and judged by the one parser and
-`verdict.judge` like any other. A preamble before `<N>` and overshoot after `<0>` are cut at the verified prefix
+`verdict.decide` like any other. A preamble before `<N>` and overshoot after `<0>` are cut at the verified prefix
 without a call.
 
 Calls are bounded (`max_calls_for`); every call is kept as an attempt (what was wrong, where it resumed,
@@ -26,7 +26,7 @@ from .vocab import DEFAULT_MAX_CALLS, ERROR_LABELS, Mode
 
 if TYPE_CHECKING:
     from .backends import Backend
-    from .generation import Request
+    from .request import Request
 
 REPAIR_MODES: frozenset[Mode] = frozenset({"capel", "draft-capel"})
 PREAMBLE_LIMIT = 200

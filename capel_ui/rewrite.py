@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -474,8 +473,3 @@ def _units(text: str, lang: Lang) -> list[str]:
 def _norm(word: str) -> str:
     low = word.lower().replace("’", "'")
     return low[:-2] if low.endswith("'s") else low
-
-
-def content_words(text: str) -> Iterable[str]:
-    """The words of `text` that carry content (not function words), as `faithfulness` compares them."""
-    return (w for w in _units(text, "en") if w not in _FUNCTION_WORDS)

@@ -28,12 +28,14 @@ from sqlalchemy.exc import DBAPIError
 
 from .backends import spec_of
 from .counting import count, refusal
-from .generation import Generation, Outcome, Request, faithfulness_json
+from .generation import Generation
+from .outcome import Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
 from .redact import redact
+from .request import Request
 from .runview import RunView
 from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, update_run
-from .verdict import Target, Verdict, judge
+from .verdict import Target, Verdict, decide
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
 
 SAVE_INTERVAL = 1.0
@@ -190,7 +192,7 @@ class LiveRun:
 
 
 def final_fields(outcome: Outcome) -> dict[str, Any]:
-    """The columns a finished run is saved with, its verdict included (decided by `verdict.judge`)."""
+    """The columns a finished run is saved with, its verdict included (decided by `verdict.decide`)."""
     return {
         "status": outcome.status,
         "raw": outcome.raw,
@@ -232,7 +234,7 @@ def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:
     against the parent's unit and target. No model wrote it: model, backend and mode say so and raw is empty."""
     target = target_of(parent)
     n = count(text, parent.unit)  # type: ignore[arg-type]
-    verdict = judge("complete", n, target, 0, refusal(text, parent.unit))
+    verdict = decide("complete", n, target, 0, refusal(text, parent.unit))
     return create_run(
         engine,
         origin="edit",
@@ -297,7 +299,7 @@ def display_status(run: RunRecord, now: datetime | None = None) -> DisplayStatus
 
 def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
     """The verdict of a saved row: the same `judge` that set its `verified` column when it closed."""
-    return judge(display_status(run, now), run.count, target_of(run), run.errors, refusal(run.text, run.unit))
+    return decide(display_status(run, now), run.count, target_of(run), run.errors, refusal(run.text, run.unit))
 
 
 def target_of(run: RunRecord) -> Target:

@@ -16,9 +16,11 @@ from typing import TypeVar
 
 from sqlalchemy import Engine
 
-from .backends import Backend, refusal
-from .generation import Generation, Outcome, Request, validate_request
+from .backends import Backend, why_refused
+from .generation import Generation
 from .judge import judge_run
+from .outcome import Outcome
+from .request import Request, validate_request
 from .runs import LiveRun, quality_fields, run_together
 from .variants import Candidate, rank, variant_requests
 from .vocab import Mode, Origin
@@ -36,7 +38,7 @@ Store = Engine | Callable[[], Engine] | None
 def check_guaranteed(backend: Backend, modes: Iterable[Mode]) -> None:
     """Refuse the guaranteed modes among `modes` on a server whose probe saw it ignore or reject its grammar field
     (ValueError with the probe's reason): the one "is a guaranteed mode available" check every run passes."""
-    refused = refusal(backend, modes)
+    refused = why_refused(backend, modes)
     if refused:
         raise ValueError(refused)
 
@@ -108,12 +110,12 @@ class RunHandle:
 
     @property
     def request(self) -> Request:
-        return self.live.gen.request
+        return self.live.request
 
     @property
     def notice(self) -> str | None:
         """What the run changed on the writer's behalf (the baseline for a model known to misread CAPEL)."""
-        return self.live.gen.notice
+        return self.live.view().notice
 
     def stream(self) -> Iterator[str]:
         """The one run's text chunks as they arrive; its final state is saved however the loop ends."""

@@ -18,10 +18,11 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from .ending import ending_words
-from .generation import Outcome, Request
 from .history import run_warnings
+from .outcome import Outcome
 from .prompts import rewrite_source
 from .quality import QualityWarning, explain, junk, warnings
+from .request import Request
 from .rewrite import saved_faithfulness
 from .runs import verdict_of
 from .storage import RunRecord

@@ -170,7 +170,7 @@ class Verdict:
         return " · ".join(parts)
 
 
-def judge(
+def decide(
     status: str, count: int | None, target: Target | int, errors: Sized | int, refused: str | None = None
 ) -> Verdict:
     """The verdict of a run from what it produced; `target` an int means exactly that; `errors` the marker

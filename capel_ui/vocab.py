@@ -41,8 +41,10 @@ GRAMMAR_KINDS: tuple[GrammarKind, ...] = get_args(GrammarKind)
 @dataclass(frozen=True)
 class UnitSpec:
     """What a counting unit is: its label, the languages it is offered for (and whose own unit it is), the
-    languages in which a CAPEL countdown (one word or one Chinese character per marker) can be judged in it, and
-    which grammar, per language, makes the guaranteed modes promise a count in it. Its counter is in counting.py."""
+    languages in which a CAPEL countdown (one word or one Chinese character per marker) can be judged in it,
+    which grammar, per language, makes the guaranteed modes promise a count in it, and the noun a prompt states a
+    length in, per language (`noun`: "characters (it is an X post)"; `unit_noun`). `counter` names its counting
+    function in counting.py (`counting.counter_of`): a function, looked up from this record, not a second table."""
 
     label: str
     langs: tuple[Lang, ...]
@@ -50,18 +52,61 @@ class UnitSpec:
     markers: tuple[Lang, ...] = ()
     grammar: Mapping[Lang, GrammarKind] = field(default_factory=dict)
     expert: bool = False  # a benchmark's own counter: the CLI and the Benchmark page have it, a writer's pickers not
+    noun: Mapping[Lang, str] = field(default_factory=dict)
+    counter: str = ""  # the name of its function in counting.py ("count_en_words")
 
 
+_EN_WORDS = {"en": "words"}
+_ZH_CHARS = {"zh": "个字"}
+_ALL_CHARS = {"en": "characters (spaces and punctuation count)", "zh": "个字（标点符号也算）"}
 UNIT_SPECS: dict[Unit, UnitSpec] = {
-    "en_words": UnitSpec("English words", ("en",), default_for=("en",), markers=("en",), grammar={"en": "words"}),
-    "zh_chars": UnitSpec("Chinese characters", ("zh",), default_for=("zh",), markers=("zh",), grammar={"zh": "words"}),
-    "zh_all": UnitSpec("字 (all characters)", ("zh",), grammar={"zh": "chars"}),
-    "zh_words": UnitSpec("Chinese words (jieba)", ("zh",), markers=("zh",)),
-    "chars": UnitSpec("characters", ("en", "zh"), grammar={"en": "chars", "zh": "chars"}),
-    "x_weighted": UnitSpec("X weighted characters", ("en",), grammar={"en": "chars"}),
-    "sms": UnitSpec("SMS characters", ("en",), grammar={"en": "chars"}),
+    "en_words": UnitSpec(
+        "English words",
+        ("en",),
+        default_for=("en",),
+        markers=("en",),
+        grammar={"en": "words"},
+        noun=_EN_WORDS,
+        counter="count_en_words",
+    ),
+    "zh_chars": UnitSpec(
+        "Chinese characters",
+        ("zh",),
+        default_for=("zh",),
+        markers=("zh",),
+        grammar={"zh": "words"},
+        noun=_ZH_CHARS,
+        counter="count_zh_chars",
+    ),
+    "zh_all": UnitSpec(
+        "字 (all characters)", ("zh",), grammar={"zh": "chars"}, noun={"zh": _ALL_CHARS["zh"]}, counter="count_zh_all"
+    ),
+    "zh_words": UnitSpec("Chinese words (jieba)", ("zh",), markers=("zh",), noun=_ZH_CHARS, counter="count_zh_words"),
+    "chars": UnitSpec(
+        "characters", ("en", "zh"), grammar={"en": "chars", "zh": "chars"}, noun=_ALL_CHARS, counter="count_chars"
+    ),
+    "x_weighted": UnitSpec(
+        "X weighted characters",
+        ("en",),
+        grammar={"en": "chars"},
+        noun={"en": "characters (it is an X post)"},
+        counter="count_x_weighted",
+    ),
+    "sms": UnitSpec(
+        "SMS characters",
+        ("en",),
+        grammar={"en": "chars"},
+        noun={"en": "characters (it is one text message)"},
+        counter="count_sms",
+    ),
     "lifebench": UnitSpec(
-        "LIFEBench counter", ("en", "zh"), markers=("en", "zh"), grammar={"en": "words", "zh": "words"}, expert=True
+        "LIFEBench counter",
+        ("en", "zh"),
+        markers=("en", "zh"),
+        grammar={"en": "words", "zh": "words"},
+        expert=True,
+        noun={**_EN_WORDS, **_ZH_CHARS},
+        counter="count_lifebench",
     ),
 }
 """Every counting unit, in the order the pages offer them (a language's own unit first)."""
@@ -107,6 +152,13 @@ MARKER_LIMITS = (
     "or Baseline"
 )
 """Said wherever a writer asks a marker mode for something it cannot count."""
+
+
+def unit_noun(unit: Unit, lang: Lang) -> str:
+    """The noun a prompt states a length in (`UnitSpec.noun`); a unit that names none for `lang` is called by its
+    label, never silently "words"."""
+    spec = UNIT_SPECS[unit]
+    return spec.noun.get(lang) or spec.label
 
 
 def unit_label(unit: str) -> str:
@@ -308,6 +360,9 @@ class FailureSpec:
     `resume`: the run may go on with another call from its verified countdown prefix (repair.py).
     `bad_input`: what the writer typed is at fault (a model or address that does not exist, a request the server
     refuses): exit 2 (bad input) when it stops a command before any run, rather than 3.
+    `worded`: a fault a service reports before its stream starts, worded by the guard (backends/guard.py).
+    `lasting`: a grammar probe that failed so has a settled answer (asked again it fails the same way), unlike a
+    server that was down or busy (backends/probe.py).
     """
 
     meaning: str
@@ -315,20 +370,24 @@ class FailureSpec:
     retry: bool = False
     resume: bool = False
     bad_input: bool = False
+    worded: bool = False
+    lasting: bool = False
 
 
 FAILURES: dict[FailureKind, FailureSpec] = {
-    "unreachable": FailureSpec("the server could not be reached", retry=True),
+    "unreachable": FailureSpec("the server could not be reached", retry=True, worded=True),
     # not retried: the wait was already spent once, and a writer is better told at once
-    "timeout": FailureSpec("the server did not answer in time"),
-    "auth": FailureSpec("the key is missing or was refused"),
-    "rate_limit": FailureSpec("the provider asked to wait (429) or the quota is spent", retry=True),
-    "server": FailureSpec("the server failed (5xx)", retry=True),  # retried only for a 5xx status (guard.py)
-    "context": FailureSpec("the request does not fit the model's context window"),
-    "not_found": FailureSpec("no such model or address", bad_input=True),
-    "bad_request": FailureSpec("the server refused the request as sent", bad_input=True),
+    "timeout": FailureSpec("the server did not answer in time", worded=True),
+    "auth": FailureSpec("the key is missing or was refused", worded=True, lasting=True),
+    "rate_limit": FailureSpec("the provider asked to wait (429) or the quota is spent", retry=True, worded=True),
+    "server": FailureSpec(
+        "the server failed (5xx)", retry=True, worded=True
+    ),  # retried only for a 5xx status (guard.py)
+    "context": FailureSpec("the request does not fit the model's context window", worded=True, lasting=True),
+    "not_found": FailureSpec("no such model or address", bad_input=True, worded=True, lasting=True),
+    "bad_request": FailureSpec("the server refused the request as sent", bad_input=True, worded=True, lasting=True),
     "cut": FailureSpec("the stream broke off after text had arrived"),
-    "empty": FailureSpec("the model returned no text"),
+    "empty": FailureSpec("the model returned no text", lasting=True),
     "length": FailureSpec("the output limit ran out before the model finished", answer=True, resume=True),
     "not_openai": FailureSpec("the server answered, but not as an OpenAI-compatible API"),
     "overrun": FailureSpec("stopped far past the target: the model was not counting down", answer=True),

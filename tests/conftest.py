@@ -34,11 +34,22 @@ the first time it gets one, and the model-bound browser tests then share both wo
 behind each other in one."""
 
 
+SLOW_FIRST = ("model", "browser")
+"""Markers of the tests that take seconds each, run first. pytest-xdist's `loadgroup` hands each worker the next
+test in collection order as it runs dry: a 20 s model test collected last (test_presets_embedded.py sorts late)
+kept one worker busy while the others had finished. Started first, the long tests overlap the short ones."""
+
+
+def _slowness(item: pytest.Item) -> int:
+    return next((i for i, mark in enumerate(SLOW_FIRST) if item.get_closest_marker(mark)), len(SLOW_FIRST))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         group = XDIST_GROUPS.get(item.path.name)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_slowness)  # stable: the same order on every worker, files in order within each kind
 
 
 @pytest.fixture(autouse=True)

@@ -126,7 +126,7 @@ def test_exact_modes_on_gpt5_send_a_forced_lark_tool_and_verify_the_streamed_inp
     gen = Generation(gpt5(scripted), request)
     live = []
     for _ in gen.stream():
-        live.append(gen.remaining)
+        live.append(gen.view().remaining)
     outcome = gen.outcome()
     assert outcome.verified and outcome.count == target and outcome.status == "complete"
     assert live[-1] == 0 and live[0] > 0  # the countdown ran while the tool input streamed

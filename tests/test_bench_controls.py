@@ -26,7 +26,6 @@ from capel_ui.prompts import Message
 from capel_ui.verdict import Target
 from capel_ui.vocab import BenchControl
 from tests.llg import accepts
-from tests.scripted_server import ScriptedServer, ok
 
 
 @pytest.fixture
@@ -222,12 +221,12 @@ def test_the_run_key_differs_per_control_and_equal_keeps_the_key_runs_had_before
 
 
 def test_an_at_most_run_is_scored_with_the_at_most_score_and_stored_with_its_control(
-    engine, scripted: ScriptedServer
+    engine, scripted_model: ScriptedBackend
 ) -> None:
-    scripted.script(ok(words(10)))
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+    scripted_model.reply(words(10))
+    backend = get_backend("scripted", max_retries=0)
     out = run_bench(lifebench("at_most"), backend=backend, engine=engine)
-    assert "must be at most 16 words" in scripted.last_body["messages"][-1]["content"]
+    assert "must be at most 16 words" in scripted_model.requests[-1][0][-1]["content"]
     assert storage.get_bench_run(engine, out.bench_run_id).control == "at_most"
     (record,) = run_results(engine, [out.bench_run_id])
     assert (record.control, record.target, record.count, record.exact) == ("at_most", 16, 10, True)
@@ -236,35 +235,35 @@ def test_an_at_most_run_is_scored_with_the_at_most_score_and_stored_with_its_con
     assert length_score(16, 10) < 30  # what the same text would have scored on the Equal-To track
 
 
-def test_an_at_least_sample_is_stored_against_n_not_its_cap(engine, scripted: ScriptedServer) -> None:
-    scripted.script(ok(words(40)))  # past the 16-32 range asked for, still at least 16
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+def test_an_at_least_sample_is_stored_against_n_not_its_cap(engine, scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply(words(40))  # past the 16-32 range asked for, still at least 16
+    backend = get_backend("scripted", max_retries=0)
     out = run_bench(lifebench("at_least"), backend=backend, engine=engine)
-    assert scripted.last_body["messages"][-1]["content"].endswith("in 16 to 32 words.")
+    assert scripted_model.requests[-1][0][-1]["content"].endswith("in 16 to 32 words.")
     (record,) = run_results(engine, [out.bench_run_id])
     assert (record.control, record.target, record.count, record.exact) == ("at_least", 16, 40, False)
     row = aggregate([record])[0]
     assert (row["within"], row["ls"]) == (1.0, 100.0)
 
 
-def test_each_control_is_its_own_run_and_resuming_one_never_mixes_them(engine, scripted: ScriptedServer) -> None:
-    scripted.script(ok(words(10)), ok(words(20)))
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+def test_each_control_is_its_own_run_and_resuming_one_never_mixes_them(engine, scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply(words(10), words(20))
+    backend = get_backend("scripted", max_retries=0)
     at_most = run_bench(lifebench("at_most"), backend=backend, engine=engine)
     equal = run_bench(lifebench("equal"), backend=backend, engine=engine)
     assert equal.bench_run_id != at_most.bench_run_id and equal.generated == 1  # nothing taken from the other
     again = run_bench(lifebench("at_most"), backend=backend, engine=engine)
     assert (again.bench_run_id, again.skipped, again.generated) == (at_most.bench_run_id, 1, 0)
-    assert len(scripted.chat_requests) == 2
+    assert len(scripted_model.requests) == 2
     records = run_results(engine, [at_most.bench_run_id, equal.bench_run_id])
     stored = {r.bench_run_id: (r.control, r.count) for r in records}
     assert stored == {at_most.bench_run_id: ("at_most", 10), equal.bench_run_id: ("equal", 20)}
 
 
-def test_cli_runs_the_at_most_track_and_reports_its_control(scripted: ScriptedServer) -> None:
-    scripted.script(ok(words(12)))
+def test_cli_runs_the_at_most_track_and_reports_its_control(scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply(words(12))
     out, err = io.StringIO(), io.StringIO()
-    argv = ["bench", "--suite", "lifebench", "--model", "scripted", "--base-url", scripted.url, "--modes", "baseline"]
+    argv = ["bench", "--suite", "lifebench", "--model", "scripted", "--modes", "baseline"]
     argv += ["--lengths", "16", "--limit", "1", "--control", "at_most", "--json"]
     assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
     payload = json.loads(out.getvalue())
@@ -275,10 +274,10 @@ def test_cli_runs_the_at_most_track_and_reports_its_control(scripted: ScriptedSe
     ]
 
 
-def test_cli_table_names_the_control_in_its_summary(scripted: ScriptedServer) -> None:
-    scripted.script(ok(words(20)))
+def test_cli_table_names_the_control_in_its_summary(scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply(words(20))
     out, err = io.StringIO(), io.StringIO()
-    argv = ["bench", "--suite", "lifebench", "--model", "scripted", "--base-url", scripted.url, "--modes", "baseline"]
+    argv = ["bench", "--suite", "lifebench", "--model", "scripted", "--modes", "baseline"]
     argv += ["--lengths", "16", "--limit", "1", "--control", "at_least"]
     assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
     text = out.getvalue()

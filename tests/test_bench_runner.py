@@ -22,6 +22,7 @@ from capel_ui.backends import (
     Capabilities,
     Options,
     ScriptedBackend,
+    Turn,
     get_backend,
     staged,
 )
@@ -39,7 +40,7 @@ from capel_ui.bench.runner import (
 from capel_ui.bench.suites import load_suite
 from capel_ui.cli import main
 from capel_ui.prompts import Message
-from tests.scripted_server import ScriptedServer, cut_after, hang, honour_grammar, ok
+from tests.scripted_server import ScriptedServer, hang, honour_grammar, ok
 
 
 def closed_port_backend() -> Backend:
@@ -100,9 +101,9 @@ def test_an_unreachable_backend_is_an_error_row_per_sample_never_dropped(engine)
     assert all("unreachable: Could not connect to http://127.0.0.1:" in (r.error_message or "") for r in records)
 
 
-def test_a_stream_cut_half_way_is_an_error_that_keeps_its_text(engine, scripted: ScriptedServer) -> None:
-    scripted.script(cut_after(["One two three"]), ok("Four five six seven."))
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+def test_a_stream_cut_half_way_is_an_error_that_keeps_its_text(engine, scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply(Turn(("One two three",), fail="cut"), "Four five six seven.")
+    backend = get_backend("scripted", max_retries=0)
     config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(4,), limit=2)
     out = run_bench(config, backend=backend, engine=engine)
     first, second = run_results(engine, [out.bench_run_id])
@@ -110,9 +111,9 @@ def test_a_stream_cut_half_way_is_an_error_that_keeps_its_text(engine, scripted:
     assert second.status == "ok" and second.count == 4 and second.exact
 
 
-def test_stopping_keeps_finished_results_and_marks_the_run_interrupted(engine, scripted: ScriptedServer) -> None:
-    scripted.script(*[ok("a b c.") for _ in range(4)])
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+def test_stopping_keeps_finished_results_and_marks_the_run_interrupted(engine, scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply("a b c.")
+    backend = get_backend("scripted", max_retries=0)
     config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=4)
     stop = threading.Event()
 
@@ -128,9 +129,9 @@ def test_stopping_keeps_finished_results_and_marks_the_run_interrupted(engine, s
     assert (resumed.status, resumed.skipped, resumed.generated) == ("complete", 1, 3)
 
 
-def test_ctrl_c_keeps_finished_results_and_marks_the_run_interrupted(engine, scripted: ScriptedServer) -> None:
-    scripted.script(*[ok("a b c.") for _ in range(3)])
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+def test_ctrl_c_keeps_finished_results_and_marks_the_run_interrupted(engine, scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply("a b c.")
+    backend = get_backend("scripted", max_retries=0)
     config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=3)
 
     def progress(done: int, total: int, eta: float | None) -> None:
@@ -310,9 +311,9 @@ def test_cli_bad_input_exits_2_with_one_line(argv: list[str], message: str) -> N
     assert out.getvalue() == ""
 
 
-def test_rows_of_several_runs_pool_by_model_or_stay_apart_per_run(engine, scripted: ScriptedServer) -> None:
-    scripted.script(*[ok("a b c.") for _ in range(3)])
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+def test_rows_of_several_runs_pool_by_model_or_stay_apart_per_run(engine, scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply("a b c.")
+    backend = get_backend("scripted", max_retries=0)
     one = run_bench(
         BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=1),
         backend=backend,
@@ -382,9 +383,9 @@ def test_a_stop_does_not_wait_out_a_request_that_sends_nothing(engine, scripted:
     assert len(run_results(engine, [out.bench_run_id])) == 1
 
 
-def test_an_answer_cut_at_the_output_limit_is_scored_with_a_note(engine, scripted: ScriptedServer) -> None:
-    scripted.script(ok("One two three four five", finish_reason="length"))
-    backend = get_backend("scripted", provider="compatible", base_url=scripted.url, max_retries=0)
+def test_an_answer_cut_at_the_output_limit_is_scored_with_a_note(engine, scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply(Turn(("One two three four five",), finish_reason="length"))
+    backend = get_backend("scripted", max_retries=0)
     config = BenchConfig(suite="mtbench", model="scripted", modes=("baseline",), lengths=(3,), limit=1)
     out = run_bench(config, backend=backend, engine=engine)
     (record,) = run_results(engine, [out.bench_run_id])

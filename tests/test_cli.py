@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from capel_ui.backends import Capabilities, Turn
 from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.prompts import build_prompt
+from capel_ui.storage import get_engine, list_runs
 from tests.cli_process import interrupt_generate
-from tests.scripted_server import MODEL, cut_after, honour_grammar, ok, status
+from tests.scripted_server import MODEL, honour_grammar, ok, status
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
@@ -48,7 +50,13 @@ def run_module(*argv: str, stdin: bytes = b"", timeout: float = 300) -> subproce
 
 
 def generate_on(server, *argv: str, stdin: str = "") -> tuple[int, str, str]:
+    """`generate` on the scripted HTTP server (for what is sent over the wire)."""
     return run("generate", "--model", MODEL, "--base-url", server.url, *argv, stdin=stdin)
+
+
+def generate_scripted(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+    """`generate` on the staged in-process scripted model (`scripted_model`)."""
+    return run("generate", "--model", "scripted", *argv, stdin=stdin)
 
 
 # ----- prompt -------------------------------------------------------------------------------------------
@@ -186,19 +194,20 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(tmp_path, argv, word
         assert word in err
 
 
-def test_exact_mode_on_a_server_without_grammar_is_bad_input_and_calls_nothing(scripted):
-    code, out, err = generate_on(scripted, "--mode", "exact", "--target", "5", "Describe a lighthouse")
+def test_exact_mode_on_a_model_without_grammar_is_bad_input_and_calls_nothing(scripted_model):
+    code, out, err = generate_scripted("--mode", "exact", "--target", "5", "Describe a lighthouse")
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and "does not take a grammar" in err
-    assert scripted.requests == []
+    assert scripted_model.requests == []
 
 
-def test_exact_mode_in_an_unguaranteed_unit_is_bad_input(scripted):
-    argv = ["--grammar-field", "grammar", "--mode", "exact", "--unit", "zh_words", "--lang", "zh", "--target", "5"]
-    code, _, err = generate_on(scripted, *argv, "写")
+def test_exact_mode_in_an_unguaranteed_unit_is_bad_input(scripted_model):
+    scripted_model.capabilities = Capabilities(grammar_field="grammar")
+    argv = ["--mode", "exact", "--unit", "zh_words", "--lang", "zh", "--target", "5"]
+    code, _, err = generate_scripted(*argv, "写")
     assert code == 2
     assert len(err.splitlines()) == 1 and "zh_chars" in err
-    assert scripted.requests == []
+    assert scripted_model.requests == []
 
 
 def test_exact_mode_on_a_server_that_ignores_its_grammar_field_is_refused_after_one_probe(scripted):
@@ -225,34 +234,35 @@ def test_capel_mode_on_a_server_with_a_grammar_field_sends_no_probe(scripted):
 # ----- generate against a scripted vendor ----------------------------------------------------------------
 
 
-def test_generate_prints_the_text_and_exits_0_when_exact(scripted):
-    scripted.script(ok(["Lighthouses ", "guide ", "ships ", "home."], usage=(40, 6)))
-    code, out, err = generate_on(scripted, "--mode", "baseline", "--target", "4", "Describe a lighthouse")
+def test_generate_prints_the_text_and_exits_0_when_exact(scripted_model):
+    scripted_model.reply(["Lighthouses ", "guide ", "ships ", "home."])  # a token per chunk: 4 tokens
+    code, out, err = generate_scripted("--mode", "baseline", "--target", "4", "Describe a lighthouse")
     assert code == 0
     assert out == "Lighthouses guide ships home.\n"
-    assert "4/4" in err and "exact" in err and "6 tokens" in err
+    assert "4/4" in err and "exact" in err and "4 tokens" in err
 
 
-def test_generate_exits_1_when_the_count_is_off(scripted):
-    scripted.script(ok("Just three words."))
-    code, out, err = generate_on(scripted, "--mode", "baseline", "--target", "5", "Describe a lighthouse")
+def test_generate_exits_1_when_the_count_is_off(scripted_model):
+    scripted_model.reply("Just three words.")
+    code, out, err = generate_scripted("--mode", "baseline", "--target", "5", "Describe a lighthouse")
     assert code == 1
     assert out == "Just three words.\n"
     assert "3/5" in err and "off by -2" in err
 
 
-def test_generate_in_capel_mode_prints_the_clean_text_without_markers(scripted):
-    scripted.script(ok(["<3>One", "<2>two", "<1>three.", "<0>"]))
-    code, out, _ = generate_on(scripted, "--target", "3", "Count to three")
+def test_generate_in_capel_mode_prints_the_clean_text_without_markers(scripted_model):
+    scripted_model.reply(["<3>One", "<2>two", "<1>three.", "<0>"])
+    code, out, _ = generate_scripted("--target", "3", "Count to three")
     assert code == 0
     assert out == "One two three.\n"
 
 
-def test_generate_reads_the_instruction_from_standard_input(scripted):
-    scripted.script(ok("One two three."))
-    code, _, _ = generate_on(scripted, "--mode", "baseline", "--target", "3", "-", stdin="Count to three, please")
+def test_generate_reads_the_instruction_from_standard_input(scripted_model):
+    scripted_model.reply("One two three.")
+    code, _, _ = generate_scripted("--mode", "baseline", "--target", "3", "-", stdin="Count to three, please")
     assert code == 0
-    assert scripted.last_body["messages"][-1]["content"].startswith("Count to three, please\n\n")
+    [(messages, _)] = scripted_model.requests
+    assert messages[-1]["content"].startswith("Count to three, please\n\n")
 
 
 def test_generate_refused_key_exits_3_saying_how_to_give_one(scripted, monkeypatch):
@@ -265,9 +275,9 @@ def test_generate_refused_key_exits_3_saying_how_to_give_one(scripted, monkeypat
     assert "sk-cli-key" not in out + err
 
 
-def test_generate_cut_stream_exits_3_with_the_partial_text_in_json(scripted):
-    scripted.script(cut_after(["The lamp ", "turned ", "all night"]))
-    code, out, err = generate_on(scripted, "--mode", "baseline", "--target", "20", "--json", "Describe a lighthouse")
+def test_generate_cut_stream_exits_3_with_the_partial_text_in_json(scripted_model):
+    scripted_model.reply(Turn(("The lamp ", "turned ", "all night"), fail="cut"))  # the wire's cut: test_backends
+    code, out, err = generate_scripted("--mode", "baseline", "--target", "20", "--json", "Describe a lighthouse")
     assert code == 3
     result = json.loads(out)
     assert result["status"] == "partial"
@@ -311,21 +321,30 @@ def test_acceptance_generate_exact_37_words_from_the_command_line():
 
 
 @pytest.mark.parametrize(
-    "signals",
-    [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGINT, signal.SIGINT)],
-    ids=["ctrl_c", "sigterm", "ctrl_c_twice"],
+    ("signals", "as_json"),
+    [((signal.SIGINT,), True), ((signal.SIGTERM,), False), ((signal.SIGINT, signal.SIGINT), True)],
+    ids=["ctrl_c", "sigterm_text", "ctrl_c_twice"],
 )
-def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals):
+def test_ctrl_c_stops_the_run_keeps_the_text_and_exits_130(scripted, signals, as_json):
+    """A real process (a few seconds each): the JSON and the text output, and the run left in History, are checked
+    here at once (test_cli_history's Ctrl-C test was the text-mode run)."""
     scripted.script(ok(["word "] * 60, delay=0.1))
+    json_flag = ["--json"] if as_json else []
     code, out, err = interrupt_generate(
-        scripted, "--mode", "baseline", "--target", "60", "--json", after=1.0, signals=signals
+        scripted, "--mode", "baseline", "--target", "60", *json_flag, after=1.0, signals=signals
     )
     assert code == 130, err  # some words arrived, not all 60
-    result = json.loads(out)
-    assert result["status"] == "cancelled"
-    assert 1 <= result["count"] < 60 and result["text"] == " ".join(["word"] * result["count"])
-    assert f"interrupted: kept {result['count']} English words" in err
-    assert result["run_id"] is not None
+    (row,) = list_runs(get_engine())
+    if len(signals) == 1:  # a second Ctrl-C may cut the final save short: the row is then left "running"
+        assert (row.status, row.verified) == ("cancelled", False) and 1 <= row.count < 60
+    if as_json:
+        result = json.loads(out)
+        assert result["status"] == "cancelled" and result["run_id"] == row.id
+        assert 1 <= result["count"] < 60 and result["text"] == " ".join(["word"] * result["count"])
+        assert f"interrupted: kept {result['count']} English words" in err
+    else:
+        assert f"interrupted: kept {row.count} English words" in err
+        assert out.split() == row.text.split() == ["word"] * row.count  # text mode prints what was kept
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capel_ui.counting import (
-    COUNTERS,
     count,
     count_en_words,
     count_lifebench,
     count_zh_chars,
     count_zh_words,
+    counter_of,
     marker_unit,
 )
 from capel_ui.vocab import DEFAULT_UNIT, UNITS
@@ -181,7 +181,7 @@ def test_unknown_unit_raises_value_error_naming_the_accepted_units() -> None:
 @pytest.mark.parametrize("unit", UNITS)
 def test_count_dispatches_to_the_unit_counter(unit: str) -> None:
     text = "我爱北京天安门, don't 3.14 well-known café"
-    assert count(text, unit) == COUNTERS[unit](text)  # type: ignore[index]
+    assert count(text, unit) == counter_of(unit)(text)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("lang", "unit"), [("en", "en_words"), ("zh", "zh_chars")], ids=["en", "zh"])

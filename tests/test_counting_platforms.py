@@ -10,7 +10,7 @@ import emoji
 import pytest
 
 from capel_ui.counting import count, count_detail, refusal, sms_length
-from capel_ui.verdict import Target, judge
+from capel_ui.verdict import Target, decide
 
 ZWJ = "\u200d"
 TAGS_ENGLAND = "🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
@@ -41,7 +41,7 @@ X_CONFORMANCE = [
 @pytest.mark.parametrize(("text", "weighted", "valid"), X_CONFORMANCE)
 def test_x_weighted_length_agrees_with_twitter_texts_conformance_suite(text: str, weighted: int, valid: bool) -> None:
     assert count(text, "x_weighted") == weighted
-    assert judge("complete", weighted, Target.at_most(280), 0, refusal(text, "x_weighted")).verified is valid
+    assert decide("complete", weighted, Target.at_most(280), 0, refusal(text, "x_weighted")).verified is valid
 
 
 # Emoji newer than twitter-text-parser's list (Emoji 12.0), each one sequence on screen: 2 on X, like any emoji.
@@ -94,7 +94,7 @@ def test_a_character_x_refuses_makes_any_length_unverified_and_says_why(char: st
     text = f"Short and sweet{char}"
     reason = refusal(text, "x_weighted")
     assert reason is not None and "not a valid X post" in reason
-    verdict = judge("complete", count(text, "x_weighted"), Target.at_most(280), 0, reason)
+    verdict = decide("complete", count(text, "x_weighted"), Target.at_most(280), 0, reason)
     assert verdict.within and not verdict.verified
     assert verdict.tone == "red"
     assert reason in verdict.headline("x_weighted")

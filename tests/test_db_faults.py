@@ -1,5 +1,5 @@
 """The pages when the database fails (AppTest). A run it refuses to the end (a real SQLite file locked by a second
-connection; a scripted OpenAI-compatible server as the model): Write, its variants and Compare show each run's
+connection; the in-process scripted model): Write, its variants and Compare show each run's
 text to copy and say where it could not be saved, instead of losing it. A database URL that names no usable
 database: one error box, in the page's own words, never a traceback or a password."""
 
@@ -12,11 +12,11 @@ from collections.abc import Iterator
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from capel_ui.backends import ScriptedBackend
 from capel_ui.runs import LiveRun
 from capel_ui.storage import dispose_engines
 from capel_ui.storage import engine as engine_module
 from tests.conftest import APP_PATH, variants_box
-from tests.scripted_server import MODEL, Behaviour, ScriptedServer, answer, ok
 
 
 @pytest.fixture
@@ -30,11 +30,9 @@ def impatient_database(monkeypatch) -> Iterator[None]:
     dispose_engines()
 
 
-def on_server(at: AppTest, url: str) -> AppTest:
-    """The sidebar's model: the scripted server (no grammar field, so no probe request)."""
-    at.selectbox(key="provider").set_value("compatible").run()
-    at.text_input(key="compat_url").input(url)
-    at.text_input(key="compat_model").input(MODEL).run()
+def on_scripted_model(at: AppTest) -> AppTest:
+    """The sidebar's model: the in-process scripted one (staged before `app_test`, so the sidebar offers it)."""
+    at.selectbox(key="provider").set_value("scripted").run()
     assert not at.exception, at.exception
     return at
 
@@ -63,11 +61,11 @@ def click(at: AppTest, label: str) -> AppTest:
 
 @pytest.mark.parametrize("variants", [1, 2])
 def test_write_shows_each_run_the_database_refused_with_its_text_to_copy(
-    impatient_database, app_test: AppTest, scripted: ScriptedServer, variants: int
+    impatient_database, scripted_model: ScriptedBackend, app_test: AppTest, variants: int
 ) -> None:
     texts = ["Waves fold over stone.", "Gulls cry above tide."][:variants]
-    scripted.script(*(ok(t) for t in texts))
-    at = on_server(app_test, scripted.url)
+    scripted_model.reply(*texts)
+    at = on_scripted_model(app_test)
     at.text_area(key="w_instruction").input("Describe a harbour.")
     at.number_input(key="w_target").set_value(4)
     variants_box(at).set_value(variants)
@@ -85,14 +83,14 @@ def test_write_shows_each_run_the_database_refused_with_its_text_to_copy(
 
 
 def test_compare_shows_each_column_the_database_refused_with_its_text_to_copy(
-    impatient_database, app_test: AppTest, scripted: ScriptedServer
+    impatient_database, scripted_model: ScriptedBackend, app_test: AppTest
 ) -> None:
-    def reply(body: dict) -> Behaviour:  # the CAPEL column counts down, the baseline one writes plainly
-        capel = "Required output format" in body["messages"][-1]["content"]
-        return ok("<4>Gulls<3>cry<2>above<1>tide.<0>" if capel else "Waves fold over stone.")
+    def reply(messages, options) -> str:  # the CAPEL column counts down, the baseline one writes plainly
+        capel = "Required output format" in messages[-1]["content"]
+        return "<4>Gulls<3>cry<2>above<1>tide.<0>" if capel else "Waves fold over stone."
 
-    scripted.script(answer(reply), answer(reply))
-    at = on_server(app_test, scripted.url)
+    scripted_model.reply(reply)
+    at = on_scripted_model(app_test)
     at.switch_page("app_pages/compare.py").run()
     at.text_area(key="c_instruction").input("Describe a harbour.")
     at.number_input(key="c_target").set_value(4)

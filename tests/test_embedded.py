@@ -104,11 +104,11 @@ def test_cancel_mid_stream_keeps_the_text_that_arrived(embedded):
 
 def test_two_generations_run_concurrently_and_both_complete(embedded):
     requests = [
-        Request(INSTRUCTION["en"], 40, mode="exact", seed=11),
-        Request(INSTRUCTION["zh"], 30, lang="zh", mode="exact", seed=12),
+        Request(INSTRUCTION["en"], 20, mode="exact", seed=11),  # short: both are in flight at once all the same
+        Request(INSTRUCTION["zh"], 12, lang="zh", mode="exact", seed=12),
     ]
     with ThreadPoolExecutor(2) as pool:
         outcomes = list(pool.map(lambda r: generate(embedded, r), requests))
     assert [o.status for o in outcomes] == ["complete", "complete"]
-    assert [o.count for o in outcomes] == [40, 30]
+    assert [o.count for o in outcomes] == [20, 12]
     assert all(o.verified for o in outcomes)

@@ -79,9 +79,9 @@ def continuation(start: int) -> list[str]:
     return countdown(start, words=("tide", "foam", "sand", "reef", "kelp"))
 
 
-def test_a_one_call_run_and_a_repaired_run_are_the_same_object_and_report_calls_alike(scripted):
-    scripted.script(ok(countdown(5, wrong="skip", at=3)), ok(countdown(5, wrong="skip", at=3)), ok(continuation(2)))
-    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, api_key="sk-test", max_retries=0)
+def test_a_one_call_run_and_a_repaired_run_are_the_same_object_and_report_calls_alike(scripted_model):
+    scripted_model.reply(countdown(5, wrong="skip", at=3), countdown(5, wrong="skip", at=3), continuation(2))
+    backend = get_backend("scripted", max_retries=0)
     one = Generation(backend, Request("Sea", 5, max_calls=1))
     repaired = Generation(backend, Request("Sea", 5, max_calls=3))
     assert type(one) is type(repaired)
@@ -95,9 +95,9 @@ def test_a_one_call_run_and_a_repaired_run_are_the_same_object_and_report_calls_
     assert repaired.settled_text() == "sea wind salt tide foam"
 
 
-def test_a_repaired_run_keeps_each_call_s_request_and_reply(scripted):
-    scripted.script(ok(countdown(5, wrong="skip", at=3)), ok(continuation(2)))
-    backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, api_key="sk-test", max_retries=0)
+def test_a_repaired_run_keeps_each_call_s_request_and_reply(scripted_model):
+    scripted_model.reply(countdown(5, wrong="skip", at=3), continuation(2))
+    backend = get_backend("scripted", max_retries=0)
     gen = Generation(backend, Request("Sea", 5, max_calls=2))
     outcome = gen.run()
     first, second = gen.calls

@@ -109,30 +109,30 @@ def test_a_benchmark_scores_an_overrun_sample_with_the_count_it_reached_and_note
 
 def test_a_time_limit_stops_a_slow_stream_with_what_arrived_and_says_why(scripted):
     scripted.script(endless("word ", delay=0.05))
-    out = run(scripted, target=1000, mode="baseline", time_limit=1.0).outcome()
+    out = run(scripted, target=1000, mode="baseline", time_limit=0.5).outcome()
     assert (out.status, out.failure_kind) == ("partial", "deadline")
     assert out.count >= 1 and out.text.startswith("word")
-    assert "time limit of 1 s" in out.failure
+    assert "time limit of 0.5 s" in out.failure
 
 
 def test_a_time_limit_before_any_text_is_a_failure_saying_so(scripted):
     scripted.script(stall_after([], seconds=60))
-    out = run(scripted, target=10, mode="baseline", time_limit=0.5).outcome()
+    out = run(scripted, target=10, mode="baseline", time_limit=0.3).outcome()
     assert (out.status, out.failure_kind, out.errors) == ("failed", "deadline", [])
-    assert "time limit of 0.5 s; no text had arrived" in out.failure and "is kept" not in out.failure
+    assert "time limit of 0.3 s; no text had arrived" in out.failure and "is kept" not in out.failure
 
 
 @pytest.mark.parametrize(
     ("behaviour", "said"),
     [
-        pytest.param(keep_alive([]), "No text for 1 s (the stall limit)", id="keep_alive_comments_only"),
-        pytest.param(hang(60), "No text for 1 s (the stall limit)", id="no_answer_at_all"),
-        pytest.param(keep_alive(["Two words "]), "No new text for 1 s (the stall limit)", id="text_then_comments"),
+        pytest.param(keep_alive([]), "No text for 0.5 s (the stall limit)", id="keep_alive_comments_only"),
+        pytest.param(hang(60), "No text for 0.5 s (the stall limit)", id="no_answer_at_all"),
+        pytest.param(keep_alive(["Two words "]), "No new text for 0.5 s (the stall limit)", id="text_then_comments"),
     ],
 )
 def test_a_server_that_writes_nothing_for_the_stall_limit_is_stopped_saying_so(scripted, behaviour, said):
     scripted.script(behaviour)
-    out = run(scripted, target=10, mode="baseline", stall_limit=1.0).outcome()
+    out = run(scripted, target=10, mode="baseline", stall_limit=0.5).outcome()
     assert out.failure_kind == "stalled" and said in out.failure
     assert ("the text that arrived is kept" in out.failure) == bool(out.text)
     assert out.status == ("partial" if out.text else "failed")
@@ -328,8 +328,8 @@ def test_cli_a_corrupt_database_is_a_failure_exit_3_never_1_and_the_file_is_kept
 
 def test_cli_ctrl_c_prints_words_that_came_before_the_first_marker(scripted):
     scripted.script(stall_after(["Sure, here it is: ", "one two three four"], seconds=300))
-    # after 2 s both chunks have arrived (held back: no marker yet) and the stream stalls
-    code, out, err = interrupt_generate(scripted, "--mode", "capel", "--target", "20", after=2.0)
+    # both chunks are sent at once (held back: no marker yet), then the stream stalls
+    code, out, err = interrupt_generate(scripted, "--mode", "capel", "--target", "20", after=1.0)
     assert code == 130, err
     assert "one two three four" in out
     assert "interrupted: kept" in err

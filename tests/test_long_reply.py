@@ -14,15 +14,14 @@ from capel_ui.cli import main
 from capel_ui.quality import loops
 from capel_ui.storage import get_engine, list_runs
 from capel_ui.vocab import EXIT_MISS
-from tests.scripted_server import MODEL, ok
 
 WORD = "a" * 100_000
 
 
 @pytest.mark.parametrize("mode", ["capel", "baseline"])
-def test_a_one_word_reply_of_100_000_letters_is_saved_partial_as_an_overrun(scripted, mode: str) -> None:
-    scripted.script(ok([WORD]), then=ok([WORD]))  # a repair call gets the same
-    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", mode, "--target", "50", "Sea"]
+def test_a_one_word_reply_of_100_000_letters_is_saved_partial_as_an_overrun(scripted_model, mode: str) -> None:
+    scripted_model.reply([WORD])  # a repair call gets the same
+    argv = ["generate", "--model", "scripted", "--mode", mode, "--target", "50", "Sea"]
     err = io.StringIO()
     code = main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=err)
     assert code == EXIT_MISS

@@ -308,9 +308,9 @@ def test_generate_rewrite_reads_the_text_and_saves_a_selection_rewrite(scripted,
     assert '"garages"' in sent["grammar"] and "by deleting" in sent["messages"][-1]["content"]
 
 
-def test_generate_rewrite_from_standard_input_with_a_limit_prints_faithfulness_in_json(scripted) -> None:
-    scripted.script(ok(["Here is the text:\n", "The council voted on Tuesday."]))
-    argv = ["--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--at-most", "10", "--json"]
+def test_generate_rewrite_from_standard_input_with_a_limit_prints_faithfulness_in_json(scripted_model) -> None:
+    scripted_model.reply(["Here is the text:\n", "The council voted on Tuesday."])
+    argv = ["--model", "scripted", "--mode", "baseline", "--at-most", "10", "--json"]
     code, out, _ = run_cli("generate", *argv, "--rewrite", "-", stdin=COUNCIL)
     doc = json.loads(out)
     assert code == 0 and doc["text"] == "The council voted on Tuesday." and doc["target_kind"] == "at_most"

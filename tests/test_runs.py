@@ -1,5 +1,5 @@
 """The run lifecycle: every run is saved as it starts, while it streams, and with its final state and verdict,
-whatever ends it. Real SQLite file, scripted vendor on 127.0.0.1."""
+whatever ends it. Real SQLite file, the in-process scripted model (a closed port for an unreachable server)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from capel_ui.generation import Generation, Request
 from capel_ui.runs import LiveRun, display_status, live_run, settle, verdict_of
 from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.vocab import STALE_AFTER
-from tests.scripted_server import MODEL, closed_port_url, ok
+from tests.scripted_server import MODEL, closed_port_url
 
 
 @pytest.fixture
@@ -55,12 +55,14 @@ def test_a_finished_run_is_saved_complete_and_verified(scripted_model, engine):
     assert (row.status, row.text, row.count, row.verified) == ("complete", "One two three.", 3, True)
 
 
-def test_a_finished_run_keeps_its_tokens_and_timings(scripted, engine):
-    scripted.script(ok(["One two three."], usage=(11, 7)))
-    live = start(scripted.url, engine)
+def test_a_finished_run_keeps_its_tokens_and_timings(scripted_model, engine):
+    scripted_model.reply(["One ", "two ", "three."])  # the scripted model counts a token per chunk
+    live = start(None, engine)
     live.run()
     row = get_run(engine, live.run_id)
-    assert (row.prompt_tokens, row.completion_tokens, row.finish_reason) == (11, 7, "stop")
+    [(messages, _)] = scripted_model.requests
+    prompt_tokens = sum(len(m["content"].split()) for m in messages)  # what the scripted model reports
+    assert (row.prompt_tokens, row.completion_tokens, row.finish_reason) == (prompt_tokens, 3, "stop")
     assert row.seconds is not None and row.seconds >= 0
 
 
@@ -127,9 +129,9 @@ def test_a_run_without_a_database_is_not_saved(scripted_model, engine):
     assert live.run_id is None and outcome.verified and list_runs(engine) == []
 
 
-def test_settle_returns_once_the_final_state_is_saved(scripted, engine):
-    scripted.script(ok(["One ", "two ", "three."], delay=0.05))
-    live = start(scripted.url, engine)
+def test_settle_returns_once_the_final_state_is_saved(scripted_model, engine):
+    scripted_model.reply(Turn(("One ", "two ", "three."), delay=0.05))
+    live = start(None, engine)
     stream = live.stream()
     next(stream)
     assert live_run(live.run_id) is live
@@ -137,9 +139,9 @@ def test_settle_returns_once_the_final_state_is_saved(scripted, engine):
     assert settle(live.run_id, 1.0) and live_run(live.run_id) is None
 
 
-def test_the_saved_verdict_matches_the_live_one(scripted, engine):
-    scripted.script(ok(["One two three."]))
-    live = start(scripted.url, engine)
+def test_the_saved_verdict_matches_the_live_one(scripted_model, engine):
+    scripted_model.reply(["One two three."])
+    live = start(None, engine)
     outcome = live.run()
     assert verdict_of(get_run(engine, live.run_id)) == outcome.verdict
 
@@ -184,9 +186,9 @@ def test_an_interrupted_row_keeps_its_text_and_is_not_verified(engine):
     assert (verdict.status, verdict.verified, row.text) == ("interrupted", False, "One two")
 
 
-def test_a_finished_row_is_never_shown_as_interrupted(scripted, engine):
-    scripted.script(ok(["One two three."]))
-    live = start(scripted.url, engine)
+def test_a_finished_row_is_never_shown_as_interrupted(scripted_model, engine):
+    scripted_model.reply(["One two three."])
+    live = start(None, engine)
     live.run()
     row = get_run(engine, live.run_id)
     assert display_status(row, datetime.now(UTC) + timedelta(days=1)) == "complete"

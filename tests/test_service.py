@@ -1,6 +1,7 @@
 """The one way to start a run (`capel_ui.service`): every surface's bad input, refused mode, variants group and
-judge go through it, so they behave the same on the CLI, the bench and the pages (scripted server on 127.0.0.1,
-real SQLite files)."""
+judge go through it, so they behave the same on the CLI, the bench and the pages (the in-process scripted model,
+real SQLite files; the grammar probe, which reads what a server did with a grammar field, on the scripted server
+on 127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from capel_ui.backends import Backend, get_backend
+from capel_ui.backends import Backend, ScriptedBackend, get_backend
 from capel_ui.bench.runner import BenchConfig, run_bench
 from capel_ui.cli import main
 from capel_ui.generation import Request
@@ -25,6 +26,11 @@ GOOD = "Lighthouses guide ships home."
 
 def engine():
     return get_engine(os.environ["DATABASE_URL"])
+
+
+def scripted_backend() -> Backend:
+    """The staged in-process scripted model, inside the guard every provider gets."""
+    return get_backend("scripted")
 
 
 def server_backend(scripted: ScriptedServer, grammar_field: str | None = None) -> Backend:
@@ -75,32 +81,30 @@ def test_a_request_carries_its_target_whole(target: Target, fields: dict[str, An
     ids=["empty_instruction", "markers_on_a_limit", "unguaranteed_unit"],
 )
 def test_bad_input_is_the_same_message_on_the_cli_and_the_service_and_nothing_starts(
-    scripted: ScriptedServer, argv: list[str], request_fields: dict[str, Any], message: str
+    scripted_model: ScriptedBackend, argv: list[str], request_fields: dict[str, Any], message: str
 ) -> None:
     fields = dict(request_fields)
     request = Request.of(fields.pop("target"), fields.pop("instruction"), mode=fields.pop("mode", "capel"), **fields)
     with pytest.raises(ValueError) as bad:
         start(request, never_built, engine(), origin="write")
     assert message in str(bad.value)
-    code, out, err = cli("generate", "--model", MODEL, "--base-url", scripted.url, *argv)
+    code, out, err = cli("generate", "--model", "scripted", *argv)
     assert (code, out, err) == (2, "", f"capel_ui: error: {bad.value}\n")
-    assert scripted.requests == [] and list_runs(engine()) == []
+    assert scripted_model.requests == [] and list_runs(engine()) == []
 
 
 def test_a_mode_the_model_cannot_serve_is_refused_alike_by_the_cli_the_service_and_the_bench(
-    scripted: ScriptedServer,
+    scripted_model: ScriptedBackend,
 ) -> None:
     request = Request("Sea", 5, mode="exact")
     with pytest.raises(ValueError, match="does not take a grammar") as refused:
-        start(request, server_backend(scripted), engine(), origin="compare")
-    code, _, err = cli(
-        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "exact", "--target", "5", "Sea"
-    )
+        start(request, scripted_backend(), engine(), origin="compare")
+    code, _, err = cli("generate", "--model", "scripted", "--mode", "exact", "--target", "5", "Sea")
     assert (code, err) == (2, f"capel_ui: error: {refused.value}\n")
-    config = BenchConfig(suite="mtbench", model=MODEL, modes=("exact",), lengths=(5,), limit=1)
+    config = BenchConfig(suite="mtbench", model="scripted", modes=("exact",), lengths=(5,), limit=1)
     with pytest.raises(ValueError, match="does not take a grammar"):
-        run_bench(config, backend=server_backend(scripted), engine=engine())
-    assert scripted.requests == [] and list_runs(engine()) == []
+        run_bench(config, backend=scripted_backend(), engine=engine())
+    assert scripted_model.requests == [] and list_runs(engine()) == []
 
 
 # ----- a guaranteed mode refused by the probe's answer, the same way everywhere ---------------------------------
@@ -135,11 +139,11 @@ def test_a_countdown_mode_on_that_server_is_not_probed_and_runs(scripted: Script
     [(1, "write", None, {"write"}), (1, "compare", "c1", {"compare"}), (3, "cli", None, {"variant"})],
 )
 def test_k_runs_are_saved_as_one_group_and_one_run_as_itself(
-    scripted: ScriptedServer, k: int, origin: str, comparison_id: str | None, origins: set[str]
+    scripted_model: ScriptedBackend, k: int, origin: str, comparison_id: str | None, origins: set[str]
 ) -> None:
-    scripted.script(then=ok(GOOD))
+    scripted_model.reply(GOOD)
     request = Request("Describe a lighthouse", 4, mode="baseline")
-    handle = start(request, server_backend(scripted), engine(), origin=origin, variants=k, comparison_id=comparison_id)  # type: ignore[arg-type]
+    handle = start(request, scripted_backend(), engine(), origin=origin, variants=k, comparison_id=comparison_id)  # type: ignore[arg-type]
     assert [r.status for r in list_runs(engine())] == ["running"] * k  # saved as they start
     handle.run_together()
     runs = list_runs(engine())
@@ -150,35 +154,36 @@ def test_k_runs_are_saved_as_one_group_and_one_run_as_itself(
 
 
 @pytest.mark.parametrize("k", [1, 2])
-def test_the_judge_rates_each_run_once_and_the_rating_is_stored(scripted: ScriptedServer, k: int) -> None:
-    scripted.script(*[ok(GOOD)] * k, then=ok("Vivid. Rating: [[8]]"))
-    judge = get_backend("judge-model", provider="compatible", base_url=scripted.url)
+def test_the_judge_rates_each_run_once_and_the_rating_is_stored(scripted_model: ScriptedBackend, k: int) -> None:
+    scripted_model.reply(GOOD)
+    judge = ScriptedBackend("Vivid. Rating: [[8]]", model="judge-model", label="Judge model")
     handle = start(
-        Request("Describe a lighthouse", 4, mode="baseline"), server_backend(scripted), engine, origin="cli",
+        Request("Describe a lighthouse", 4, mode="baseline"), scripted_backend(), engine, origin="cli",
         variants=k, judge=lambda: judge,
     )  # fmt: skip
     handle.run_together()
     assert [c.judge_score for c in handle.result()] == [8.0] * k
     handle.result()  # asked again: the ratings are not asked for twice
-    assert len([r for r in scripted.chat_requests if r.body["model"] == "judge-model"]) == k
+    assert len(judge.requests) == k and len(scripted_model.requests) == k
     for c in handle.result():
         run = get_run(engine(), c.run_id)
         assert (run.judge_score, run.judge_model) == (8.0, judge.label)
 
 
-def test_a_run_with_no_text_is_not_judged_and_no_save_keeps_nothing(scripted: ScriptedServer) -> None:
-    scripted.script(ok(""), then=ok("Rating: [[8]]"))
-    judge = get_backend("judge-model", provider="compatible", base_url=scripted.url)
-    handle = start(Request("Sea", 4, mode="baseline"), server_backend(scripted), None, origin="cli", judge=judge)
+def test_a_run_with_no_text_is_not_judged_and_no_save_keeps_nothing(scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply([])
+    judge = ScriptedBackend("Rating: [[8]]", model="judge-model", label="Judge model")
+    handle = start(Request("Sea", 4, mode="baseline"), scripted_backend(), None, origin="cli", judge=judge)
     handle.run()
     [best] = handle.result()
-    assert best.judge_score is None and best.run_id is None and len(scripted.chat_requests) == 1
+    assert best.judge_score is None and best.run_id is None and len(scripted_model.requests) == 1
+    assert judge.requests == []
     assert list_runs(engine()) == []
 
 
-def test_columns_started_apart_run_together_under_one_comparison(scripted: ScriptedServer) -> None:
-    scripted.script(then=ok(GOOD))
-    backend = server_backend(scripted)
+def test_columns_started_apart_run_together_under_one_comparison(scripted_model: ScriptedBackend) -> None:
+    scripted_model.reply(GOOD)
+    backend = scripted_backend()
     handles = [
         start(Request("Describe a lighthouse", 4, mode=mode), backend, engine(), origin="compare", comparison_id="c9")
         for mode in ("baseline", "capel")

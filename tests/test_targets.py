@@ -20,7 +20,7 @@ from capel_ui.presets import PRESETS, preset
 from capel_ui.prompts import build_messages
 from capel_ui.runs import save_edit, target_of, verdict_of
 from capel_ui.storage import create_run, dispose_engines, get_engine, get_run, list_runs
-from capel_ui.verdict import Target, judge, live_state
+from capel_ui.verdict import Target, decide, live_state
 from capel_ui.vocab import (
     HAND_EDIT_MODEL,
     MARKER_LIMITS,
@@ -53,7 +53,7 @@ from tests.test_storage_upgrade import v1_sqlite_file
     ],
 )
 def test_the_verdict_decides_within_for_every_kind(target: Target, count: int, within: bool, deviation: int) -> None:
-    verdict = judge("complete", count, target, 0)
+    verdict = decide("complete", count, target, 0)
     assert (verdict.verified, verdict.deviation) == (within, deviation)
 
 
@@ -70,12 +70,12 @@ HEADLINES = [
 
 @pytest.mark.parametrize(("args", "unit", "headline"), HEADLINES)
 def test_the_badge_says_how_the_count_stands_against_the_limit(args, unit: str, headline: str) -> None:
-    assert judge(*args).headline(unit) == headline
+    assert decide(*args).headline(unit) == headline
 
 
 def test_a_partial_run_within_the_limit_is_never_verified() -> None:
-    assert not judge("partial", 100, Target.at_most(280), 0).verified
-    assert judge("partial", 100, Target.at_most(280), 0).tone == "gray"
+    assert not decide("partial", 100, Target.at_most(280), 0).verified
+    assert decide("partial", 100, Target.at_most(280), 0).tone == "gray"
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""A counting unit is declared once: its spec in vocab.UNIT_SPECS and its counter in counting.COUNTERS. A toy
-unit added to those two tables alone is offered, labelled, counted and guaranteed (or not) everywhere."""
+"""A counting unit is declared once: its spec in vocab.UNIT_SPECS, which names its counter (a function of
+counting.py) and its prompt noun. A toy unit added to that record and its counter alone is offered, labelled,
+counted and guaranteed (or not) everywhere."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from hypothesis import strategies as st
 
 from capel_ui import counting, vocab
 from capel_ui.counting import count
-from capel_ui.generation import Request, validate_request
 from capel_ui.grammar import supports, target_grammar
 from capel_ui.parser import check_output
+from capel_ui.request import Request, validate_request
 from capel_ui.verdict import live_state
 from capel_ui.vocab import (
     MARKERS_EXACT_ONLY,
@@ -27,7 +28,9 @@ from capel_ui.vocab import (
 
 
 def test_every_unit_has_exactly_one_counter_and_each_language_one_own_unit() -> None:
-    assert set(counting.COUNTERS) == set(UNIT_SPECS)
+    for unit, spec in UNIT_SPECS.items():
+        assert callable(counting.counter_of(unit)) and spec.counter.startswith("count_")
+        assert all(spec.noun.get(lang) for lang in spec.langs)  # a prompt names every unit in its own words
     for lang in vocab.LANGS:
         [own] = [u for u, s in UNIT_SPECS.items() if lang in s.default_for]
         assert units_for(lang)[0] == own == vocab.DEFAULT_UNIT[lang]
@@ -43,15 +46,22 @@ def _hyphens(text: str) -> int:
 
 TOYS = [
     # name, spec, counter, text, its count, which grammar guarantees it in English
-    ("vowels", UnitSpec("vowels", ("en",), grammar={"en": "chars"}), _vowels, "banana split", 4, "chars"),
-    ("hyphens", UnitSpec("hyphen-words", ("en",)), _hyphens, "well-known x-ray", 2, None),
+    (
+        "vowels",
+        UnitSpec("vowels", ("en",), grammar={"en": "chars"}, counter="count_vowels"),
+        _vowels,
+        "banana split",
+        4,
+        "chars",
+    ),
+    ("hyphens", UnitSpec("hyphen-words", ("en",), counter="count_hyphens"), _hyphens, "well-known x-ray", 2, None),
 ]
 
 
 @pytest.mark.parametrize(("name", "spec", "counter", "text", "n", "kind"), TOYS, ids=[t[0] for t in TOYS])
 def test_a_toy_unit_touches_only_its_spec_and_its_counter(monkeypatch, name, spec, counter, text, n, kind) -> None:
     monkeypatch.setitem(UNIT_SPECS, name, spec)
-    monkeypatch.setitem(counting.COUNTERS, name, counter)
+    monkeypatch.setattr(counting, spec.counter, counter, raising=False)
     # offered and labelled
     assert name in units_for("en") and name not in units_for("zh")
     assert unit_label(name) == spec.label

@@ -1,4 +1,5 @@
-"""Variants, scores and the judge, end to end against a real HTTP server speaking OpenAI's wire format."""
+"""Variants, scores and the judge, end to end: on the in-process scripted model, and against a real HTTP server
+speaking OpenAI's wire format for what is sent (logprobs asked for or not, the judge's own base URL)."""
 
 from __future__ import annotations
 
@@ -132,10 +133,10 @@ def test_copy_never_defaults_to_a_loop_or_a_number_list(scripted_model) -> None:
     assert ranked[1].explanation.startswith(("goes round in circles", "a list of numbers"))
 
 
-def test_cli_variants_json_lists_each_variant_with_text_count_verdict_and_score(scripted) -> None:
-    scripted.script(ok(GOOD), ok(GLUED))
+def test_cli_variants_json_lists_each_variant_with_text_count_verdict_and_score(scripted_model) -> None:
+    scripted_model.reply(GOOD, GLUED)
     code, out, err = cli(
-        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "generate", "--model", "scripted", "--mode", "baseline", "--target", "4",
         "--variants", "2", "--json", "Describe a lighthouse",
     )  # fmt: skip
     assert code == 0, err
@@ -149,10 +150,10 @@ def test_cli_variants_json_lists_each_variant_with_text_count_verdict_and_score(
     assert "best of 2: run" in err
 
 
-def test_cli_variants_prints_every_candidate_best_first(scripted) -> None:
-    scripted.script(ok(SHORT), ok(GOOD))
+def test_cli_variants_prints_every_candidate_best_first(scripted_model) -> None:
+    scripted_model.reply(SHORT, GOOD)
     code, out, _ = cli(
-        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "generate", "--model", "scripted", "--mode", "baseline", "--target", "4",
         "--variants", "2", "Describe a lighthouse",
     )  # fmt: skip
     assert code == 0
@@ -161,9 +162,9 @@ def test_cli_variants_prints_every_candidate_best_first(scripted) -> None:
 
 
 @pytest.mark.parametrize("k", ["0", "9", "two"])
-def test_cli_variants_out_of_range_is_bad_input(scripted, k: str) -> None:
-    code, _, err = cli("generate", "--model", MODEL, "--base-url", scripted.url, "--variants", k, "--target", "3", "x")
-    assert code == 2 and "variants" in err and scripted.requests == []
+def test_cli_variants_out_of_range_is_bad_input(scripted_model, k: str) -> None:
+    code, _, err = cli("generate", "--model", "scripted", "--variants", k, "--target", "3", "x")
+    assert code == 2 and "variants" in err and scripted_model.requests == []
 
 
 # ----- the judge -------------------------------------------------------------------------------------------
@@ -222,24 +223,22 @@ def test_a_failing_judge_stores_nothing_and_the_run_stands(scripted) -> None:
     assert run.verified and run.judge_score is None
 
 
-def test_without_a_judge_nothing_is_asked(scripted) -> None:
-    scripted.script(ok(GOOD))
-    code, _, _ = cli(
-        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4", "Describe"
-    )
-    assert code == 0 and len(scripted.chat_requests) == 1
+def test_without_a_judge_nothing_is_asked(scripted_model) -> None:
+    scripted_model.reply(GOOD)
+    code, _, _ = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "4", "Describe")
+    assert code == 0 and len(scripted_model.requests) == 1
 
 
-def test_judge_run_without_a_saved_run_returns_the_rating(scripted) -> None:
-    scripted.script(ok("Rating: [[6]]"))
-    backend = get_backend("judge-model", provider="compatible", base_url=scripted.url)
+def test_judge_run_without_a_saved_run_returns_the_rating(scripted_model) -> None:
+    scripted_model.reply("Rating: [[6]]")
+    backend = get_backend("scripted")
     assert judge_run(None, None, backend, "Describe a lighthouse", GOOD) == 6.0
 
 
-def test_cli_variants_with_no_save_keep_nothing(scripted) -> None:
-    scripted.script(ok(GOOD), ok(GOOD))
+def test_cli_variants_with_no_save_keep_nothing(scripted_model) -> None:
+    scripted_model.reply(GOOD, GOOD)
     code, out, _ = cli(
-        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
+        "generate", "--model", "scripted", "--mode", "baseline", "--target", "4",
         "--variants", "2", "--no-save", "--json", "Describe a lighthouse",
     )  # fmt: skip
     assert code == 0
@@ -247,11 +246,9 @@ def test_cli_variants_with_no_save_keep_nothing(scripted) -> None:
     assert list_runs(engine()) == []
 
 
-def test_generate_json_carries_fluency_score_and_warnings(scripted) -> None:
-    scripted.script(ok(GLUED))
-    code, out, _ = cli(
-        "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4", "--json", "x"
-    )
+def test_generate_json_carries_fluency_score_and_warnings(scripted_model) -> None:
+    scripted_model.reply(GLUED)
+    code, out, _ = cli("generate", "--model", "scripted", "--mode", "baseline", "--target", "4", "--json", "x")
     doc = json.loads(out)
-    assert code == 0 and doc["fluency"] is None  # this server was not asked for logprobs
+    assert code == 0 and doc["fluency"] is None  # this model was not asked for logprobs
     assert doc["score"] == 0.0 and doc["warnings"] == ["“shipshome” looks like two words glued together"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from capel_ui.verdict import judge, live_state
+from capel_ui.verdict import decide, live_state
 
 VERIFIED_CASES = [
     # status, count, target, errors, verified
@@ -23,11 +23,11 @@ VERIFIED_CASES = [
 
 @pytest.mark.parametrize(("status", "count", "target", "errors", "verified"), VERIFIED_CASES)
 def test_only_a_complete_exact_run_without_marker_errors_is_verified(status, count, target, errors, verified):
-    assert judge(status, count, target, errors).verified is verified
+    assert decide(status, count, target, errors).verified is verified
 
 
 def test_errors_may_be_given_as_the_list_of_marker_errors():
-    assert judge("complete", 3, 3, [{"type": "skip"}]).errors == 1
+    assert decide("complete", 3, 3, [{"type": "skip"}]).errors == 1
 
 
 HEADLINES = [
@@ -44,19 +44,19 @@ HEADLINES = [
 
 @pytest.mark.parametrize(("args", "headline"), HEADLINES)
 def test_the_headline_says_verified_or_exactly_why_not(args, headline):
-    assert judge(*args).headline("en_words") == headline
+    assert decide(*args).headline("en_words") == headline
 
 
 def test_a_partial_run_never_says_exact_count():
-    assert "exact" not in judge("partial", 12, 12, 1).headline("en_words")
+    assert "exact" not in decide("partial", 12, 12, 1).headline("en_words")
 
 
 def test_a_failed_run_mentions_no_count_or_marker_errors():
-    assert "marker" not in judge("failed", 0, 12, 1).headline("en_words")
+    assert "marker" not in decide("failed", 0, 12, 1).headline("en_words")
 
 
 def test_the_headline_names_chinese_characters():
-    assert judge("complete", 100, 100, 0).headline("zh_chars").endswith("100/100 Chinese characters")
+    assert decide("complete", 100, 100, 0).headline("zh_chars").endswith("100/100 Chinese characters")
 
 
 @pytest.mark.parametrize(
@@ -77,4 +77,4 @@ def test_the_live_state_counts_down_then_says_how_far_over(done, target, expecte
     [("complete", 12, "green"), ("complete", 13, "red"), ("partial", 12, "gray"), ("failed", 0, "red")],
 )
 def test_the_badge_colour_follows_the_verdict(status, count, tone):
-    assert judge(status, count, 12, 0).tone == tone
+    assert decide(status, count, 12, 0).tone == tone

@@ -17,7 +17,7 @@ from .embedded import ServerHandle, smollm2_path, start_server
 from .guard import Guarded
 from .openai_compat import OpenAICompatBackend
 from .openai_responses import OpenAIResponsesBackend
-from .probe import ProbeResult, needs_probe, probe, refusal, why_not_guaranteed
+from .probe import ProbeResult, needs_probe, probe, why_not_guaranteed, why_refused
 from .providers import BackendArgs, language_note, register, spec_of, visible
 from .providers.scripted import ScriptedBackend, Turn, staged
 from .registry import (
@@ -81,7 +81,6 @@ __all__ = [
     "needs_probe",
     "probe",
     "provider_of",
-    "refusal",
     "register",
     "resolve_key",
     "secrets_files",
@@ -91,4 +90,5 @@ __all__ = [
     "start_server",
     "visible",
     "why_not_guaranteed",
+    "why_refused",
 ]

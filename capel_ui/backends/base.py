@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..grammar import Grammar
+from ..grammar import AnyGrammar, WordListSyntax
 from ..prompts import Message
 from ..vocab import GRAMMAR_FIELDS, FailureKind, GrammarField  # noqa: F401  (GRAMMAR_FIELDS: re-exported)
 
@@ -46,6 +46,26 @@ class Capabilities:
     @property
     def grammar(self) -> bool:
         return self.grammar_field is not None
+
+    @property
+    def takes_gbnf(self) -> bool:
+        """Which grammar form the server takes: llama.cpp's own `grammar` field reads GBNF text as sent (a word list,
+        a character limit, a rewrite's own words); every other grammar field gets a `Grammar` in its own syntax."""
+        return self.grammar_field == "grammar"
+
+    @property
+    def word_list_syntax(self) -> WordListSyntax | None:
+        """The syntax a word list is sent in (`grammar.with_word_list`), None where the server takes none: Lark for
+        llama.cpp built with LLGuidance (it checks a token against the list faster), else GBNF."""
+        if not self.takes_gbnf:
+            return None
+        return "lark" if self.llguidance else "gbnf"
+
+    @property
+    def plans_endings(self) -> bool:
+        """Whether an exact text's ending can be searched again (planned.py): a llama.cpp grammar, an answer continued
+        as a prefill, and the end probability of a text."""
+        return self.takes_gbnf and self.prefill is not None and self.end_probability
 
 
 DEFAULT_CAPABILITIES = Capabilities()
@@ -92,7 +112,7 @@ class Options:
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
-    grammar: Grammar | str | None = None  # a str is GBNF text, or `%llguidance` Lark text (Capabilities.llguidance)
+    grammar: AnyGrammar | None = None  # a str is GBNF text, or `%llguidance` Lark text (Capabilities.llguidance)
     timeout: float | None = None  # seconds; None uses the backend's own timeout
     seed: int | None = None
     cancel: CancelToken | None = None  # set to abort the request, also while waiting for the first token

@@ -24,10 +24,8 @@ RETRYABLE_KINDS = frozenset(kind for kind, spec in FAILURES.items() if spec.retr
 """The failure kinds worth another attempt, as `vocab.FAILURES` declares them; a `server` fault is retried only
 for a 5xx status."""
 
-WORDED_KINDS = frozenset(
-    {"timeout", "unreachable", "auth", "rate_limit", "not_found", "context", "bad_request", "server"}
-)
-"""The kinds of `Fault` this guard words: what a service says before its stream starts."""
+WORDED_KINDS = frozenset(kind for kind, spec in FAILURES.items() if spec.worded)
+"""The kinds of `Fault` this guard words: what a service says before its stream starts (`FailureSpec.worded`)."""
 
 MAX_BACKOFF = 20.0
 WAIT_BUDGET = 30.0

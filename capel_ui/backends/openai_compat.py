@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import openai
 
 from ..ending import score_from_tokens, split_ending
-from ..grammar import Grammar, grammar_text
+from ..grammar import AnyGrammar, Grammar, grammar_text
 from ..prompts import Message
 from .abort import TrackingBackend, http_client, shutdown
 from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Fault, Options, Usage
@@ -137,7 +137,7 @@ class OpenAICompatBackend(Backend):
             extra.update(continue_final_message=True, add_generation_prompt=False)
         params["messages"] = [*params["messages"], message]
 
-    def grammar_params(self, grammar: Grammar | str) -> dict[str, Any]:
+    def grammar_params(self, grammar: AnyGrammar) -> dict[str, Any]:
         """Where this server takes a grammar, and in which syntax (see `GrammarField`)."""
         field = self.capabilities.grammar_field
         if field is None or field == "custom_tool":
@@ -177,7 +177,7 @@ class OpenAICompatBackend(Backend):
         so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
         alternatives at its place asked for (llama.cpp reports them before the grammar)."""
         parts = split_ending(text)
-        if not self._scores_endings() or self.capabilities.grammar_field != "grammar" or parts is None:
+        if not self._scores_endings() or not self.capabilities.takes_gbnf or parts is None:
             return None
         head, unit, after = parts
         params = self._ending_params(messages, head, 8 + len(unit + after))

@@ -17,7 +17,7 @@ from typing import Any
 
 import openai
 
-from ..grammar import Grammar, grammar_text
+from ..grammar import AnyGrammar, grammar_text
 from ..prompts import Message
 from .base import BackendError, Options, ReasoningEffort, Usage
 from .openai_compat import OpenAICompatBackend, Read
@@ -66,7 +66,7 @@ class OpenAIResponsesBackend(OpenAICompatBackend):
             raise BackendError("bad_request", f"{self.label} cannot continue a partial answer (no prefill)")
         return params  # no seed: the Responses API takes none
 
-    def grammar_params(self, grammar: Grammar | str) -> dict[str, Any]:
+    def grammar_params(self, grammar: AnyGrammar) -> dict[str, Any]:
         """One custom tool whose input must match the grammar (in Lark), and the call forced."""
         lark = grammar_text(grammar, "lark")
         if lark is None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..grammar import Grammar, Lit
-from ..vocab import MODE_SPECS, Mode
+from ..vocab import FAILURES, MODE_SPECS, Mode
 from .base import Backend, BackendError, Options, Usage
 from .providers import spec_of
 
@@ -78,7 +78,7 @@ def _ask(build: Callable[[], Backend], grammar_field: str) -> ProbeResult:
     try:
         text = "".join(i for i in build().stream(PROBE_MESSAGES, PROBE_OPTIONS) if not isinstance(i, Usage))
     except BackendError as exc:
-        settled = exc.kind in ("bad_request", "not_found", "auth", "context", "empty")
+        settled = FAILURES[exc.kind].lasting
         return ProbeResult(False, f"Not guaranteed: the probe with `{grammar_field}` failed ({exc.message})", settled)
     if text.strip() == PROBE_ANSWER:
         return ProbeResult(True, f"Guaranteed on this server (it honoured a `{grammar_field}` grammar).")
@@ -95,7 +95,7 @@ def needs_probe(provider: str, base_url: str | None, grammar_field: str | None) 
     return spec_of(provider).takes_grammar_field and bool(grammar_field) and bool(base_url)
 
 
-def refusal(backend: Backend, modes: Iterable[Mode]) -> str | None:
+def why_refused(backend: Backend, modes: Iterable[Mode]) -> str | None:
     """Why the guaranteed modes among `modes` must not run on this backend (a compatible server whose probe says
     it ignores or rejects its grammar field), or None where they may: a known model, a server that honours the
     field, one that could not be asked (the run itself then says what went wrong), or no guaranteed mode."""

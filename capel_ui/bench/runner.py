@@ -23,7 +23,7 @@ from sqlalchemy import Engine
 
 from .. import storage
 from ..backends import Backend, get_backend
-from ..generation import Request
+from ..request import Request
 from ..runs import LiveRun, quality_fields
 from ..service import check, check_guaranteed, start
 from ..verdict import Target

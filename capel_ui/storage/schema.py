@@ -89,7 +89,7 @@ class Run(Base):
     # Where the run was started. Required on every write; the server default only fills old rows' ALTER TABLE.
     origin: Mapped[str] = mapped_column(String(16), server_default="unknown", info={"choices": ORIGINS})
     status: Mapped[str] = mapped_column(String(16), default="running", info={"choices": STATUSES})
-    # verdict.judge(...).verified, decided by the caller when the run closes; storage never computes it.
+    # verdict.decide(...).verified, decided by the caller when the run closes; storage never computes it.
     verified: Mapped[bool] = mapped_column(default=False, server_default=false())
     instruction: Mapped[str] = mapped_column(default="")
     prompt: Mapped[str] = mapped_column(default="")

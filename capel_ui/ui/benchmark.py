@@ -114,14 +114,14 @@ def _run_form() -> None:
     st.subheader("Run a suite")
     st.caption(f"Model: **{choice.label}** (change it in the sidebar).")
     c = st.columns([1.2, 2.4, 1.2])
-    suite = c[0].selectbox("Suite", SUITES, key="b_suite", format_func=suite_label)
+    suite = c[0].selectbox("Suite", SUITES, key=B.SUITE, format_func=suite_label)
     c[0].caption(SUITE_PAGE_HELP.get(suite, ""))
     control = "equal"
     if suite in CONTROL_SUITES:
         control = c[0].selectbox(
             "Control",
             BENCH_CONTROLS,
-            key="b_control",
+            key=B.CONTROL,
             format_func=control_label,
             help="LIFEBench's control methods: the prompt asks for exactly, at most or at least N, and the Length "
             "Score is that control's. At most and at least run the Baseline and Exact modes (markers count to "
@@ -131,32 +131,31 @@ def _run_form() -> None:
     default_modes = ["baseline", "exact"] if grammar else ["baseline", "capel"]
     if control != "equal":
         default_modes = [m for m in default_modes if m not in MARKER_MODES]
-    modes_key = "b_modes" if control == "equal" else f"b_modes_{control}"  # markers' selection stays with equal
-    modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key=modes_key)
+    modes = c[1].multiselect("Modes", MODES, default=default_modes, format_func=MODE_LABELS.get, key=B.modes(control))
     lengths = c[2].text_input(
         "Target lengths",
         value=DEFAULT_LENGTHS[suite],
-        key=f"b_lengths_{suite}",
+        key=B.lengths(suite),
         help="Comma-separated, e.g. 16,64; empty for the suite's default.",
     )
     d = st.columns(5)
-    limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key="b_limit")
-    seed = d[1].number_input("Seed", min_value=0, value=0, key="b_seed")
-    lang = d[2].selectbox("Language", ["both", "en", "zh"], key="b_lang")
-    concurrency = d[3].number_input("Concurrency", min_value=1, max_value=8, value=2, key="b_conc")
+    limit = d[0].number_input("Items (limit)", min_value=1, max_value=10_000, value=5, key=B.LIMIT)
+    seed = d[1].number_input("Seed", min_value=0, value=0, key=B.SEED)
+    lang = d[2].selectbox("Language", ["both", "en", "zh"], key=B.LANG)
+    concurrency = d[3].number_input("Concurrency", min_value=1, max_value=8, value=2, key=B.CONCURRENCY)
     max_calls = d[4].number_input(
         "Max calls (repair)",
         min_value=1,
         max_value=MAX_CALLS,
         value=1,
-        key="b_max_calls",
+        key=B.MAX_CALLS,
         help="CAPEL samples that go wrong are repaired from their verified prefix, up to this many calls; "
         "1 measures one call, as the paper does. A different value is a separate run.",
     )
     upload = None
     if suite == "custom":
         upload = st.file_uploader(
-            "CSV or JSONL with instruction, lang, target (and optional id)", type=["csv", "jsonl"], key="b_upload"
+            "CSV or JSONL with instruction, lang, target (and optional id)", type=["csv", "jsonl"], key=B.UPLOAD
         )
     b = st.columns([1.5, 1, 3.5])  # room for the label at 1280 px
     if not b[0].button("Run benchmark", type="primary", icon=":material/play_arrow:", width="stretch"):
@@ -184,42 +183,43 @@ def _run_form() -> None:
         st.error(str(exc))
         return
     stop_slot = b[1].empty()
-    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="b_stop")
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=B.STOP)
     _run(config, backend)
     stop_slot.empty()
 
 
 def _run(config: BenchConfig, backend: Any) -> None:
     engine = resources.engine()
-    state: dict[str, Any] = {"done": 0, "total": 0, "eta": None, "outcome": None, "error": None}
+    shared: dict[str, Any] = {"done": 0, "total": 0, "eta": None, "outcome": None, "error": None}
     stop = threading.Event()
 
     def progress(done: int, total: int, eta: float | None) -> None:
-        state.update(done=done, total=total, eta=eta)
+        shared.update(done=done, total=total, eta=eta)
 
     def work() -> None:
         try:
-            state["outcome"] = run_bench(config, backend=backend, engine=engine, progress=progress, stop=stop)
+            shared["outcome"] = run_bench(config, backend=backend, engine=engine, progress=progress, stop=stop)
         except Exception as exc:  # shown to the user; per-sample failures are stored by the runner itself
-            state["error"] = exc
+            shared["error"] = exc
 
     thread = threading.Thread(target=work, name="bench", daemon=True)
     bar = st.progress(0.0, text="Starting…")
     thread.start()
     try:
         while thread.is_alive():
-            total = state["total"] or 1
-            eta = state["eta"]
+            total = shared["total"] or 1
+            eta = shared["eta"]
             eta_text = f" · about {eta:.0f} s left" if eta is not None else ""
-            bar.progress(min(state["done"] / total, 1.0), text=f"{state['done']} of {state['total']} samples{eta_text}")
+            done = f"{shared['done']} of {shared['total']} samples{eta_text}"
+            bar.progress(min(shared["done"] / total, 1.0), text=done)
             time.sleep(0.3)
     finally:
         stop.set()  # harmless when finished; on Stop / rerun / closed tab it ends the run, keeping results
     bar.empty()
-    if state["error"] is not None:
-        st.error(str(state["error"]))
+    if shared["error"] is not None:
+        st.error(str(shared["error"]))
         return
-    outcome = state["outcome"]
+    outcome = shared["outcome"]
     if outcome is not None:
         state.put(B.SELECTED, [outcome.bench_run_id])
         failed = f", {outcome.failed} failed (see the error counts)" if outcome.failed else ""
@@ -251,9 +251,9 @@ def _past_runs() -> list[int]:
         }
         for r in runs
     ]
-    preselected = set(state.get(B.SELECTED, []))
+    preselected = set(state.get(B.SELECTED))
     picked = st.dataframe(
-        rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key="b_table"
+        rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="multi-row", key=B.TABLE
     )
     chosen = [runs[i].id for i in (picked.selection.rows if picked and picked.selection else [])]
     if not chosen and preselected:

@@ -17,8 +17,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 from ..backends import EMBEDDED, BackendError, ModelChoice
 from ..export import export_name, export_txt
-from ..generation import Request
 from ..history import marker_spans, run_score
+from ..request import Request
 from ..runs import target_of, verdict_of
 from ..service import RunHandle, start, together
 from ..storage import RunRecord, list_runs
@@ -33,7 +33,6 @@ from .target_form import (
     preset_pills,
     set_target_defaults,
     target_inputs,
-    target_settings,
     unit_picker,
 )
 from .views import SCORE_HELP, copy_button, lengths, quality_notes, verdict_badges, wait_saved
@@ -117,8 +116,8 @@ def render() -> None:
     current = resources.model_choice()
     _carry_instruction()
     _carry_target()
-    set_target_defaults(C.PREFIX, DEFAULT_TARGET)
-    preset_pills(C.PREFIX)
+    set_target_defaults(C.FORM, DEFAULT_TARGET)
+    preset_pills(C.FORM)
     instruction = st.text_area(
         "Instruction",
         key=C.INSTRUCTION,
@@ -126,11 +125,11 @@ def render() -> None:
         placeholder="e.g. Write a product description for a hand-made ceramic mug.",
     )
     c = st.columns([1.2, 1.5, 2])
-    lang = lang_radio(c[0], C.PREFIX, DEFAULT_TARGET)
-    unit = unit_picker(c[1], C.PREFIX, lang)
+    lang = lang_radio(c[0], C.FORM, DEFAULT_TARGET)
+    unit = unit_picker(c[1], C.FORM, lang)
     models = _pick_models(c[2], current)
-    target = target_inputs(st.container(), C.PREFIX, DEFAULT_TARGET)
-    state.put(C.OWN_TARGET, target_settings(C.PREFIX))
+    target = target_inputs(st.container(), C.FORM, DEFAULT_TARGET)
+    state.put(C.OWN_TARGET, C.FORM.settings())
     modes: list[Mode] = st.multiselect(
         "Modes",
         MODES,
@@ -257,7 +256,7 @@ def _run(
     lives = columns_run.lives
     state.put(C.ID, cid)
     stop_slot = stop_slot.empty()
-    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key="c_stop")
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=C.STOP)
     area = st.empty()  # the live columns, headers included, go once the runs end: no leftover header row
     live_area = area.container(key=C.LIVE)
     live_area.html(scroll_into_view_html(C.LIVE), unsafe_allow_javascript=True)  # below the form on 1280×720
@@ -265,23 +264,26 @@ def _run(
     slots = []
     for col, live in zip(cols, lives, strict=True):
         with col:
-            st.markdown(f"**{live.gen.backend.label}**  \n{mode_label(live.gen.mode)}")
-            slots.append((st.empty(), st.empty()))
+            view = live.view()
+            st.markdown(f"**{view.label}**  \n{mode_label(view.mode)}")
+            slots.append((st.empty(), st.empty(), st.empty()))
 
     def paint() -> None:
-        for live, (count_ph, raw_ph) in zip(lives, slots, strict=True):
-            gen = live.gen
-            left = target.high - gen.units_done
-            count_ph.html(countdown_html(left, target.high, unit_label(gen.request.count_unit), drafting=gen.in_draft))
-            raw_ph.html(highlight_raw(gen.raw[-1500:], []))
+        for live, (count_ph, phase_ph, raw_ph) in zip(lives, slots, strict=True):
+            view = live.view()
+            left = target.high - view.units_done
+            count_ph.html(countdown_html(left, target.high, view.unit_label, drafting=view.drafting))
+            phase_ph.caption(view.phase if view.phase in ("repairing", "choosing an ending", "saving") else " ")
+            raw_ph.html(highlight_raw(view.raw[-1500:], []))
 
     columns_run.run_together(paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
     area.empty()
     stop_slot.empty()
     for live in lives:  # a column the database refused to the end is not in History: its text, to copy now
         if live.save_error:
+            view = live.view()
             st.error(
-                f"{live.gen.backend.label} · {mode_label(live.gen.mode)}: this run {live.save_error}. "
+                f"{view.label} · {mode_label(view.mode)}: this run {live.save_error}. "
                 "Its text is below; copy it now, History does not have it."
             )
             st.code(live.outcome.text, language=None, wrap_lines=True)
@@ -380,7 +382,7 @@ def _carry_target() -> None:
         taken = state.get(C.OWN_TARGET) or {}
     for field, value in taken.items():
         if value is not None:
-            state.put(C.PREFIX + field, value)
+            state.put(C.FORM.field(field), value)
 
 
 def _carry_instruction() -> None:
@@ -388,7 +390,7 @@ def _carry_instruction() -> None:
     shared = state.write_instruction()
     if not shared or shared == state.get(C.CARRIED):
         return
-    current = state.get(C.INSTRUCTION, "")
+    current = state.get(C.INSTRUCTION)
     if not current.strip() or current == state.get(C.CARRIED):
         state.put(C.INSTRUCTION, shared)
         state.put(C.CARRIED, shared)

@@ -6,7 +6,7 @@ One cache layer per resource, and it is the core's: `storage.get_engine` keeps o
 benchmarks alike. Nothing here wraps them in `st.cache_resource` (a second layer that could disagree with
 the first, and that `st.cache_resource.clear()` would empty while the core kept its own).
 
-Keys typed in the sidebar stay in `st.session_state` for the session and go to `get_backend`, which looks them
+Keys typed in the sidebar stay in the session's state (`state.S.api_key`) and go to `get_backend`, which looks them
 up with the CLI's rule (`resolve_key`); they are never part of a ModelChoice, a saved run, a log line or an
 export.
 """
@@ -17,7 +17,6 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from ..backends import (
-    EMBEDDED,
     ApiKey,
     Backend,
     BackendError,
@@ -33,21 +32,13 @@ from ..backends import (
     why_not_guaranteed,
 )
 from ..storage import database_url, get_engine
-
-MODEL_CHOICE = "model_choice"
-DB_URL = "db_url"
-TEMPERATURE_DEFAULT = "temperature_default"
-TEMPERATURE_VALUE = "temperature_value"
-
-
-def key_widget(provider: Provider) -> str:
-    """The session-state key of the sidebar's password box for `provider`."""
-    return f"key_{provider}"
+from . import state
+from .state import S
 
 
 def typed_key(provider: Provider) -> str | None:
     """The key typed in the sidebar for this session, if any."""
-    return st.session_state.get(key_widget(provider)) or None
+    return state.get(S.api_key(provider)) or None
 
 
 def api_key(provider: Provider) -> ApiKey | None:
@@ -73,7 +64,7 @@ def pulled_models() -> list[ModelChoice]:
 
 def db_url() -> str:
     """This session's database: the URL typed in the sidebar, else DATABASE_URL, else data/capel.db."""
-    return st.session_state.get(DB_URL) or database_url()
+    return state.get(S.DB_URL) or database_url()
 
 
 def engine() -> Engine:
@@ -108,19 +99,25 @@ def grammar_probe(choice: ModelChoice) -> ProbeResult | None:
         return probe(choice.base_url, choice.model, choice.grammar_field, api_key=typed_key(choice.provider))
 
 
+def not_guaranteed(choice: ModelChoice, probed: ProbeResult | None) -> str | None:
+    """Why the guaranteed modes are not offered for this model, or None where they are: the service's own rule
+    (`backends.why_not_guaranteed`), so a page never offers what the service refuses, nor the reverse."""
+    return why_not_guaranteed(choice.capabilities.grammar, probed)
+
+
 def takes_grammar(choice: ModelChoice, probed: ProbeResult | None) -> bool:
     """Whether the guaranteed modes are offered for this model: the registry says it takes a grammar and, for a
-    compatible server, its probe (`grammar_probe`, passed in) saw it honoured."""
-    return why_not_guaranteed(choice.capabilities.grammar, probed) is None
+    compatible server, its probe (`grammar_probe`, passed in) did not settle on "ignored"."""
+    return not_guaranteed(choice, probed) is None
 
 
 def model_choice() -> ModelChoice:
     """The model picked in the sidebar (the embedded model until one is given)."""
-    return st.session_state.get(MODEL_CHOICE, EMBEDDED)
+    return state.get(S.MODEL_CHOICE)
 
 
 def temperature() -> float | None:
     """The sidebar's temperature, or None for the model's own default."""
-    if st.session_state.get(TEMPERATURE_DEFAULT, True):
+    if state.get(S.TEMPERATURE_DEFAULT):
         return None
-    return st.session_state.get(TEMPERATURE_VALUE)
+    return state.get(S.TEMPERATURE_VALUE)

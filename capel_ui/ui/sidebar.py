@@ -24,7 +24,8 @@ from ..backends import (
 from ..backends.openai_compat import check_base_url
 from ..redact import redact
 from ..storage import StorageError, database_fault, get_engine
-from . import resources
+from . import resources, state
+from .state import S
 
 
 def masked(url: str) -> str:
@@ -66,7 +67,7 @@ def _check_database() -> None:
 def _model() -> None:
     st.subheader("Model")
     names: list[Provider] = [spec.name for spec in visible()]
-    provider: Provider = st.selectbox("Provider", names, format_func=lambda p: spec_of(p).label, key="provider")
+    provider: Provider = st.selectbox("Provider", names, format_func=lambda p: spec_of(p).label, key=S.PROVIDER)
     spec = spec_of(provider)
     base_url = _base_url(spec) if spec.takes_base_url else None
     model = _model_id(spec)
@@ -76,15 +77,15 @@ def _model() -> None:
     if spec.key_env:
         _key(provider, spec.key_env)
     if model:
-        st.session_state[resources.MODEL_CHOICE] = ModelChoice(provider, model, base_url, grammar_field)  # type: ignore[arg-type]
+        state.put(S.MODEL_CHOICE, ModelChoice(provider, model, base_url, grammar_field))  # type: ignore[arg-type]
     else:
-        st.session_state[resources.MODEL_CHOICE] = EMBEDDED
+        state.put(S.MODEL_CHOICE, EMBEDDED)
         st.caption("No model given yet: the embedded model is used.")
 
 
 def _base_url(spec: ProviderSpec) -> str | None:
     """The server's address, checked as it is typed; nothing is sent to a malformed URL."""
-    base_url = st.text_input("Base URL", value=spec.base_url or "", key="compat_url").strip() or None
+    base_url = st.text_input("Base URL", value=spec.base_url or "", key=S.BASE_URL).strip() or None
     if base_url:
         try:
             check_base_url(base_url)
@@ -98,24 +99,24 @@ def _model_id(spec: ProviderSpec) -> str:
     if spec.model_input == "fixed":
         return spec.default_model or ""
     if spec.model_input == "file":
-        return st.text_input("GGUF file", placeholder="/path/to/model.gguf", key=f"{spec.name}_path").strip()
+        return st.text_input("GGUF file", placeholder="/path/to/model.gguf", key=S.gguf_path(spec.name)).strip()
     if spec.list_models is not None and not spec.offered():
         st.caption("No model pulled yet: open **Models** to pull one.")
         return ""
     if spec.model_input == "id" or not spec.offered():
-        key = "compat_model" if spec.takes_base_url else f"custom_{spec.name}"  # a server's, kept across providers
+        key = S.COMPAT_MODEL if spec.takes_base_url else S.custom_model(spec.name)  # a server's, kept across providers
         return st.text_input("Model id", placeholder="e.g. qwen3:8b", key=key).strip()
     if spec.list_models is not None:  # pulled models only: nothing else can be typed
-        return st.selectbox("Model", spec.offered(), key=f"model_{spec.name}")
-    picked = st.selectbox("Model", [*spec.models, "other…"], key=f"model_{spec.name}")
-    return st.text_input("Model id", key=f"custom_{spec.name}").strip() if picked == "other…" else picked
+        return st.selectbox("Model", spec.offered(), key=S.model(spec.name))
+    picked = st.selectbox("Model", [*spec.models, "other…"], key=S.model(spec.name))
+    return st.text_input("Model id", key=S.custom_model(spec.name)).strip() if picked == "other…" else picked
 
 
 def _grammar_field() -> str | None:
     field = st.selectbox(
         "Grammar support",
         ["none", *GRAMMAR_FIELDS],
-        key="compat_grammar",
+        key=S.GRAMMAR_FIELD,
         help="llama.cpp server: grammar. vLLM: structured_outputs (new) or guided_grammar (old). SGLang: ebnf. "
         "Ollama, LM Studio: json_schema. A Responses API gateway: custom_tool. The Write page probes it.",
     )
@@ -127,7 +128,7 @@ def _key(provider: Provider, env: str) -> None:
     st.text_input(
         "API key",
         type="password",
-        key=resources.key_widget(provider),
+        key=S.api_key(provider),
         help=f"Kept for this browser session only; never saved. Or set {env} in the environment or in "
         ".streamlit/secrets.toml.",
     )
@@ -142,18 +143,18 @@ def _key(provider: Provider, env: str) -> None:
 
 def _sampling() -> None:
     st.subheader("Sampling")
-    st.toggle("Model's default temperature", value=True, key=resources.TEMPERATURE_DEFAULT)
-    if not st.session_state.get(resources.TEMPERATURE_DEFAULT, True):
-        st.slider("Temperature", 0.0, 2.0, 0.7, 0.05, key=resources.TEMPERATURE_VALUE)
+    st.toggle("Model's default temperature", value=True, key=S.TEMPERATURE_DEFAULT)
+    if not state.get(S.TEMPERATURE_DEFAULT):
+        st.slider("Temperature", 0.0, 2.0, 0.7, 0.05, key=S.TEMPERATURE_VALUE)
 
 
 def _database() -> None:
     with st.expander("Database"):
         st.caption(f"Runs are saved to `{masked(resources.db_url())}`.")
         new = st.text_input(
-            "SQLAlchemy URL for this session", placeholder="postgresql+psycopg://user@host/db", key="db_url_input"
+            "SQLAlchemy URL for this session", placeholder="postgresql+psycopg://user@host/db", key=S.DB_URL_INPUT
         ).strip()
-        if new and new != st.session_state.get(resources.DB_URL):
+        if new and new != state.get(S.DB_URL):
             try:
                 get_engine(new)
             except StorageError as exc:  # a bad path or URL, a foreign or damaged file: one line saying what to do
@@ -161,5 +162,5 @@ def _database() -> None:
             except Exception as exc:  # anything else (an unreachable server): keep the current database
                 st.error(f"Could not open that database: {type(exc).__name__}: {redact(str(exc))}")
             else:
-                st.session_state[resources.DB_URL] = new
+                state.put(S.DB_URL, new)
                 st.rerun()

@@ -18,17 +18,20 @@ from .. import quality
 from ..counting import count, count_detail, refusal
 from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
-from ..generation import Generation, Outcome
 from ..history import marker_spans, run_warnings, score_line
+from ..outcome import Outcome
 from ..repair import calls_line
 from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
+from ..runview import RunView
 from ..storage import RunRecord
-from ..verdict import Verdict, judge, live_state
-from ..vocab import MAX_TARGET, mode_label, unit_label, units_phrase
+from ..verdict import Verdict, decide, live_state
+from ..vocab import MAX_TARGET, mode_label, units_phrase
+from . import state
 from .layout import DOWNLOADS, VERDICT, hook
 from .live_text import live_text_area
 from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw, plain_markdown
+from .state import Key, note_key
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
 SCORE_HELP = (
@@ -49,29 +52,31 @@ def wait_saved(run_id: int, timeout: float = 120.0) -> None:
             settle(run_id, timeout)
 
 
-def _clamp_target(key: str, default: int) -> None:
+def _clamp_target(key: Key[int | None], default: int) -> None:
     """Keep the box and the value used the same: a target outside 1..MAX_TARGET is set to the nearest bound, and
     the page says so (a bounded Streamlit box would keep showing the typed number while using the last valid one)."""
-    value = st.session_state.get(key)
+    value = state.get(key)
     if value is None:
-        st.session_state[key] = default
-        st.session_state[f"{key}_note"] = f"The target cannot be empty; {default} is used."
+        state.put(key, default)
+        state.put(note_key(key), f"The target cannot be empty; {default} is used.")
         return
     used = min(max(int(value), 1), MAX_TARGET)
     if used != value:
-        st.session_state[key] = used
-        st.session_state[f"{key}_note"] = f"The target must be from 1 to {MAX_TARGET:,}; {used:,} is used."
+        state.put(key, used)
+        state.put(note_key(key), f"The target must be from 1 to {MAX_TARGET:,}; {used:,} is used.")
 
 
-def target_box(where: DeltaGenerator, key: str, default: int, note_where: DeltaGenerator | None = None) -> int:
+def target_box(
+    where: DeltaGenerator, key: Key[int | None], default: int, note_where: DeltaGenerator | None = None
+) -> int:
     """The target length box (Write and Compare): what it shows is what is used, from 1 to MAX_TARGET. A number
     set to a bound is said under the box, or in `note_where` (under the whole row: one line, not four)."""
-    st.session_state.setdefault(key, default)
+    state.setdefault(key, default)
     where.number_input("Target length", step=1, key=key, on_change=_clamp_target, args=(key, default))
-    note = st.session_state.pop(f"{key}_note", None)
+    note = state.drop(note_key(key))
     if note:
         (note_where or where).caption(note)
-    return int(st.session_state[key])
+    return int(state.get(key) or default)
 
 
 def badge(verdict: Verdict, unit: str) -> None:
@@ -126,18 +131,23 @@ def verdict_line(run: RunRecord, key: str) -> Verdict:
     return verdict
 
 
-def elapsed(gen: Generation) -> str:
+def elapsed(view: RunView) -> str:
     """Seconds so far and the time limit that will stop the run (what arrived is kept): "12.3 s of at most 600 s"."""
-    so_far = f"{time.monotonic() - gen.started:.1f} s"
-    limit = gen.request.time_limit
+    so_far = f"{time.monotonic() - view.started:.1f} s"
+    limit = view.time_limit
     return so_far if limit is None else f"{so_far} of at most {limit:g} s"
+
+
+def live_line(view: RunView) -> str:
+    """The line under a live countdown: model, mode, time, and what the run is doing when it is not just writing
+    ("choosing an ending", "saving"; a repair says itself in the note)."""
+    said = view.phase == "saving" or (view.phase == "choosing an ending" and not view.note)
+    phase = f" · {view.phase}" if said else ""
+    return f"{view.label} · {mode_label(view.mode)} · {elapsed(view)}{view.note}{phase}"
 
 
 def stream_live(live: LiveRun) -> Outcome:
     """Stream into the page: big countdown, progress, raw output with markers dimmed and errors flagged live."""
-    gen = live.gen
-    req = gen.request
-    label = unit_label(req.count_unit)
     top = st.columns([1, 3], vertical_alignment="center")
     count_ph = top[0].empty()
     with top[1]:
@@ -147,14 +157,13 @@ def stream_live(live: LiveRun) -> Outcome:
     errors_ph = st.empty()
 
     def paint() -> None:
-        done = gen.units_done
-        count_ph.html(countdown_html(req.target - done, req.target, label, drafting=gen.in_draft))
-        progress_ph.progress(min(done / req.target, 1.0), text=live_state(done, req.target_spec, req.count_unit))
-        status_ph.caption(f"{gen.backend.label} · {mode_label(gen.mode)} · {elapsed(gen)}{gen.live_note()}")
-        errors = gen.errors
-        parser = gen.parser
-        spans = parser.marker_spans if parser else ()
-        raw_ph.html(highlight_raw(gen.raw, errors, parser.draft_span if parser else None, spans))
+        view = live.view()
+        high, done = view.target.high, view.units_done
+        count_ph.html(countdown_html(high - done, high, view.unit_label, drafting=view.drafting))
+        progress_ph.progress(min(done / high, 1.0), text=live_state(done, view.target, view.unit))
+        status_ph.caption(live_line(view))
+        errors = list(view.errors)
+        raw_ph.html(highlight_raw(view.raw, errors, view.draft_span, view.marker_spans))
         if errors:
             errors_ph.warning(f"{len(errors)} marker error(s) so far: " + ", ".join(sorted({e.type for e in errors})))
 
@@ -280,7 +289,7 @@ def _edit_fragment(
 ) -> None:
     """The edit box alone reruns as the writer edits, not the whole page."""
     text = live_text_area("Your edit", run.text, key=f"{key}-edit")
-    verdict = judge("complete", count(text, run.unit), target_of(run), 0, refusal(text, run.unit))  # type: ignore[arg-type]
+    verdict = decide("complete", count(text, run.unit), target_of(run), 0, refusal(text, run.unit))  # type: ignore[arg-type]
     # The verdict's own words (no model text in them), named as the edit's so they never read as the run's badge.
     st.markdown(f":{verdict.tone}[**Your edit: {verdict.headline(run.unit)}**]")
     detail = count_detail(text, run.unit)  # type: ignore[arg-type]

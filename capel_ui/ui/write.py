@@ -7,14 +7,14 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ..backends import Backend, BackendError, ModelChoice
+from ..backends import Backend, BackendError, ModelChoice, ProbeResult
 from ..backends import fallback as fallback_for
 from ..counting import count, count_detail
-from ..generation import Request, default_max_tokens
 from ..history import run_score, run_warnings
 from ..prompts import REWRITE
 from ..quality import junk
 from ..repair import REPAIR_MODES
+from ..request import Request, default_max_tokens
 from ..runs import verdict_of
 from ..service import RunHandle, start
 from ..storage import get_run, list_runs
@@ -44,9 +44,9 @@ from ..vocab import (
 from . import resources, state
 from .layout import VARIANTS, hook
 from .render import clean_text_html, live_variant_html, scroll_into_view_html
-from .state import W
-from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, target_settings, unit_picker
-from .views import edit_box, elapsed, quality_notes, render_run, stream_live, verdict_badges, wait_saved
+from .state import Key, W, WriteForm
+from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, unit_picker
+from .views import edit_box, live_line, quality_notes, render_run, stream_live, verdict_badges, wait_saved
 
 DEFAULT_TARGET = 25
 
@@ -65,10 +65,18 @@ def _mode_picked() -> None:
 
 
 def _settle_mode(
-    modes: list[Mode], default: Mode, choice: Any, lang: Lang, unit: Unit, kind: TargetKind = "exactly"
+    modes: list[Mode],
+    default: Mode,
+    choice: ModelChoice,
+    form: tuple[Lang, Unit, TargetKind],
+    guarantee: tuple[str | None, ProbeResult | None],
 ) -> str | None:
     """Show the writer's own mode when it can run here; otherwise use CAPEL for now and say why (the writer's
-    pick comes back once the model or the unit allows it). Returns that notice, if any."""
+    pick comes back once the model or the unit allows it). `guarantee`: why the guaranteed modes are off for this
+    model (`resources.not_guaranteed`, None where they are on) and the server's probe, if it was probed. Returns
+    the notice, if any."""
+    lang, unit, kind = form
+    why_not, probed = guarantee
     wanted = state.get(W.MODE_WANTED) or default
     state.put(W.MODE_WANTED, wanted)
     if wanted in modes:
@@ -79,7 +87,9 @@ def _settle_mode(
     used = mode_label(state.get(W.MODE))
     if wanted in MARKER_MODES and not markers_can_count(lang, unit, kind):
         return f"{MARKER_LIMITS}: {used} is used for now."
-    if not choice.capabilities.grammar:
+    if why_not is not None and probed is not None:  # a server whose probe saw its grammar ignored
+        return f"The guaranteed modes are off on this server (see below the mode), so {used} is used for now."
+    if why_not is not None:
         return (
             f"{mode_label(wanted)} needs a model that takes a grammar, and {choice.label} does not: {used} is used "
             f"for now. {mode_label(wanted)} comes back when you pick the embedded model, a GGUF file, or a server "
@@ -93,153 +103,208 @@ def _settle_mode(
 
 
 def render() -> None:
+    """The page: the form, then (on Generate) the run streaming under it, then the result."""
     st.title("Write")
     st.caption("Text of an exact length: the model counts down as it writes, and every count is checked.")
+    _take_handoffs()
+    choice = resources.model_choice()
+    form, go, stop_col = _form(choice)
+    live = st.container(key=W.LIVE)
+    result = st.empty()  # drawn over at once: a new run never streams above the previous run's result
+    if go and not _generate(form, choice, stop_col, live):
+        return
+    _show_result(result, scroll=go)
+
+
+def _take_handoffs() -> None:
+    """Before any widget is drawn: what another page handed over, the form's defaults, and the kept texts."""
     state.take_prefill()
     state.take_send_back()
-    set_target_defaults(W.PREFIX, DEFAULT_TARGET)
+    set_target_defaults(W.FORM, DEFAULT_TARGET)
     state.keep(W.INSTRUCTION)  # turning "Rewrite my own text" on and off loses neither text
     state.keep(W.SOURCE)
-    for key, value in ((W.FALLBACK, True), (W.INSTRUCTION, "")):
-        st.session_state.setdefault(key, value)
-    choice = resources.model_choice()
+    state.setdefault(W.FALLBACK)
+    state.setdefault(W.INSTRUCTION)
 
-    preset_pills(W.PREFIX)
+
+def _form(choice: ModelChoice) -> tuple[WriteForm, bool, DeltaGenerator]:
+    """Draw the form and read it, in one place: the writer's inputs as one record, whether Generate was clicked,
+    and the column where Stop goes while a run streams."""
+    preset_pills(W.FORM)
+    rewrite, instruction, source, source_count = _text_box()
+    c = st.columns([1.2, 1.5, 2])
+    lang = lang_radio(c[0], W.FORM, DEFAULT_TARGET)
+    unit = unit_picker(c[1], W.FORM, lang)
+    kind = state.get(W.KIND) or "exactly"
+    target_row = st.container()
+    mode, guaranteed = _mode_picker(c[2], choice, (lang, unit, kind))
+    _fallback_note(c[2], choice, mode, markers_can_count(lang, unit, kind) and not rewrite)
+    target = target_inputs(target_row, W.FORM, DEFAULT_TARGET)
+    _offer_a_pull(choice, lang, target.high if target else None)
+    state.share_from_write(None, W.FORM.settings())
+    if source_count is not None:  # the pasted text's length is the writer's starting point; an instruction's is not
+        _live_count(source_count, source, unit, target)
+    number = target.high if target else int(state.get(W.TARGET) or DEFAULT_TARGET)
+    actions = st.container()  # Generate sits above the Options, drawn after them (it needs their values)
+    with st.expander("Options"):
+        code, fallback, limits, max_calls = _options(number, lang, mode, unit, guaranteed)
+    b = actions.columns([1, 1, 1, 2.2], vertical_alignment="bottom")  # one row: in view at 1280×720 with the form
+    variants, judge = _variant_settings(number, choice, b[2], b[3])
+    go = b[0].button("Generate", type="primary", icon=":material/edit:", width="stretch")
+    max_tokens, seed, time_limit = limits
+    form = WriteForm(
+        rewrite=rewrite, instruction=instruction, source=source, lang=lang, unit=unit, kind=kind, target=target,
+        mode=mode, code=code, fallback=fallback, max_tokens=max_tokens, seed=seed, time_limit=time_limit,
+        max_calls=max_calls, variants=variants, judge=judge,
+    )  # fmt: skip
+    return form, go, b[1]
+
+
+def _text_box() -> tuple[bool, str, str, DeltaGenerator | None]:
+    """The instruction, or (rewriting) the pasted text and a slot for its length: whether the writer rewrites,
+    the instruction, the text to rewrite, and that slot."""
     rewrite = st.toggle("Rewrite my own text to length", key=W.REWRITE)
-    source = instruction = ""
-    source_count = None
     if rewrite:  # the pasted text is the instruction: the typed one is hidden, not shown greyed out and stale
         source = st.text_area("Your text", key=W.SOURCE, height=140, placeholder="Paste the text to rewrite…")
         st.caption(
             "Shorter in Exact mode on a local model: whole sentences and clauses of your own text go, the facts stay. "
             "Beside the verdict: the facts it kept (names, numbers, dates) and lost, and its words not yours."
         )
-        source_count = st.empty()
-    else:
-        instruction = st.text_area(
-            "Instruction",
-            key=W.INSTRUCTION,
-            height=90,
-            placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
-        )
-        state.share_from_write(instruction, None)
-    c = st.columns([1.2, 1.5, 2])
-    lang = lang_radio(c[0], W.PREFIX, DEFAULT_TARGET)
-    unit = unit_picker(c[1], W.PREFIX, lang)
-    kind: TargetKind = state.get(W.KIND) or "exactly"
-    target_row = st.container()
+        return True, "", source, st.empty()
+    instruction = st.text_area(
+        "Instruction",
+        key=W.INSTRUCTION,
+        height=90,
+        placeholder="What should the model write? e.g. Write a headline about a lighthouse.",
+    )
+    state.share_from_write(instruction, None)
+    return False, instruction, "", None
+
+
+def _mode_picker(where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, Unit, TargetKind]) -> tuple[Mode, bool]:
+    """The mode box, offering what this model can run (the service's one rule, `resources.not_guaranteed`), with
+    why the writer's own pick is not used for now; the mode, and whether the guaranteed modes are on."""
+    lang, unit, kind = form
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
-    grammar_ok = resources.takes_grammar(choice, probed)
-    modes = available_modes(grammar_ok, lang, unit, kind)
+    why_not = resources.not_guaranteed(choice, probed)
+    modes = available_modes(why_not is None, lang, unit, kind)
     default_mode: Mode = "exact" if "exact" in modes and choice.spec.local else "capel"
-    switched = _settle_mode(modes, default_mode, choice, lang, unit, kind)
-    if switched and probed is not None and not probed.honoured:
-        used = mode_label(state.get(W.MODE))
-        switched = f"The guaranteed modes are off on this server (see below the mode), so {used} is used for now."
-    mode: Mode = c[2].selectbox("Mode", modes, format_func=MODE_LABELS.get, key=W.MODE, on_change=_mode_picked)
+    switched = _settle_mode(modes, default_mode, choice, form, (why_not, probed))
+    mode: Mode = where.selectbox("Mode", modes, format_func=MODE_LABELS.get, key=W.MODE, on_change=_mode_picked)
     if switched:
         st.info(switched, icon=":material/swap_horiz:")
     if probed is not None:
-        c[2].caption(probed.label)
-    elif not switched and choice.capabilities.grammar is False:
-        c[2].caption(
+        where.caption(probed.label)
+    elif not switched and why_not is not None:
+        where.caption(
             "Exact modes need a model that takes a grammar (embedded, GGUF, GPT-5 family, llama.cpp, vLLM, "
             "SGLang, Ollama, LM Studio)."
         )
     if not switched and not markers_can_count(lang, unit, kind):
-        c[2].caption(MARKER_LIMITS + ".")
-    countable = markers_can_count(lang, unit, kind) and not rewrite
+        where.caption(MARKER_LIMITS + ".")
+    return mode, why_not is None
+
+
+def _fallback_note(where: DeltaGenerator, choice: ModelChoice, mode: Mode, countable: bool) -> None:
+    """Said where the mode is picked: the model writes another mode instead (the option to force it is in
+    Options)."""
     instead = fallback_for(choice.model, mode, choice.capabilities, countable) if state.get(W.FALLBACK) else None
-    if instead is not None:  # said where the mode is picked; the option to force it is in Options
-        c[2].caption(f"{choice.label} {instead.reason}: it writes {MODE_LABELS[instead.mode]} instead (see Options).")
-    target_spec = target_inputs(target_row, W.PREFIX, DEFAULT_TARGET)
-    _offer_a_pull(choice, lang, target_spec.high if target_spec else None)
-    state.share_from_write(None, target_settings(W.PREFIX))
-    if source_count is not None:  # the pasted text's length is the writer's starting point; an instruction's is not
-        _live_count(source_count, source, unit, target_spec)
-    target = target_spec.high if target_spec else int(state.get(W.TARGET))
+    if instead is not None:
+        where.caption(f"{choice.label} {instead.reason}: it writes {MODE_LABELS[instead.mode]} instead (see Options).")
 
-    actions = st.container()  # Generate sits above the Options, drawn after them (it needs their values)
-    with st.expander("Options"):
-        code = st.checkbox("Code-aware (a whole code line counts as one unit)", key=W.CODE)
-        fallback = st.checkbox(
-            "Fall back for models known to misread the countdown",
-            key=W.FALLBACK,
-            help="The paper saw o4-mini and gpt-4o-mini misread the countdown (§4.3): CAPEL gives them the baseline "
-            "instruction. The embedded model is too small to write under countdown markers: the guaranteed "
-            "countdown writes it as Exact (guaranteed), with the same count. The GPT-5 family writes Exact under the "
-            "countdown grammar, so it sees how many words are left and plans its last sentence.",
-        )
-        max_tokens, seed, time_limit = _limits(int(target), lang, mode, unit)
-        max_calls = st.number_input(
-            "Repair tries",
-            min_value=1,
-            max_value=MAX_CALLS,
-            value=1 if choice.capabilities.grammar else DEFAULT_MAX_CALLS,
-            key=f"w_max_calls_{choice.capabilities.grammar}",
-            disabled=mode not in REPAIR_MODES,
-            help="A CAPEL countdown that goes wrong keeps its verified part and the model continues from the next "
-            "marker, up to this many calls in all; 1 turns repair off. On by default for models without a grammar.",
-        )
 
-    b = actions.columns([1, 1, 1, 2.2], vertical_alignment="bottom")  # one row: in view at 1280×720 with the form
-    k, judge = _variant_settings(int(target), choice, b[2], b[3])
-    go = b[0].button("Generate", type="primary", icon=":material/edit:", width="stretch")
-    live = st.container(key=W.LIVE)
-    result = st.empty()  # drawn over at once: a new run never streams above the previous run's result
-    if go:
-        if rewrite and not source.strip():
-            st.error("Paste the text to rewrite, or turn off “Rewrite my own text”.")
-            return
-        if target_spec is None:
-            return
-        text = REWRITE[lang].format(text=source.strip()) if rewrite else instruction
-        request = Request.of(
-            target_spec,
-            text,
-            lang=lang,
-            mode=mode,
-            unit=unit,
-            code=code,
-            temperature=resources.temperature(),
-            max_tokens=max_tokens,
-            seed=seed,
-            time_limit=time_limit,
-            allow_fallback=fallback,
-            max_calls=int(max_calls),
+def _options(
+    target: int, lang: Lang, mode: Mode, unit: Unit, guaranteed: bool
+) -> tuple[bool, bool, tuple[int | None, int | None, float | None], int]:
+    """The Options expander: code-aware, the fallback, the limits and the repair tries."""
+    code = st.checkbox("Code-aware (a whole code line counts as one unit)", key=W.CODE)
+    fallback = st.checkbox(
+        "Fall back for models known to misread the countdown",
+        key=W.FALLBACK,
+        help="The paper saw o4-mini and gpt-4o-mini misread the countdown (§4.3): CAPEL gives them the baseline "
+        "instruction. The embedded model is too small to write under countdown markers: the guaranteed "
+        "countdown writes it as Exact (guaranteed), with the same count. The GPT-5 family writes Exact under the "
+        "countdown grammar, so it sees how many words are left and plans its last sentence.",
+    )
+    limits = _limits(target, lang, mode, unit)
+    max_calls = st.number_input(
+        "Repair tries",
+        min_value=1,
+        max_value=MAX_CALLS,
+        value=1 if guaranteed else DEFAULT_MAX_CALLS,
+        key=W.max_calls(guaranteed),
+        disabled=mode not in REPAIR_MODES,
+        help="A CAPEL countdown that goes wrong keeps its verified part and the model continues from the next "
+        "marker, up to this many calls in all; 1 turns repair off. On by default for models without a grammar.",
+    )
+    return code, fallback, limits, int(max_calls)
+
+
+def _request(form: WriteForm, target: Target) -> Request:
+    """What the form asks the model for (a rewrite wraps the pasted text in the rewrite prompt)."""
+    text = REWRITE[form.lang].format(text=form.source.strip()) if form.rewrite else form.instruction
+    return Request.of(
+        target,
+        text,
+        lang=form.lang,
+        mode=form.mode,
+        unit=form.unit,
+        code=form.code,
+        temperature=resources.temperature(),
+        max_tokens=form.max_tokens,
+        seed=form.seed,
+        time_limit=form.time_limit,
+        allow_fallback=form.fallback,
+        max_calls=form.max_calls,
+    )
+
+
+def _generate(form: WriteForm, choice: ModelChoice, stop_col: DeltaGenerator, live: DeltaGenerator) -> bool:
+    """Start the run (or the variants) the form asks for and stream it; whether its result can be shown (not when
+    the form was incomplete, the start refused, or the run could not be saved)."""
+    if form.missing:
+        st.error(form.missing)
+        return False
+    if form.target is None:
+        return False
+    request = _request(form, form.target)
+    try:
+        handle = start(
+            request,
+            lambda: resources.build_backend(choice),
+            resources.engine(),
+            origin="write",
+            variants=form.variants,
+            judge=lambda: _build_judge(form.judge),
+            instruction=request.instruction,
         )
-        try:
-            handle = start(
-                request,
-                lambda: resources.build_backend(choice),
-                resources.engine(),
-                origin="write",
-                variants=k,
-                judge=lambda: _build_judge(judge),
-                instruction=text,
-            )
-        except (ValueError, BackendError) as exc:
-            st.error(str(exc))
-            return
-        if k > 1:
-            _run_variants(handle, b[1], live)
-            _show_result(result, scroll=True)
-            return
-        state.drop(W.GROUP)
-        state.put(W.RUN_ID, handle.live.run_id)
-        stop_slot = b[1].empty()
-        stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=W.STOP)
-        with live:
-            st.html(scroll_into_view_html(W.LIVE), unsafe_allow_javascript=True)  # the countdown in view
-            if handle.notice:
-                st.info(handle.notice)
-            stream_live(handle.live)
-        stop_slot.empty()
-        if handle.live.save_error:
-            _show_unsaved(handle.live.save_error, handle.live.outcome.text)
-            return
-        _judge_single(handle)
-    _show_result(result, scroll=go)
+    except (ValueError, BackendError) as exc:
+        st.error(str(exc))
+        return False
+    if form.variants > 1:
+        _run_variants(handle, stop_col, live)
+        return True
+    return _run_single(handle, stop_col, live)
+
+
+def _run_single(handle: RunHandle, stop_col: DeltaGenerator, live: DeltaGenerator) -> bool:
+    """Stream one run under the form, Stop beside Generate; then the judge's rating, if one was picked. False when
+    the database refused the run (its text is shown to copy instead)."""
+    state.drop(W.GROUP)
+    state.put(W.RUN_ID, handle.live.run_id)
+    stop_slot = stop_col.empty()
+    stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=W.STOP)
+    with live:
+        st.html(scroll_into_view_html(W.LIVE), unsafe_allow_javascript=True)  # the countdown in view
+        if handle.notice:
+            st.info(handle.notice)
+        stream_live(handle.live)
+    stop_slot.empty()
+    if handle.live.save_error:
+        _show_unsaved(handle.live.save_error, handle.live.outcome.text)
+        return False
+    _judge_single(handle)
+    return True
 
 
 LONG_FOR_EMBEDDED = 300
@@ -305,7 +370,7 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
         "Output limit (max tokens)",
         value=None,
         step=64,
-        key="w_max_tokens",
+        key=W.MAX_TOKENS,
         placeholder=f"automatic: {auto}",
         help=f"Empty: {auto} tokens, from the target and mode. The model stops here even if the text is unfinished.",
     )
@@ -313,7 +378,7 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
         "Seed",
         value=None,
         step=1,
-        key="w_seed",
+        key=W.SEED,
         placeholder="none (varies)",
         help="The same seed, model and settings give the same text where the server supports it.",
     )
@@ -321,7 +386,7 @@ def _limits(target: int, lang: Lang, mode: Mode, unit: Unit) -> tuple[int | None
         "Time limit (seconds)",
         value=DEFAULT_TIME_LIMIT,
         step=10.0,
-        key="w_time_limit",
+        key=W.TIME_LIMIT,
         placeholder="none",
         help=(
             "Stop the run after this long, keeping what arrived (clear it for no limit). A run is also stopped "
@@ -356,7 +421,7 @@ def _variant_settings(
     redrawn), and a paid API would then be asked three times unasked. Once set, `W.VARIANTS` holds the number."""
     local = choice.spec.local  # free to run K times; a paid API is not tripled unasked
     default = DEFAULT_VARIANTS if target <= SHORT_TEXT and local else 1
-    key = W.VARIANTS if state.get(W.VARIANTS_SET) else f"{W.VARIANTS}_default_{default}"
+    key = W.VARIANTS if state.get(W.VARIANTS_SET) else W.variants_default(default)
     if state.get(key) is None:
         state.put(key, default)
     k = where_k.number_input(
@@ -377,13 +442,13 @@ def _variant_settings(
             "Judge model (optional)",
             [None, *judges],
             format_func=lambda m: "No judge (offline score)" if m is None else m.label,
-            key="w_judge",
+            key=W.JUDGE,
             help="Rates each text 1-10 with FastChat's single-v1 prompt; the rating ranks the variants.",
         )
     return int(k), judge
 
 
-def _variants_set(key: str) -> None:
+def _variants_set(key: Key[int | None]) -> None:
     """The writer chose a number: it stays, under `W.VARIANTS`, whatever the target and model."""
     state.put(W.VARIANTS, state.get(key))
     state.put(W.VARIANTS_SET, True)
@@ -407,7 +472,7 @@ def _judge_single(handle: RunHandle) -> None:
 
 def _run_variants(handle: RunHandle, stop_col: DeltaGenerator, area: DeltaGenerator) -> None:
     """Write K candidates at once, painting each one's countdown; then judge them if a judge is configured."""
-    lives, request = handle.lives, handle.request
+    lives = handle.lives
     state.put(W.GROUP, handle.group_id)
     state.put(W.RUN_ID, lives[0].run_id)
     stop_slot = stop_col.empty()
@@ -416,14 +481,13 @@ def _run_variants(handle: RunHandle, stop_col: DeltaGenerator, area: DeltaGenera
         st.html(scroll_into_view_html(W.LIVE), unsafe_allow_javascript=True)  # the countdowns in view
         status = st.empty()
         slots = [col.empty() for col in st.columns(len(lives))]
-    label = unit_label(request.count_unit)
 
     def paint() -> None:
-        gen = lives[0].gen
-        status.caption(f"{len(lives)} variants · {gen.backend.label} · {mode_label(gen.mode)} · {elapsed(gen)}")
-        for live, slot in zip(lives, slots, strict=True):
-            done = live.gen.units_done
-            slot.html(live_variant_html(request.target - done, request.target, label, live.gen.live_text()))
+        views = [live.view() for live in lives]
+        status.caption(f"{len(lives)} variants · {live_line(views[0])}")
+        for view, slot in zip(views, slots, strict=True):
+            high = view.target.high
+            slot.html(live_variant_html(high - view.units_done, high, view.unit_label, view.text))
 
     handle.run_together(paint)
     for slot in (status, *slots):
@@ -462,8 +526,8 @@ def _show_variants() -> None:
             st.html(clean_text_html(r.text))
             quality_notes(r)
             if r.id == picked:
-                st.button("Picked", key=f"w_pick{r.id}", disabled=True, icon=":material/check:", width="stretch")
-            elif st.button("Pick this one", key=f"w_pick{r.id}", width="stretch"):
+                st.button("Picked", key=W.pick(r.id), disabled=True, icon=":material/check:", width="stretch")
+            elif st.button("Pick this one", key=W.pick(r.id), width="stretch"):
                 state.put(W.RUN_ID, r.id)
                 st.rerun()
     st.divider()

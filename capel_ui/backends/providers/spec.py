@@ -140,3 +140,18 @@ def language_note(provider: str, lang: Lang) -> str | None:
 def visible() -> list[ProviderSpec]:
     """The providers people pick from (the test-only ones left out, unless a test has staged one)."""
     return [s for s in PROVIDERS.values() if not s.hidden or (s.shown_while is not None and s.shown_while())]
+
+
+def grammar_offer() -> str:
+    """Where the guaranteed modes can run, read from the registry for a message that says what to pick instead:
+    `Embedded (…), Local GGUF file, OpenAI (gpt-5.6-sol, …) or an OpenAI-compatible server
+    that takes a grammar (--grammar-field)`."""
+    offers = []
+    for spec in visible():
+        if spec.default_caps.grammar:
+            offers.append(spec.label)
+        elif some := [m for m, caps in spec.model_caps.items() if caps.grammar]:
+            offers.append(f"{spec.label} ({', '.join(some[:3])}{', …' if len(some) > 3 else ''})")
+        elif spec.takes_grammar_field:
+            offers.append(f"an {spec.label} that takes a grammar (--grammar-field)")
+    return ", ".join(offers[:-1]) + (f" or {offers[-1]}" if len(offers) > 1 else "".join(offers))
