@@ -40,8 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from capel_ui.backends import get_backend
 from capel_ui.counting import count
-from capel_ui.generation import Generation, Outcome, Request, generate
+from capel_ui.generation import generate
+from capel_ui.outcome import Outcome
+from capel_ui.plan import RunPlan
 from capel_ui.prompts import REWRITE
+from capel_ui.request import Request
 from capel_ui.rewrite import faithfulness, route
 from capel_ui.verdict import Target
 from capel_ui.vocab import PROJECT_ROOT
@@ -86,7 +89,7 @@ def request(source: str, share: float, mode: str, args: argparse.Namespace) -> R
 def run_one(backend, source: str, share: float, mode: str, args) -> tuple[Outcome, str, float]:
     req = request(source, share, mode, args)
     t0 = time.perf_counter()
-    chosen = Generation(backend, req).rewrite
+    chosen = RunPlan.of(backend, req).rewrite
     outcome = generate(backend, req)
     return outcome, chosen.kind if chosen else "-", time.perf_counter() - t0
 
