@@ -202,10 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", dest="show_json")
 
     from .bench.cli import add_bench_parser
+    from .doctor import add_doctor_parser
     from .models_cli import add_models_parser
 
     add_bench_parser(sub)
     add_models_parser(sub)
+    add_doctor_parser(sub)
     return p
 
 

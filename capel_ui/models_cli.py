@@ -14,7 +14,12 @@ def add_models_parser(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("models", help="list, pull or remove local GGUF models (downloaded from the Hugging Face Hub)")
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
-    actions.add_parser("list", help="the catalogue, and what is installed")
+    listing = actions.add_parser("list", help="the catalogue, and what is installed; or a hosted vendor's models")
+    listing.add_argument(
+        "--provider",
+        help="a hosted vendor (openai, anthropic, gemini, xai, mistral, deepseek, openrouter): the "
+        "models its /models endpoint lists for your key, else the ones the app declares",
+    )
     pull = actions.add_parser("pull", help="download a model of the catalogue (resumes; checks its sha256)")
     pull.add_argument("name", choices=list(BY_NAME))
     rm = actions.add_parser("remove", help="delete a pulled model")
@@ -26,6 +31,8 @@ def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from . import local_models as lm
 
     try:
+        if args.action == "list" and getattr(args, "provider", None):
+            return _vendor_list(args.provider, out, err)
         if args.action == "list":
             for row in lm.rows():
                 mark = "installed" if row["installed"] else "-"
@@ -48,3 +55,34 @@ def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except lm.ModelError as exc:
         err.write(f"capel_ui: error: {exc}\n")
         return EXIT_BACKEND
+
+
+def _vendor_list(provider: str, out: TextIO, err: TextIO) -> int:
+    """A hosted vendor's models: asked of its /models endpoint when a key is set (a new id needs no release),
+    else the ids the app declares, with their limits and where they were read."""
+    from .backends import BackendError, resolve_key, spec_of
+    from .backends.vendor_check import vendor_models
+
+    try:
+        spec = spec_of(provider)
+        if not spec.keyed:
+            err.write(f"capel_ui: error: {spec.label} is not a hosted vendor; use `models list` alone.\n")
+            return EXIT_USAGE
+        if resolve_key(provider) is None:
+            err.write(
+                f"No {spec.key_env} set: the models the app declares ({spec.models_source or 'its provider file'}).\n"
+            )
+            ids, source = list(spec.models), "declared"
+        else:
+            ids, source = vendor_models(provider), "listed"
+    except BackendError as exc:
+        err.write(f"capel_ui: error: {exc}\n")
+        return EXIT_BACKEND
+    for model in ids:
+        limit = spec.limit(model)
+        known = "declared" if model in spec.models or limit else "-"
+        limits = f"output {limit.output:,}" if limit and limit.output else ""
+        limits += f"{'  ' if limits else ''}context {limit.context:,}" if limit and limit.context else ""
+        out.write(f"{model:<44} {known:<9} {limits}\n".rstrip() + "\n")
+    err.write(f"{len(ids)} models {source} for {spec.label}.\n")
+    return EXIT_OK

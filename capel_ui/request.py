@@ -5,9 +5,11 @@ A low module: the plan, the limits, the outcome and the run read it; nothing her
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .backends.base import Capabilities
+from .backends.dialect import PATTERN_MAX_WORDS
 from .backends.providers.spec import grammar_offer
 from .counting import count
 from .grammar import supports
@@ -30,6 +32,7 @@ from .vocab import (
     grammar_kind,
     grammar_units_text,
     markers_can_count,
+    unit_label,
 )
 
 if TYPE_CHECKING:
@@ -125,6 +128,8 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
                 f"{backend.label} does not take a grammar, so {request.mode} mode is not available; "
                 f"use {grammar_offer()}"
             )
+    if backend is not None:
+        check_model_limit(request, backend.capabilities, backend.label)
 
 
 def default_max_tokens(request: Request) -> int:
@@ -144,6 +149,51 @@ def default_max_tokens(request: Request) -> int:
     if request.mode == "draft-capel":
         budget += n * 3
     return budget
+
+
+def check_model_limit(request: Request, caps: Capabilities, label: str) -> None:
+    """A ValueError, before any call, for a target the model cannot hold: its output budget (`default_max_tokens`)
+    over the model's output limit (or its context), or a JSON-schema pattern longer than LLGuidance compiles; the
+    sentence says the largest target that fits. An output limit the writer set is capped instead (dialect.shape)."""
+    most = caps.max_output_tokens or caps.context_tokens
+    pattern = caps.grammar_field == "json_schema" and request.mode in GRAMMAR_MODES and request.plain
+    fits_budget = most is None or request.max_tokens is not None or default_max_tokens(request) <= most
+    fits_pattern = not pattern or request.target <= PATTERN_MAX_WORDS
+    if fits_budget and fits_pattern:
+        return
+    unit = unit_label(request.count_unit)
+    largest = request.target
+    if most is not None and request.max_tokens is None:
+        largest = _largest(request, most)
+    if pattern:
+        largest = min(largest, PATTERN_MAX_WORDS)
+    why = []
+    if not fits_budget:
+        what = "output tokens in one answer" if caps.max_output_tokens else "tokens of context"
+        why.append(
+            f"{label} writes at most {most:,} {what}, and {request.mode} at {request.target:,} {unit} may need "
+            f"{default_max_tokens(request):,}"
+        )
+    if not fits_pattern:
+        why.append(
+            f"the length pattern compiles in LLGuidance (OpenAI's engine) up to about {PATTERN_MAX_WORDS:,} {unit}"
+        )
+    raise ValueError(
+        f"{'; '.join(why)}. The largest target that fits is {largest:,} {unit}: lower the target, or pick a model "
+        "with a larger limit."
+    )
+
+
+def _largest(request: Request, most: int) -> int:
+    """The largest target whose output budget fits in `most` tokens (0 if none does)."""
+    low, high = 0, request.target
+    while low < high:
+        mid = (low + high + 1) // 2
+        if default_max_tokens(replace(request, target=mid, target_low=None)) <= most:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def overrun_limit(request: Request, mode: Mode) -> int:

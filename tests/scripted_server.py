@@ -44,6 +44,9 @@ from typing import Any
 
 MODEL = "scripted-model"
 
+Vendor = Callable[[str, dict[str, Any]], "tuple[int, Any] | None"]
+"""A vendor's check of a request (path, JSON body): None to accept it, else (status, error body) as it answers."""
+
 
 @dataclass(frozen=True)
 class Behaviour:
@@ -259,6 +262,13 @@ class ScriptedServer:
             self.hung_up: list[Received] = []  # requests whose client closed the connection before the answer ended
             self._script: list[Behaviour] = []
             self._then: Behaviour | None = None
+            self.vendor: Vendor | None = None  # checks each body as that vendor does (tests/scripted_vendors.py)
+        return self
+
+    def as_vendor(self, vendor: Vendor | None) -> ScriptedServer:
+        """Check every request body as `vendor` does before the script answers: a body it refuses gets its error
+        answer (status and body in the vendor's own shape), and the script is not consumed."""
+        self.vendor = vendor
         return self
 
     # ----- script ---------------------------------------------------------------------------------------
@@ -369,8 +379,13 @@ class _Handler(BaseHTTPRequestHandler):
         if not responses and not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
-        behaviour = self.scripted._next()
         body = received.body if isinstance(received.body, dict) else {}
+        vendor = self.scripted.vendor
+        refusal = vendor(self.path, body) if vendor is not None else None
+        if refusal is not None:
+            self._json(*refusal)
+            return
+        behaviour = self.scripted._next()
         if behaviour.kind == "answer":
             behaviour = behaviour.body(body)
         if behaviour.kind == "honour":

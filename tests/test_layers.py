@@ -55,7 +55,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("run", ("capel_ui.generation",)),
     ("runs", ("capel_ui.runs", "capel_ui.history", "capel_ui.export", "capel_ui.variants")),
     ("service", ("capel_ui.service",)),
-    ("surfaces", ("capel_ui.cli", "capel_ui.__main__", "capel_ui.models_cli", "capel_ui.bench", "capel_ui.ui")),
+    (
+        "surfaces",
+        (
+            "capel_ui.cli",
+            "capel_ui.__main__",
+            "capel_ui.models_cli",
+            "capel_ui.doctor",
+            "capel_ui.bench",
+            "capel_ui.ui",
+        ),
+    ),
 )
 """Lowest first. A module may import its own layer and the layers below it, never one above."""
 

@@ -11,7 +11,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ..grammar import AnyGrammar, WordListSyntax
 from ..prompts import Message
@@ -42,6 +42,9 @@ class Capabilities:
     llguidance: bool = False  # llama.cpp built with LLGuidance: reads `%llguidance` Lark grammars (the word list)
     plans_by_countdown: bool = False  # a model large enough to plan its last sentence by CAPEL's markers: where no
     # ending search runs (`end_probability`), `exact` writes under the countdown-visible grammar (registry.fallback)
+    max_output_tokens: int | None = None  # the most the model writes in one answer (its provider's `ModelLimit`)
+    context_tokens: int | None = None  # the most it reads and writes in all
+    dialect: Any = None  # the vendor's `dialect.Dialect`: the body its endpoint documents (None: OpenAI's words)
 
     @property
     def grammar(self) -> bool:

@@ -154,7 +154,7 @@ class Guarded(Backend):
         elif kind == "context":
             text = self._context(fault.detail)
         elif kind == "bad_request":
-            text = f"{where} rejected the request (400): {fault.detail}"
+            text = f"{where} rejected the request ({status or 400}): {fault.detail}"
         elif kind == "server" and status is not None and status >= 500:
             text = f"{where} failed with a server error ({status}){tried}; try again later."
         elif kind == "server" and status is not None:

@@ -22,6 +22,7 @@ from ..grammar import AnyGrammar, Grammar, grammar_text
 from ..prompts import Message
 from .abort import TrackingBackend, http_client, shutdown
 from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Fault, Options, Usage
+from .dialect import ModelLimit, explanation, shape
 from .jsonstring import JsonStringReader
 
 
@@ -122,7 +123,8 @@ class OpenAICompatBackend(Backend):
             params["timeout"] = options.timeout
         if options.prefill:
             self._add_prefill(params, options.prefill)
-        return params
+        limit = ModelLimit(caps.max_output_tokens, caps.context_tokens)
+        return shape(params, caps.dialect, limit, self.label)  # in the vendor's words (dialect.py)
 
     def _add_prefill(self, params: dict[str, Any], prefill: str) -> None:
         """End the messages with the answer so far, in the way this server continues it."""
@@ -201,13 +203,16 @@ class OpenAICompatBackend(Backend):
             return Fault("rate_limit", status=status, retry_after=_retry_after(exc))
         if isinstance(exc, openai.NotFoundError):
             return Fault("not_found", status=status)
+        said = explanation(exc)  # the vendor's own words, in full and plain (dialect.py)
         if isinstance(exc, openai.BadRequestError):
             text = str(exc).lower()
             too_long = "context" in text or "too long" in text or ("maximum" in text and "token" in text)
-            return Fault("context" if too_long else "bad_request", str(exc), status=status)
+            return Fault("context" if too_long else "bad_request", said, status=status)
+        if isinstance(exc, openai.UnprocessableEntityError):  # Mistral's validation: what the body broke
+            return Fault("bad_request", said, status=status)
         if isinstance(exc, openai.InternalServerError):
             return Fault("server", status=status, retry_after=_retry_after(exc))
-        return Fault("server", str(exc), status=status)
+        return Fault("server", said, status=status)
 
     def _create(self, params: dict[str, Any], client: openai.OpenAI) -> Any:
         """One attempt at opening the stream (the Responses backend calls its own endpoint here)."""

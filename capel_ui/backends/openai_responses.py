@@ -50,7 +50,8 @@ class OpenAIResponsesBackend(OpenAICompatBackend):
             "store": False,
         }
         if options.max_tokens is not None:
-            params["max_output_tokens"] = options.max_tokens + (REASONING_ROOM if caps.reasoning else 0)
+            budget = options.max_tokens + (REASONING_ROOM if caps.reasoning else 0)
+            params["max_output_tokens"] = min(budget, caps.max_output_tokens or budget)  # the model's limit
         if caps.reasoning and caps.reasoning_effort:
             params["reasoning"] = {"effort": self._effort or caps.reasoning_effort}
         if not caps.ignores_temperature:

@@ -38,7 +38,7 @@ from .state import S
 
 def typed_key(provider: Provider) -> str | None:
     """The key typed in the sidebar for this session, if any."""
-    return state.get(S.api_key(provider)) or None
+    return state.get(S.typed_key(provider)) or state.get(S.api_key(provider)) or None
 
 
 def api_key(provider: Provider) -> ApiKey | None:

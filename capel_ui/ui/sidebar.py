@@ -124,14 +124,19 @@ def _grammar_field() -> str | None:
 
 
 def _key(provider: Provider, env: str) -> None:
-    """The password box, and where the key in use comes from when none is typed."""
-    st.text_input(
+    """The password box, and where the key in use comes from when none is typed. The key typed is kept per provider
+    for the session (`S.typed_key`), so switching provider and back finds it still there; it is never saved."""
+    kept = state.get(S.typed_key(provider))
+    if kept and not state.has(S.api_key(provider)):  # the box was left out of a run: put its key back
+        state.put(S.api_key(provider), kept)
+    typed = st.text_input(
         "API key",
         type="password",
         key=S.api_key(provider),
-        help=f"Kept for this browser session only; never saved. Or set {env} in the environment or in "
-        ".streamlit/secrets.toml.",
+        help=f"Kept for this browser session only, per provider; never saved. Or set {env} in the environment or "
+        "in .streamlit/secrets.toml.",
     )
+    state.put(S.typed_key(provider), (typed or "").strip() or None)
     try:
         key = resolve_key(provider, resources.typed_key(provider))
     except BackendError as exc:  # a broken secrets.toml: say so here, before a run fails on it

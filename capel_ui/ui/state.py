@@ -304,6 +304,12 @@ class S:
         """The sidebar's password box for `provider`: kept for the session, never saved."""
         return Key(f"key_{provider}", None)
 
+    @staticmethod
+    def typed_key(provider: Provider) -> Key[str | None]:
+        """The key typed for `provider`, kept for the session while its box is not drawn (Streamlit drops a widget's
+        state once a run leaves it out, so switching provider would empty the box): never saved."""
+        return Key(f"typed_key_{provider}", None)
+
 
 SHARED_INSTRUCTION: Final = Key[str]("instruction_shared", "")
 """The last instruction typed on Write, kept outside widget state (which a page switch clears) for Compare."""

@@ -15,6 +15,7 @@ from typing import Literal
 
 from ...vocab import LANG_LABELS, LANGS, Lang
 from ..base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities
+from ..dialect import Dialect, ModelLimit
 
 ModelInput = Literal["fixed", "file", "list", "id"]
 """What the sidebar asks for the model: nothing (the provider's one model), a file path, a pick from the
@@ -61,6 +62,9 @@ class ProviderSpec:
     model_label: Callable[[str], str] | None = None  # how a model is named; default `id (label)`
     languages: tuple[Lang, ...] = LANGS  # what its models write well
     note: str = ""
+    dialect: Dialect | None = None  # the body its endpoint documents (None: OpenAI's words, sent as they are)
+    limits: dict[str, ModelLimit] = field(default_factory=dict)  # per model id (a dated id gets its family's)
+    models_source: str = ""  # where the model ids and limits were read, and when
     hidden: bool = False  # for tests: registered like any other, never offered in the sidebar...
     shown_while: Callable[[], bool] | None = None  # ...except while this says so (a test staged the scripted model)
 
@@ -87,7 +91,15 @@ class ProviderSpec:
         if self.caps_for is not None:
             return self.caps_for(model, grammar_field)
         caps = self.model_caps.get(model) or self.model_caps.get(_family(model), self.default_caps)
-        return replace(caps, grammar_field=grammar_field) if grammar_field else caps  # type: ignore[arg-type]
+        caps = replace(caps, grammar_field=grammar_field) if grammar_field else caps  # type: ignore[arg-type]
+        if self.dialect is None and not self.limits:
+            return caps
+        limit = self.limit(model) or ModelLimit()
+        return replace(caps, dialect=self.dialect, max_output_tokens=limit.output, context_tokens=limit.context)
+
+    def limit(self, model: str) -> ModelLimit | None:
+        """The model's declared limits (a dated id gets its family's), None for an id not declared."""
+        return self.limits.get(model) or self.limits.get(_family(model))
 
     def language_note(self, lang: Lang) -> str | None:
         """What a writer reads when this provider's models do not write `lang` (the count is still right, the text
@@ -108,7 +120,7 @@ class ProviderSpec:
 
 def _family(model: str) -> str:
     """A dated snapshot's family (`gpt-5-mini-2025-08-07` → `gpt-5-mini`), so it gets the family's capabilities."""
-    return re.sub(r"-\d{4}-\d{2}-\d{2}$", "", model)
+    return re.sub(r"-(\d{4}-\d{2}-\d{2}|\d{8})$", "", model)  # OpenAI's and Anthropic's dated snapshots
 
 
 PROVIDERS: dict[str, ProviderSpec] = {}
