@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     kinds.add_argument("--range", metavar="A-B", help="between A and B units, e.g. 10-12")
     ge.add_argument("--preset", choices=list(PRESET_BY_KEY), help="a platform's unit and limit (e.g. x-post, sms)")
     ge.add_argument("--unit", choices=UNITS)
-    ge.add_argument("--mode", choices=MODES, default="capel")
+    ge.add_argument("--mode", choices=MODES, default=None, help="default capel; a --rewrite: its faithful route")
     ge.add_argument("--code", action="store_true")
     ge.add_argument("--temperature", type=_temperature)
     ge.add_argument("--max-tokens", type=_positive, help="output limit in tokens (default: from the target)")
@@ -259,6 +259,7 @@ def _target_of(args: argparse.Namespace) -> Target | None:
 
 def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
     from .request import Request
+    from .rewrite import default_mode
 
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
     chosen = preset(args.preset) if args.preset else None
@@ -275,7 +276,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         target,
         instruction,
         lang=lang,
-        mode=args.mode,
+        mode=args.mode or (default_mode(args.model, args.grammar_field) if args.rewrite is not None else "capel"),
         unit=unit,
         code=args.code,
         temperature=args.temperature,
@@ -502,7 +503,8 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     for note in _warnings(outcome, found):
         err.write(f"warning: {note}\n")
     if outcome.faithfulness is not None:
-        err.write(f"rewrite: {outcome.faithfulness.describe()}\n")
+        route = live.gen.plan.rewrite  # which route ran (rewrite.Route), said whatever the mode
+        err.write(f"rewrite{f' ({route.described})' if route else ''}: {outcome.faithfulness.describe()}\n")
     if outcome.notice and outcome.calls > 1:
         err.write(f"note: {outcome.notice}\n")
     if outcome.failure:

@@ -23,7 +23,7 @@ from .quality import fluency
 from .redact import REPLACEMENT
 from .repair import verified
 from .request import Request
-from .rewrite import Faithfulness, faithfulness
+from .rewrite import Faithfulness, faithfulness, faithfulness_fields
 from .verdict import Verdict, decide
 from .vocab import Mode, Status
 
@@ -311,8 +311,8 @@ def length_failure(usage: Usage, options: Options) -> BackendError:
 
 
 def faithfulness_json(found: Faithfulness | None) -> dict[str, Any]:
-    """`source_kept` and `source_new` of a rewrite (as stored with the run), nothing for any other run."""
-    return {} if found is None else {"source_kept": found.kept, "source_new": found.new}
+    """A rewrite's faithfulness as stored with the run (rewrite.faithfulness_fields), nothing for any other run."""
+    return faithfulness_fields(found)
 
 
 def _limit(usage: Usage, options: Options) -> int | None:

@@ -113,6 +113,11 @@ def validate_request(request: Request, backend: Backend | None = None) -> None:
         raise ValueError(f"max calls must be from 1 (no repair) to {MAX_CALLS}, got {request.max_calls}")
     if request.mode in MARKER_MODES and not markers_can_count(request.lang, request.count_unit, request.target_kind):
         raise ValueError(MARKER_LIMITS)
+    if backend is not None:  # rewrite.py: the embedded model cannot lengthen a text without inventing
+        from .rewrite import lengthening_refusal
+
+        if why := lengthening_refusal(request.instruction, request.count_unit, request.target_spec, backend.model):
+            raise ValueError(why)
     if request.mode in GRAMMAR_MODES:
         if not supports(request.lang, request.count_unit):
             raise ValueError(f"{request.mode} mode guarantees {grammar_units_text()}, not {request.count_unit}")

@@ -4,25 +4,37 @@ A rewrite is a run whose instruction is `prompts.REWRITE` around the writer's te
 the text back). How it is written depends on what the model can do:
 
 - Shortening on a model that takes a llama.cpp grammar (the embedded model, GGUF files, a llama.cpp server), in
-  English words, in `exact` mode: **selection**. The grammar (`grammar.selection_grammar`) admits only the writer's
-  own words, in their order, N of them, each sentence cut at a word that may end it and closed with its own stop,
-  so the model decides what to cut and cannot invent, preface or comment. A text longer than `MAX_SELECTION_WORDS`
-  is not selected from (the grammar grows with its length): it is rewritten as below, and the run says so.
+  English words, in `exact` mode: **by whole parts** (clauses.py). The text's droppable parts (whole sentences,
+  opening phrases, relative and adverbial clauses, appositives, prepositional phrases, adverbs, modifiers) are
+  combined by a dynamic programme over the whole text into the few texts of the asked length that keep the most
+  facts (facts.py); the grammar admits exactly those texts, so the model's likelihood picks one, no clause is
+  spliced and no word is the model's own. Where no choice of whole parts reaches the length (a short text, an
+  exact count between two reachable ones): **selection**. The grammar (`grammar.selection_grammar`) admits only
+  the writer's own words, in their order, N of them, each sentence cut at a word that may end it and closed with
+  its own stop, so the model decides what to cut and cannot invent, preface or comment. A text longer than
+  `MAX_SELECTION_WORDS` is not shortened so (the grammar grows with its length): it is rewritten as below, and the
+  run says so.
 - Anything else (lengthening, other units, other modes, other models) goes through the prompt (`prompts.REWRITE_TASK`)
   and the mode's usual path; a leading "Here is the rewritten text:" line the model adds is cut before counting
   (`strip_preamble`), so no preamble is ever part of the counted text.
 
-Every rewrite gets a faithfulness figure (`faithfulness`): the share of the source's content words the text kept,
-and the share of the text's words that are not in the source.
+- Lengthening on the embedded model (135M parameters) is refused (`lengthening_refusal`): it cannot add to a text
+  without inventing facts or writing filler; the refusal names what works (a pulled or hosted model).
+
+Every rewrite gets a faithfulness figure (`faithfulness`): the source's facts it kept ("keeps 9 of 11 facts: lost
+'$3.4 million'"), the facts it has that the source does not, and the share of its words not in the source.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Literal
 
+from . import clauses
 from .counting import count
+from .facts import FactCheck, check
 from .grammar import SourceWord, selection_grammar
 from .lexicon import DANGLING
 from .prompts import rewrite_source
@@ -152,24 +164,43 @@ def _sentence(pending: list[tuple[str, str]], sentence: int, stop: str, ends: En
 # ----- which route a rewrite takes ---------------------------------------------------------------------------
 
 
+RouteKind = Literal["clauses", "selection", "prompt"]
+CLAUSE_CHOICES = 4
+"""How many texts of whole parts the grammar offers the model to choose among (the best by facts kept)."""
+
+
 @dataclass(frozen=True)
 class Route:
-    """How a rewrite of `source` is written: by selection (`grammar`, the GBNF of the writer's own words) or by the
-    prompt (`grammar` None); `note` is said on the run when the route is not the one the writer might expect."""
+    """How a rewrite of `source` is written: by whole parts (`kind` "clauses": `grammar` admits only `choices`, the
+    best texts of whole sentences and clauses), by selection (`grammar`, the GBNF of the writer's own words) or by
+    the prompt (`grammar` None); `note` says which route ran, and why when it is not the best one."""
 
     source: str
     grammar: str | None = None
     note: str | None = None
+    kind: RouteKind = "prompt"
+    choices: tuple[str, ...] = ()
 
     @property
     def selection(self) -> bool:
         return self.grammar is not None
 
+    @property
+    def described(self) -> str:
+        """The route in a writer's words, as the CLI and the page say it."""
+        return {
+            "clauses": "shortened by whole sentences, clauses and phrases of your own text (the facts kept first)",
+            "selection": "shortened by selecting your own words at phrase ends (no choice of whole clauses fits)",
+            "prompt": "rewritten by the model from the rewrite prompt",
+        }[self.kind]
+
 
 def route(source: str, mode: Mode, lang: Lang, unit: Unit, target: Target, llama_grammar: bool) -> Route:
-    """Selection where it keeps the meaning and is guaranteed (shortening English words in exact mode on a llama.cpp
-    grammar), the prompt otherwise."""
+    """Whole parts where they keep the meaning and are guaranteed (shortening English words in exact mode on a
+    llama.cpp grammar), selection where no choice of whole parts reaches the length, the prompt otherwise."""
     n = count(source, unit)
+    if target.high < n and mode == "exact" and lang == "zh" and unit == "zh_chars" and llama_grammar:
+        return _chinese(source, target)
     if not (target.high < n and mode == "exact" and lang == "en" and unit == "en_words" and llama_grammar):
         return Route(source)
     if n > MAX_SELECTION_WORDS:
@@ -179,10 +210,84 @@ def route(source: str, mode: Mode, lang: Lang, unit: Unit, target: Target, llama
         )
         return Route(source, note=note)
     low, high = selection_bounds(target)
+    found = clauses.shorten(source, low, high, best=CLAUSE_CHOICES)
+    found = found or clauses.shorten(source, low, high, best=CLAUSE_CHOICES, relaxed=True)  # a noun modifier too
+    found = [c for c in found if low <= count(c.text, unit) <= high]
+    if found:
+        main = main_clause(source)
+        kept = [check(source, c.text, main).kept for c in found]
+        choices = tuple(c.text for c, k in zip(found, kept, strict=True) if k == max(kept))  # the most facts only
+        note = (
+            "Shortened by whole sentences, clauses and phrases of your text: the model chose among the "
+            f"{len(choices)} best texts of this length (those that keep the most facts)."
+        )
+        return Route(source, clause_grammar(choices), note, "clauses", choices)
     try:
-        return Route(source, selection_rules(source, low, high))
+        note = (
+            f"No choice of whole sentences and clauses of your text has {target.describe(unit)}, so words were "
+            "selected at phrase ends instead; a sentence may read cut (a nearby length keeps whole clauses)."
+        )
+        return Route(source, selection_rules(source, low, high), note, "selection")
     except ValueError:  # too few words, or no spread of them that fits: the model rewrites it instead
         return Route(source)
+
+
+def _chinese(source: str, target: Target) -> Route:
+    """A Chinese shortening by whole clauses (clauses_zh.py, jieba's segmentation), or the prompt if none fits."""
+    from . import clauses_zh
+
+    if count(source, "zh_chars") > MAX_SELECTION_WORDS:
+        return Route(source)
+    low, high = selection_bounds(target)
+    found = clauses_zh.shorten(source, low, high, best=CLAUSE_CHOICES)
+    if not found:
+        note = (
+            f"No choice of whole sentences and clauses of your text has {target.describe('zh_chars')}, so the model "
+            "rewrote it."
+        )
+        return Route(source, note=note)
+    kept = [clauses_zh.check(source, t).kept for t in found]
+    choices = tuple(t for t, k in zip(found, kept, strict=True) if k == max(kept))
+    note = (
+        "Shortened by whole sentences, clauses and modifiers of your text (jieba's segmentation): the model chose "
+        f"among the {len(choices)} best texts of this length (those that keep the most facts)."
+    )
+    return Route(source, clause_grammar(choices), note, "clauses", choices)
+
+
+def clause_grammar(choices: tuple[str, ...]) -> str:
+    """GBNF admitting exactly one of `choices`, each as written."""
+    return "root ::= " + " | ".join(json.dumps(c, ensure_ascii=False) for c in choices) + "\n"
+
+
+def default_mode(model: str, grammar_field: str | None = None) -> Mode:
+    """The mode of a rewrite whose writer named none: `exact` where the model takes a llama.cpp grammar (the
+    embedded model, a GGUF file, a llama.cpp server), so a shortening keeps whole clauses of the writer's own text;
+    `baseline` (the rewrite prompt, no markers to misread) elsewhere."""
+    llama = model == "embedded" or model.lower().endswith(".gguf") or grammar_field == "grammar"
+    return "exact" if llama else "baseline"
+
+
+LENGTHENING_MODELS = ("embedded",)
+"""Models that cannot lengthen a text faithfully (SmolLM2-135M invents facts or writes number lists)."""
+
+
+def lengthening_refusal(instruction: str, unit: Unit, target: Target, model: str) -> str | None:
+    """Why a lengthening of the writer's text is refused on `model`, or None: the embedded model cannot add to a text
+    without inventing facts or writing filler, so it is not asked to (a verified list of numbers is no rewrite)."""
+    source = rewrite_source(instruction)
+    if source is None or model not in LENGTHENING_MODELS or target.low <= count(source, unit):
+        return None
+    return (
+        f"the embedded model cannot make your text longer faithfully (it has {count(source, unit)} "
+        f"{unit_words(unit)}, the target at least {target.low}): at 135M parameters it invents facts or writes filler. "
+        "Shorten it here, or lengthen it with a larger model: pull one (python -m capel_ui models pull …) or "
+        "choose a hosted model."
+    )
+
+
+def unit_words(unit: Unit) -> str:
+    return {"en_words": "words", "zh_chars": "characters", "chars": "characters"}.get(unit, "units")
 
 
 def plan(instruction: str, mode: Mode, lang: Lang, unit: Unit, target: Target, llama_grammar: bool) -> Route | None:
@@ -295,36 +400,66 @@ _FUNCTION_WORDS = DANGLING | _set(
 
 @dataclass(frozen=True)
 class Faithfulness:
-    """How much of the writer's text a rewrite kept: `kept` the share of the source's content words found in the
-    text, `new` the share of the text's words that are not in the source (a preamble, an invented fact)."""
+    """How much of the writer's text a rewrite kept: `facts` the source's facts it kept and lost and the facts it
+    invented (facts.py; English), `kept` the share of the source's content words found in the text, `new` the
+    share of the text's words that are not in the source (a preamble, an invented fact)."""
 
     kept: float
     new: float
+    facts: FactCheck | None = None
 
     def describe(self) -> str:
+        if self.facts is not None:
+            return f"{self.facts.describe()} · {self.new:.0%} words not in your text"
         return f"keeps {self.kept:.0%} of your content words · {self.new:.0%} words not in your text"
+
+    @property
+    def rank(self) -> tuple[float, float]:
+        """Best first when sorted in reverse: the share of facts kept less the invented ones, then content words."""
+        if self.facts is None:
+            return (self.kept - self.new, self.kept)
+        return (self.facts.share - 0.5 * len(self.facts.invented) / max(1, self.facts.total), self.kept - self.new)
+
+
+def main_clause(source: str) -> str:
+    """The main clause of the source's first sentence: what it says with every droppable part dropped."""
+    sents = clauses.sentences(source)
+    return sents[0].core if sents else ""
 
 
 def faithfulness(source: str, text: str, lang: Lang = "en") -> Faithfulness:
     """The faithfulness of `text` as a rewrite of `source` (see `Faithfulness`); words are compared lower-cased,
-    without a possessive 's; Chinese compares Han characters."""
+    without a possessive 's; Chinese compares Han characters, and its facts are clauses_zh's."""
     src, out = _units(source, lang), _units(text, lang)
     content = {w for w in src if w not in _FUNCTION_WORDS}
     have = set(out)
     kept = sum(1 for w in content if w in have) / len(content) if content else 1.0
     known = set(src)
     new = sum(1 for w in out if w not in known) / len(out) if out else 0.0
-    return Faithfulness(round(kept, 4), round(new, 4))
+    if lang == "zh":
+        from .clauses_zh import check as check_zh
+
+        return Faithfulness(round(kept, 4), round(new, 4), check_zh(source, text))
+    return Faithfulness(round(kept, 4), round(new, 4), check(source, text, main_clause(source)))
 
 
 def saved_faithfulness(run: object) -> Faithfulness | None:
     """A saved run's faithfulness: as stored with it, or worked out for a rewrite saved before it was stored;
     None for a run that is no rewrite."""
     kept, new = getattr(run, "source_kept", None), getattr(run, "source_new", None)
-    if kept is not None:
-        return Faithfulness(kept, new or 0.0)
+    stored = getattr(run, "source_facts", None)
+    if kept is not None and stored is not None:
+        return Faithfulness(kept, new or 0.0, FactCheck.from_json(json.loads(stored)) if stored else None)
     source = rewrite_source(getattr(run, "instruction", "") or "")
     return None if source is None else faithfulness(source, getattr(run, "text", ""), getattr(run, "lang", "en"))
+
+
+def faithfulness_fields(found: Faithfulness | None) -> dict[str, object]:
+    """`source_kept`, `source_new` and `source_facts` of a rewrite, as stored with the run; nothing for other runs."""
+    if found is None:
+        return {}
+    facts = json.dumps(found.facts.as_json(), ensure_ascii=False) if found.facts is not None else None
+    return {"source_kept": found.kept, "source_new": found.new, "source_facts": facts}
 
 
 def _units(text: str, lang: Lang) -> list[str]:

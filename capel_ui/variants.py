@@ -4,25 +4,31 @@ Writers choose among options. `service.start(..., variants=K)` starts every cand
 (origin `variant`, one shared `group_id`), so it is verified, saved and shown like any run; the K requests run
 concurrently (the embedded llama.cpp server has 4 parallel slots; other servers get parallel requests). This
 module says how the K requests differ and how the finished ones rank: a text no writer would keep (a loop, a
-number list: `quality.junk`) after every other, then verified first, then the judge's rating when one was
+number list: `quality.junk`) after every other, then verified first, then for a rewrite the facts of the writer's
+text it kept (rewrite.Faithfulness.rank: facts kept, less facts invented), then the judge's rating when one was
 configured, else the offline score (quality.py, which counts a cut-off ending against a text), then the model's
 own view of the ending, then fluency. So Copy and the downloads, which use the best one, never default to junk
-while a better variant exists.
+while a better variant exists. Rewrites with the same text are one (`collapse`): the first keeps a count of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .ending import ending_words
 from .history import run_warnings
 from .outcome import Outcome
+from .prompts import rewrite_source
 from .quality import QualityWarning, explain, junk, warnings
 from .request import Request
+from .rewrite import saved_faithfulness
 from .runs import verdict_of
 from .storage import RunRecord
 from .vocab import MAX_VARIANTS
+
+_T = TypeVar("_T")
 
 
 def variant_requests(request: Request, k: int) -> list[Request]:
@@ -42,12 +48,13 @@ def rank_key(
     *,
     junk: bool = False,
     end_probability: float | None = None,
+    faithful: tuple[float, float] | None = None,
 ) -> tuple:
-    """Sort key, best first when sorted in reverse: not junk, verified, then judge, else offline score, then the
-    ending score, then fluency (an unknown one below any known)."""
+    """Sort key, best first when sorted in reverse: not junk, verified, then a rewrite's faithfulness (facts kept
+    first), then judge, else offline score, then the ending score, then fluency (an unknown one below any known)."""
     quality = judge_score if judge_score is not None else score
     known = lambda x: x if x is not None else -1.0  # noqa: E731
-    return (not junk, verified, known(quality), known(end_probability), known(fluency))
+    return (not junk, verified, faithful or (-1.0, -1.0), known(quality), known(end_probability), known(fluency))
 
 
 def run_rank_key(run: RunRecord) -> tuple:
@@ -60,6 +67,7 @@ def run_rank_key(run: RunRecord) -> tuple:
         run.fluency,
         junk=junk_,
         end_probability=run.end_probability,
+        faithful=found.rank if (found := saved_faithfulness(run)) is not None else None,
     )
 
 
@@ -71,6 +79,7 @@ class Candidate:
     run_id: int | None
     score: float | None
     judge_score: float | None = None
+    copies: int = 1
 
     @property
     def warnings(self) -> list[QualityWarning]:
@@ -84,8 +93,15 @@ class Candidate:
     @property
     def key(self) -> tuple:
         o = self.outcome
+        faithful = o.faithfulness.rank if o.faithfulness is not None else None
         return rank_key(
-            o.verified, self.judge_score, self.score, o.fluency, junk=self.junk, end_probability=o.end_probability
+            o.verified,
+            self.judge_score,
+            self.score,
+            o.fluency,
+            junk=self.junk,
+            end_probability=o.end_probability,
+            faithful=faithful,
         )
 
     @property
@@ -114,9 +130,41 @@ class Candidate:
             "warnings": [w.message for w in self.warnings],
             "status": o.status,
             "seconds": round(o.seconds, 3),
+            "copies": self.copies,
+            "faithfulness": o.faithfulness.describe() if o.faithfulness is not None else None,
         }
 
 
 def rank(candidates: list[Candidate]) -> list[Candidate]:
-    """Best first (see `rank_key`)."""
-    return sorted(candidates, key=lambda c: c.key, reverse=True)
+    """Best first (see `rank_key`); rewrites with the same text once (`collapse`)."""
+    ranked = sorted(candidates, key=lambda c: c.key, reverse=True)
+    if not all(c.outcome.faithfulness is not None for c in ranked):
+        return ranked
+    firsts = collapse(ranked, lambda c: c.outcome.text)
+    for c in firsts:
+        c.copies = sum(1 for other in ranked if _same(other.outcome.text, c.outcome.text))
+    return firsts
+
+
+def collapse(items: list[_T], text: Callable[[_T], str]) -> list[_T]:
+    """`items` with each text once (the first of those with the same text, whitespace aside), in their order: two
+    variants that wrote the same text are one choice, not two."""
+    seen: set[str] = set()
+    out: list[_T] = []
+    for item in items:
+        key = " ".join(text(item).split())
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def ranked_runs(runs: list[RunRecord]) -> list[RunRecord]:
+    """Saved variants best first (`run_rank_key`); rewrites with the same text once (the Write page's cards)."""
+    ranked = sorted(runs, key=run_rank_key, reverse=True)
+    rewrites = all(rewrite_source(r.instruction or "") is not None for r in ranked)
+    return collapse(ranked, lambda r: r.text) if rewrites else ranked
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())

@@ -282,7 +282,9 @@ def test_a_run_that_is_no_rewrite_has_no_faithfulness(scripted_model: ScriptedBa
 def test_faithfulness_is_content_words_kept_and_words_not_in_the_source(text: str, kept: float, new: float) -> None:
     found = faithfulness(COUNCIL, text)
     assert (found.kept, found.new) == (round(kept, 4), round(new, 4))
-    assert found.describe().startswith(f"keeps {found.kept:.0%}")
+    assert found.describe().startswith("keeps ") and found.describe().endswith(
+        f"{found.new:.0%} words not in your text"
+    )
 
 
 def test_chinese_faithfulness_compares_han_characters() -> None:
@@ -301,7 +303,7 @@ def test_generate_rewrite_reads_the_text_and_saves_a_selection_rewrite(scripted,
     code, out, err = run_cli("generate", *argv, "--target", "6", "--rewrite", str(source))
     assert code == 0, err
     assert out.strip() == "The city council voted on Tuesday."
-    assert "rewrite: keeps" in err and "0% words not in your text" in err
+    assert "rewrite (shortened by selecting your own words" in err and "0% words not in your text" in err
     sent = scripted.chat_requests[-1].body
     assert '"garages"' in sent["grammar"] and "by deleting" in sent["messages"][-1]["content"]
 
@@ -374,4 +376,5 @@ def test_a_rewrites_result_shows_its_faithfulness_beside_the_verdict(app_test) -
     assert not app_test.exception, app_test.exception
     captions = [c.value for c in app_test.caption]
     assert f"6 English words · 34 characters · {found.describe()}" in captions
-    assert found.describe() == "keeps 14% of your content words · 0% words not in your text"  # 4 of 29
+    lost = "lost 'The city council voted to expand the bike lane network.', 'twelve miles'"
+    assert found.describe() == f"keeps 1 of 3 facts: {lost} · 0% words not in your text"  # the main clause, 2 more

@@ -192,6 +192,11 @@ def m009_batch(conn: Connection) -> None:
     conn.exec_driver_sql("CREATE INDEX ix_runs_batch_id ON runs (batch_id)")
 
 
+def m010_rewrite_facts(conn: Connection) -> None:
+    """runs: source_facts, a rewrite's facts kept and lost (frozen; never edit). Old rows have none."""
+    _add_column(conn, "runs", "source_facts", Text(), None)
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
@@ -201,6 +206,7 @@ UPGRADES: tuple[Step, ...] = (
     m007_end_probability,
     m008_rewrite_faithfulness,
     m009_batch,
+    m010_rewrite_facts,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

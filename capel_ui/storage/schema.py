@@ -143,6 +143,9 @@ class Run(Base):
     # skips what is complete.
     batch_id: Mapped[str | None] = mapped_column(String(64), index=True)
     batch_row: Mapped[str | None] = mapped_column(String(255))
+    # A rewrite's facts (issue 32, facts.FactCheck.as_json) as JSON text: {"total": 11, "lost": ["$3.4 million"],
+    # "invented": []}. None on runs that are not rewrites, and on Chinese ones.
+    source_facts: Mapped[str | None]
 
 
 class BenchRun(Base):

@@ -18,7 +18,7 @@ from ..request import Request, default_max_tokens
 from ..runs import verdict_of
 from ..service import RunHandle, start
 from ..storage import get_run, list_runs
-from ..variants import run_rank_key
+from ..variants import ranked_runs
 from ..verdict import Target
 from ..vocab import (
     DEFAULT_MAX_CALLS,
@@ -168,8 +168,8 @@ def _text_box() -> tuple[bool, str, str, DeltaGenerator | None]:
     if rewrite:  # the pasted text is the instruction: the typed one is hidden, not shown greyed out and stale
         source = st.text_area("Your text", key=W.SOURCE, height=140, placeholder="Paste the text to rewrite…")
         st.caption(
-            "Shorter in Exact mode on a local model: only your own words are kept, in your order. Beside the verdict: "
-            "how much of your text the rewrite kept, and how many of its words are not yours."
+            "Shorter in Exact mode on a local model: whole sentences and clauses of your own text go, the facts stay. "
+            "Beside the verdict: the facts it kept (names, numbers, dates) and lost, and its words not yours."
         )
         return True, "", source, st.empty()
     instruction = st.text_area(
@@ -516,7 +516,7 @@ def _show_variants() -> None:
     runs = list_runs(engine, group_id=group_id)
     if not runs:
         return
-    runs.sort(key=run_rank_key, reverse=True)
+    runs = ranked_runs(runs)  # best first; a rewrite's identical variants once
     picked = state.get(W.RUN_ID)
     st.subheader(f"{len(runs)} variants, best first")
     cards = st.container(key=hook(VARIANTS, group_id)).columns(len(runs))
