@@ -206,7 +206,7 @@ _NUMBER = Seq(
         opt(Chars("$€£")),
         Rep(Chars("0-9"), 1, 6),
         Rep(Seq((Chars(".,:/"), Rep(Chars("0-9"), 1, 4))), 0, 2),
-        opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s")))),
+        opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s", "am", "pm")))),
     )
 )
 _EN_LETTERED = Seq((Chars("A-Za-z"), opt(Seq((Rep(Chars("A-Za-z0-9'-"), 0, 14), Chars("A-Za-z0-9"))))))

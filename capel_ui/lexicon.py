@@ -45,11 +45,12 @@ one is flagged."""
 
 # ----- units that are one word though they hold a dot, a colon or a symbol (issue 31) ------------------------------
 
-NUMBER = r"[$€£]?[0-9]{1,6}(?:[.,:/][0-9]{1,4}){0,2}(?:%|st|nd|rd|th|s)?"
+NUMBER = r"[$€£]?[0-9]{1,6}(?:[.,:/][0-9]{1,4}){0,2}(?:%|st|nd|rd|th|s|am|pm)?"
 """A number written whole, one en_words word: a time (3:30), a decimal or thousands (1.6, 3,400), money ($3.4, €12),
-a percentage (12%), an ordinal (21st), a date (11/03/2022), a decade (1990s). Under a grammar a number otherwise
+a percentage (12%), an ordinal (21st), a date (11/03/2022), a decade (1990s), a time run together (3:30pm).
+Under a grammar a number otherwise
 ends at its first dot or colon and the model is made to write "3: 30 PM", "a 12. percent reduction"."""
-NUMBER_GBNF = '[$€£]? [0-9]{1,6} ([.,:/] [0-9]{1,4}){0,2} ("%" | "st" | "nd" | "rd" | "th" | "s")?'
+NUMBER_GBNF = '[$€£]? [0-9]{1,6} ([.,:/] [0-9]{1,4}){0,2} ("%" | "st" | "nd" | "rd" | "th" | "s" | "am" | "pm")?'
 """`NUMBER` in GBNF (llama.cpp's engine)."""
 NUMBER_PAUSE = ",;!?"
 """What may follow a number inside a text: no stop and no colon ("3: 30", "12. percent", "November 3. 2022." were
