@@ -208,7 +208,8 @@ class EndingPlanner:
                 roomy = (t for t in reversed(texts) if self.whole_ending(t) and self._room(t) >= self._least_room)
                 start = next(roomy, "")
                 closed, extra = self._closings(start, messages, options)
-                texts += closed
+                # and its clauses closed whole: "Your Local Injury Scene: A 72." may end "Your Local Injury Scene."
+                texts += closed + [c for c in self._clauses(raw, drop_words=False) if c not in texts]
             texts = self._worth_keeping(texts, raw)
             texts.sort(key=len)
             with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
@@ -257,13 +258,13 @@ class EndingPlanner:
         most = max(kept.values())
         return [t for t in whole if 2 * kept[t] >= most]
 
-    def _clauses(self, text: str) -> list[str]:
+    def _clauses(self, text: str, drop_words: bool = True) -> list[str]:
         """`text` cut after each pause (, ; :) that leaves at least two words before it, closed with a stop, inside
         the target; where it has none, `text` without its last words up to the last that stands whole ("…shop in!"
         to "…shop.")."""
         spec, unit = self.request.target_spec, self.request.count_unit
         heads = [text[: m.start()].rstrip() for m in re.finditer(r"[,;:](?=\s)", text)]
-        if not heads:
+        if not heads and drop_words:
             words = list(WORD.finditer(text))
             heads = [text[: words[-k].start()].rstrip() for k in range(1, min(3, len(words) - 1) + 1)]
         return [h.rstrip(",;:") + "." for h in heads if len(WORD.findall(h)) >= 2 and spec.within(count(h + ".", unit))]
