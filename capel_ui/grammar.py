@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from .lexicon import ABBREVIATIONS, ABBREVIATIONS_ENDING, NUMBER_PAUSE
 from .prompts import validate_target
 from .vocab import Lang, Mode, Unit, grammar_kind
 
@@ -190,11 +191,43 @@ class Grammar:
 
 # An English word: starts and ends with a letter or digit, may hold ' or - inside, then optional punctuation.
 # At most 16 characters: a small model otherwise pads words into long hyphen chains and runs out of tokens.
-_EN_RULES: tuple[tuple[str, Expr], ...] = (
+_EN_WCORE = Seq((Chars("A-Za-z0-9"), opt(Seq((Rep(Chars("A-Za-z0-9'-"), 0, 14), Chars("A-Za-z0-9"))))))
+_EN_PLAIN_RULES: tuple[tuple[str, Expr], ...] = (
     ("word", Seq((Ref("wcore"), opt(Chars(",;:.!?"))))),
     ("wend", Seq((Ref("wcore"), Chars(".!?")))),
-    ("wcore", Seq((Chars("A-Za-z0-9"), opt(Seq((Rep(Chars("A-Za-z0-9'-"), 0, 14), Chars("A-Za-z0-9"))))))),
+    ("wcore", _EN_WCORE),
 )
+"""The plain English word, as LIFEBench counts one (it counts "3:30" or "a.m." as two)."""
+
+# A number written whole (lexicon.NUMBER: 3:30, 1.6, 3,400, $3.4, 12%, 21st, 11/03/2022) and an abbreviation with
+# its dots (a.m., U.S., e.g.) are one en_words word; a number goes on inside a text with no stop or colon after it.
+_NUMBER = Seq(
+    (
+        opt(Chars("$€£")),
+        Rep(Chars("0-9"), 1, 6),
+        Rep(Seq((Chars(".,:/"), Rep(Chars("0-9"), 1, 4))), 0, 2),
+        opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s", "am", "pm")))),
+    )
+)
+_EN_LETTERED = Seq((Chars("A-Za-z"), opt(Seq((Rep(Chars("A-Za-z0-9'-"), 0, 14), Chars("A-Za-z0-9"))))))
+_EN_RULES: tuple[tuple[str, Expr], ...] = (
+    (
+        "word",
+        Alt(
+            (
+                Seq((Ref("wcore"), opt(Chars(",;:.!?")))),
+                Seq((Ref("num"), opt(Chars(NUMBER_PAUSE)))),
+                Seq((Ref("abbr"), opt(Chars(",;:")))),
+            )
+        ),
+    ),
+    ("wend", Alt((Seq((Alt((Ref("wcore"), Ref("num"))), Chars(".!?"))), Ref("abbrend")))),
+    ("wcore", _EN_LETTERED),
+    ("num", _NUMBER),
+    ("abbr", Alt(tuple(Lit(a) for a in ABBREVIATIONS))),
+    ("abbrend", Alt(tuple(Lit(a) for a in ABBREVIATIONS_ENDING))),
+)
+"""English words as en_words counts them (whitespace-separated): a number or an abbreviation is written whole."""
 
 # A Chinese unit: one CJK ideograph (base block: what models write), optionally followed by punctuation.
 _ZH_RULES: tuple[tuple[str, Expr], ...] = (
@@ -211,18 +244,24 @@ def supports(lang: Lang, unit: Unit) -> bool:
     return grammar_kind(lang, unit) is not None
 
 
-def _rules(lang: Lang) -> tuple[tuple[str, Expr], ...]:
+def whole_units(unit: Unit | None) -> bool:
+    """Whether a number or an abbreviation is one unit in `unit` (en_words: whitespace-separated; LIFEBench counts
+    "3:30" as two)."""
+    return unit != "lifebench"
+
+
+def _rules(lang: Lang, unit: Unit | None = None) -> tuple[tuple[str, Expr], ...]:
     if lang == "en":
-        return _EN_RULES
+        return _EN_RULES if whole_units(unit) else _EN_PLAIN_RULES
     if lang == "zh":
         return _ZH_RULES
     raise ValueError(f"unknown language {lang!r}; use en or zh")
 
 
-def exact_rules(lang: Lang, target: int) -> Grammar:
+def exact_rules(lang: Lang, target: int, unit: Unit | None = None) -> Grammar:
     """Exactly `target` units of plain prose, the last one closing a sentence."""
     validate_target(target)
-    rules = _rules(lang)
+    rules = _rules(lang, unit)
     if target == 1:
         return Grammar(Ref("wend"), rules)
     sep = _SEPARATOR[lang]
@@ -230,33 +269,37 @@ def exact_rules(lang: Lang, target: int) -> Grammar:
     return Grammar(Seq((Rep(unit, target - 1, target - 1), Ref("wend"))), rules)
 
 
-def countdown_rules(lang: Lang, target: int) -> Grammar:
+def countdown_rules(lang: Lang, target: int, unit: Unit | None = None) -> Grammar:
     """The CAPEL countdown with markers forced: `<N>` unit `<N-1>` unit ... `<1>` unit `<0>`."""
     validate_target(target)
     items: list[Expr] = []
     for k in range(target, 1, -1):
         items += [Lit(f"<{k}>"), Ref("word")]
     items += [Lit("<1>"), Ref("wend"), Lit("<0>")]
-    return Grammar(Seq(tuple(items)), _rules(lang))
+    return Grammar(Seq(tuple(items)), _rules(lang, unit))
 
 
-def grammar_for(mode: Mode, lang: Lang, target: int) -> Grammar | None:
+def grammar_for(mode: Mode, lang: Lang, target: int, unit: Unit | None = None) -> Grammar | None:
     """The grammar a mode sends, or None for the modes that send none."""
     if mode == "exact":
-        return exact_rules(lang, target)
+        return exact_rules(lang, target, unit)
     if mode == "exact-countdown":
-        return countdown_rules(lang, target)
+        return countdown_rules(lang, target, unit)
     return None
 
 
-def exact_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None) -> str:
+def exact_grammar(
+    lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None, unit: Unit | None = None
+) -> str:
     """`exact_rules` as text in `syntax`; `words` (`lexicon_rules` in the same syntax) replaces the unit rules."""
-    return _text(exact_rules(lang, target), syntax, words)
+    return _text(exact_rules(lang, target, unit), syntax, words)
 
 
-def countdown_grammar(lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None) -> str:
+def countdown_grammar(
+    lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None, unit: Unit | None = None
+) -> str:
     """`countdown_rules` as text in `syntax`; `words` (`lexicon_rules` in the same syntax) replaces the unit rules."""
-    return _text(countdown_rules(lang, target), syntax, words)
+    return _text(countdown_rules(lang, target, unit), syntax, words)
 
 
 def _text(grammar: Grammar, syntax: Syntax, words: str | None) -> str:
@@ -281,7 +324,7 @@ make LLGuidance give up on llama.cpp's real tokens ("lexer error: too many expre
 llama.cpp then writes with no grammar at all: "at most 30 words" came back 35."""
 
 
-def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf") -> str:
+def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf", unit: Unit | None = None) -> str:
     """Word-list `word`/`wend` rules as GBNF text, or as Lark terminals for LLGuidance (llama.cpp only; about
     350 kB, built once per process).
 
@@ -292,7 +335,10 @@ def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf
 
     if lang == "en":
         extra = lexicon.instruction_words(own_text)
-        return lexicon.english_lexicon_rules(extra) if syntax == "gbnf" else lexicon.english_lexicon_lark(extra)
+        whole = whole_units(unit)
+        if syntax == "gbnf":
+            return lexicon.english_lexicon_rules(extra, whole)
+        return lexicon.english_lexicon_lark(extra, whole)
     if lang == "zh":
         return lexicon.chinese_lexicon_rules() if syntax == "gbnf" else lexicon.chinese_lexicon_lark()
     raise ValueError(f"unknown language {lang!r}; use en or zh")
@@ -350,10 +396,10 @@ def starting_with(grammar: Grammar, first: str, pause: str = "") -> Grammar:
 # --- bounded targets: at most N, between A and B (issue 13) -----------------------------------------------
 
 
-def bounded_word_rules(lang: Lang, low: int, high: int) -> Grammar:
+def bounded_word_rules(lang: Lang, low: int, high: int, unit: Unit | None = None) -> Grammar:
     """From `low` to `high` words (or Han characters) of plain prose, the last one closing a sentence."""
     _check_bounds(low, high)
-    rules = _rules(lang)
+    rules = _rules(lang, unit)
     if high == 1:
         return Grammar(Ref("wend"), rules)
     sep = _SEPARATOR[lang]
@@ -379,15 +425,20 @@ _ZH_STOP = "[。！？]"
 
 
 def _en_char_states(k: int, used_at_end: int, low: int) -> list[str]:
-    """The rules `s<k>` and `w<k>`: k characters still allowed; ending here makes the text `used_at_end` long."""
-    rules = [f"s{k} ::= {_EN_LETTER} w{k - 1}"] if k >= 2 else []
+    """The rules `s<k>` and `w<k>`: k characters still allowed; ending here makes the text `used_at_end` long.
+    A number is written whole: a dot, comma or colon inside it (3:30, 1.6, 3,400), a "$" before it, a "%" after."""
+    rules = [f"s{k} ::= {_EN_LETTER} w{k - 1}" + (f' | "$" [0-9] w{k - 2}' if k >= 3 else "")] if k >= 2 else []
     alts = []
     if k >= 2:
         alts.append(f"{_EN_LETTER} w{k - 1}")
     if k >= 3:
-        alts += [f'"\'" {_EN_LETTER} w{k - 2}', f'" " s{k - 1}']
+        alts += [f'"\'" {_EN_LETTER} w{k - 2}', f'" " s{k - 1}', f"[.,:] [0-9] w{k - 2}"]
     if k >= 4:
-        alts += [f'{_EN_PAUSE} " " s{k - 2}', f'{_EN_STOP} " " s{k - 2}']
+        alts += [f'{_EN_PAUSE} " " s{k - 2}', f'{_EN_STOP} " " s{k - 2}', f'"%" " " s{k - 2}']
+    if k >= 5:
+        alts += [f'"%" {_EN_PAUSE} " " s{k - 3}', f'"%" {_EN_STOP} " " s{k - 3}']
+    if k >= 2 and used_at_end + 1 >= low:
+        alts.append(f'"%" {_EN_STOP}')
     if used_at_end >= low:
         alts.append(_EN_STOP)
     if alts:
@@ -436,7 +487,7 @@ def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> AnyGrammar:
         return char_grammar(lang, low, high)
     if kind != "words":
         raise ValueError(f"no grammar can guarantee {unit} in {lang}")
-    return exact_rules(lang, high) if low == high else bounded_word_rules(lang, low, high)
+    return exact_rules(lang, high, unit) if low == high else bounded_word_rules(lang, low, high, unit)
 
 
 def _check_bounds(low: int, high: int) -> None:
@@ -670,7 +721,7 @@ def closing_rules(lang: Lang, unit: Unit, room: int) -> AnyGrammar:
         return body.replace(f"root ::= {start}{room - len(sep)}", f"root ::= {lead}{start}{room - len(sep)}", 1)
     if kind != "words":
         raise ValueError(f"no grammar can guarantee {unit} in {lang}")
-    rules = _rules(lang)
+    rules = _rules(lang, unit)
     unit_expr = Seq((Lit(sep), Ref("word"))) if sep else Ref("word")
     last = Seq((Lit(sep), Ref("wend"))) if sep else Ref("wend")
     if room == 1:

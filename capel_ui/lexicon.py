@@ -36,10 +36,33 @@ _DANGLING_WORDS = """
 a an the and or but nor of to in on at by for from with into onto upon as than if because though although
 unless until whose whom which such every each either neither very also my your our their its his her via
 per including like between among through under during without within against toward towards i s
+dr mr mrs ms mx prof
 """
 DANGLING = frozenset(_DANGLING_WORDS.split())
-"""Words a sentence does not end on (articles, conjunctions, prepositions, determiners): the last word of a
-guaranteed text is never one of these, and a text ending on one is flagged."""
+"""Words a sentence does not end on (articles, conjunctions, prepositions, determiners, and the titles before a
+name: "Dear Dr." is no sentence): the last word of a guaranteed text is never one of these, and a text ending on
+one is flagged."""
+
+# ----- units that are one word though they hold a dot, a colon or a symbol (issue 31) ------------------------------
+
+NUMBER = r"[$€£]?[0-9]{1,6}(?:[.,:/][0-9]{1,4}){0,2}(?:%|st|nd|rd|th|s|am|pm)?"
+"""A number written whole, one en_words word: a time (3:30), a decimal or thousands (1.6, 3,400), money ($3.4, €12),
+a percentage (12%), an ordinal (21st), a date (11/03/2022), a decade (1990s), a time run together (3:30pm).
+Under a grammar a number otherwise
+ends at its first dot or colon and the model is made to write "3: 30 PM", "a 12. percent reduction"."""
+NUMBER_GBNF = '[$€£]? [0-9]{1,6} ([.,:/] [0-9]{1,4}){0,2} ("%" | "st" | "nd" | "rd" | "th" | "s" | "am" | "pm")?'
+"""`NUMBER` in GBNF (llama.cpp's engine)."""
+NUMBER_PAUSE = ",;!?"
+"""What may follow a number inside a text: no stop and no colon ("3: 30", "12. percent", "November 3. 2022." were
+numbers cut by the grammar); a number may still end the text with its stop."""
+ABBREVIATIONS = (
+    "a.m.", "p.m.", "A.M.", "P.M.", "e.g.", "i.e.", "E.g.", "I.e.", "U.S.", "U.K.", "U.N.", "E.U.", "D.C.", "Ph.D.",
+    "etc.", "vs.", "approx.",
+)  # fmt: skip
+"""Abbreviations written whole with their dots, one en_words word each ("9 a.m.", "the U.S."); one that can close a
+sentence closes it with its own dot ("…at 9 a.m.", never "a.m..")."""
+ABBREVIATIONS_ENDING = ("a.m.", "p.m.", "A.M.", "P.M.", "U.S.", "U.K.", "U.N.", "E.U.", "D.C.", "Ph.D.", "etc.")
+"""The abbreviations a sentence may end on."""
 
 ZH_DANGLING = frozenset("的和与或在是把被对从向为了及并")
 """Chinese characters a sentence does not end on (particles, conjunctions, prepositions)."""
@@ -215,8 +238,14 @@ def _rooted(words: Iterable[str]) -> str:
 @cache
 def english_tries() -> tuple[str, str]:
     """(any word, a word that can end a sentence): built once per process, about a second."""
-    words = english_words()
+    words = _lettered()
     return _rooted(words), _rooted(w for w in words if w not in DANGLING)
+
+
+def _lettered() -> tuple[str, ...]:
+    """The listed words that start with a letter: a number is the grammar's `num` rule (NUMBER), written whole; as a
+    listed word "3" could end at "3:" and leave "30" to the next word."""
+    return tuple(w for w in english_words() if not w[0].isdigit())
 
 
 @cache
@@ -243,6 +272,8 @@ def known_unit(unit: str, lang: str, own_text: str = "") -> bool:
     word = unit.replace("’", "'")
     if word.isdigit():
         return len(word) <= 6
+    if re.fullmatch(NUMBER, word) or word in ABBREVIATIONS:
+        return True
     word = word[:-2] if word.lower().endswith("'s") else word
     parts = word.split("-")
     own = _own_words(own_text) if own_text else frozenset()
@@ -260,22 +291,22 @@ def instruction_words(text: str, known: Iterable[str] = ()) -> list[str]:
     return list(out)[:MAX_EXTRA]
 
 
-def english_lexicon_rules(extra_words: Iterable[str] = ()) -> str:
+def english_lexicon_rules(extra_words: Iterable[str] = (), whole: bool = True) -> str:
     """The English `word`/`wend` rules of the guaranteed grammars, drawn from the word list (llama.cpp only).
 
     `word` is a listed word (optionally 's, or two joined by a hyphen), a number or one of `extra_words`,
     then optional punctuation; `wend` is a listed word that can end a sentence, then . ! or ?.
     """
-    return _english_rules(extra_words, lark=False)
+    return _english_rules(extra_words, lark=False, whole=whole)
 
 
-def english_lexicon_lark(extra_words: Iterable[str] = ()) -> str:
+def english_lexicon_lark(extra_words: Iterable[str] = (), whole: bool = True) -> str:
     """`english_lexicon_rules` as Lark for LLGuidance: the same words, the same shape; `WORD` a terminal, `wend` a
     rule of two (grammar.WORD_LIST_END says why)."""
-    return _english_rules(extra_words, lark=True)
+    return _english_rules(extra_words, lark=True, whole=whole)
 
 
-def _english_rules(extra_words: Iterable[str], *, lark: bool) -> str:
+def _english_rules(extra_words: Iterable[str], *, lark: bool, whole: bool = True) -> str:
     """The English word rules in GBNF (`name ::= body`, the lists as tries of rules) or in LLGuidance's Lark
     (`NAME: body`, terminals, the lists as regexes)."""
     lex, end = english_regexes() if lark else english_tries()
@@ -288,20 +319,34 @@ def _english_rules(extra_words: Iterable[str], *, lark: bool) -> str:
         return f"/[{chars}]/" if lark else f"[{chars}]"
 
     extra_alt = f" | {n('extra')}" if extras else ""
+    stop = n("stop") if lark else cls(".!?")
+    # A number's own stop is in its terminal (`numend`): LLGuidance's lexer is greedy, and "1999." lexed as a number
+    # that might go on ("1999.5") would never end as one word and a stop.
     rules = {
-        "word": f"{n('wcore')} {cls(',;:.!?')}?",
-        "wend": f"{n('ecore')} {n('stop') if lark else cls('.!?')}",
-        "wcore": f'({n("lex")}{extra_alt}) ("\'s")? ("-" {n("lex")})? | {n("num")}',
-        "ecore": f"{n('elex')} | {n('num')}{extra_alt}",
-        "num": cls("0-9") + "{1,6}",
+        "word": f"{n('wcore')} {cls(',;:.!?')}? | {n('num')} {cls(NUMBER_PAUSE if whole else ',;:.!?')}?",
+        "wend": f"{n('ecore')} {stop} | {n('numend')}",
+        "wcore": f'({n("lex")}{extra_alt}) ("\'s")? ("-" {n("lex")})?',
+        "ecore": f"{n('elex')}{extra_alt}",
+        "num": ("/" + NUMBER.replace("/", "\\/") + "/" if lark else NUMBER_GBNF) if whole else cls("0-9") + "{1,6}",
+        "numend": f"{n('num')} {cls('.!?')}",
         "lex": lex,
         "elex": end,
     }
+    if whole:  # LIFEBench counts "3:30" and "a.m." as two words: its numbers are digits, it has no abbreviation
+        rules["word"] += f" | {n('abbr')} {cls(',;:')}?"
+        rules["wend"] += f" | {n('abbrend')}"
+        rules["abbr"] = _alts(ABBREVIATIONS)
+        rules["abbrend"] = _alts(ABBREVIATIONS_ENDING)
     if lark:
         rules["stop"] = cls(".!?")
     if extras:
         rules["extra"] = " | ".join(_lit(w) for w in extras)
     return "".join(f"{n(name)}{': ' if lark else ' ::= '}{body}\n" for name, body in rules.items())
+
+
+def _alts(words: Iterable[str]) -> str:
+    """Literals as alternatives, the same in GBNF and Lark."""
+    return " | ".join(_lit(w) for w in words)
 
 
 # ----- the same lists as LLGuidance Lark terminals -------------------------------------------------------------
@@ -337,7 +382,7 @@ def _word_regex(words: Iterable[str]) -> str:
 def english_regexes() -> tuple[str, str]:
     """(any word, a word that can end a sentence) as Lark terminal bodies, built once per process; the second is
     the first without the dangling words (LLGuidance's `&` and `~`), not a second list."""
-    return _word_regex(english_words()), "LEX & ~" + _word_regex(DANGLING)
+    return _word_regex(_lettered()), "LEX & ~" + _word_regex(DANGLING)
 
 
 def chinese_lexicon_lark() -> str:

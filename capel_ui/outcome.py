@@ -244,7 +244,14 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool) -> st
     if run.cut_tail and status == "complete":
         words = len(run.cut_tail.split())
         parts.append(
-            f"Ended at the last natural sentence end inside the limit; the {words} word(s) after it were left out."
+            f"Ended at “{_tail(run.raw)}”, the last natural sentence end inside the limit; left out: "
+            f"“{run.cut_tail}” ({words} word(s), kept with the run)."
+        )
+    searched = run.planned_ending or {}
+    if searched.get("chosen") and status == "complete":
+        own = searched.get("own", {}).get("text", "")
+        parts.append(
+            f"The ending was written again to end naturally; the model's own: “{_tail(own)}” (kept with the run)."
         )
     if cut:
         parts.append("Text outside the countdown (before its first marker or after <0>) was cut.")
@@ -257,6 +264,15 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool) -> st
     if plan.max_calls > 1 and status != "cancelled" and not verified_now and calls >= plan.max_calls:
         parts.append(f"Still not verified after {calls} calls, the most allowed; every call is kept with the run.")
     return " ".join(parts) or None
+
+
+def _tail(text: str, most: int = 60) -> str:
+    """The end of `text`, at most `most` characters from a word start, with "…" where it was longer."""
+    text = text.strip()
+    if len(text) <= most:
+        return text
+    cut = text[-most:]
+    return "…" + cut[cut.find(" ") + 1 :] if " " in cut else "…" + cut
 
 
 def _failure(plan: RunPlan, call: Call) -> str | None:

@@ -141,7 +141,7 @@ def _grammar(req: Request, caps: Capabilities, mode: Mode, rewrite: Route | None
     """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
     if rewrite is not None and rewrite.grammar is not None:
         return rewrite.grammar  # the writer's own words, nothing else (rewrite.py)
-    grammar: AnyGrammar | None = grammar_for(mode, req.lang, req.target)
+    grammar: AnyGrammar | None = grammar_for(mode, req.lang, req.target, req.count_unit)
     if mode == "exact":  # any target kind and unit; a character limit is GBNF text (Lark by conversion)
         spec = req.target_spec
         grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
@@ -154,5 +154,5 @@ def _word_list(req: Request, caps: Capabilities, grammar: AnyGrammar | None) -> 
     """`grammar` with its words drawn from the word list, on llama.cpp (unless the request turned it off)."""
     syntax = caps.word_list_syntax
     if isinstance(grammar, Grammar) and req.word_list and syntax is not None:
-        return with_word_list(grammar, lexicon_rules(req.lang, req.instruction, syntax), syntax)
+        return with_word_list(grammar, lexicon_rules(req.lang, req.instruction, syntax, req.count_unit), syntax)
     return grammar

@@ -28,9 +28,10 @@ from .ending import (
     score_ending,
     search_ending,
     sentence_ends,
+    split_ending,
 )
 from .grammar import closing_rules
-from .lexicon import known_unit
+from .lexicon import DANGLING, known_unit
 from .plan import RunPlan
 from .prompts import Message
 from .quality import warnings
@@ -194,17 +195,22 @@ class EndingPlanner:
         req = self.request
         raw = raw.strip()
         spec, unit = req.target_spec, req.count_unit
-        cuts = [i for i in sentence_ends(raw) if spec.within(count(raw[:i], unit))]
-        if not cuts or cuts[-1] != len(raw):
-            return None
+        if raw[-1:] not in ".!?。！？" or not spec.within(count(raw, unit)):
+            return None  # no stop at its end, or off target: nothing to choose from
+        # The whole text is a candidate even where its last stop ends no sentence ("…: A New E.", "Dear Dr."):
+        # `_worth_keeping` cuts it back to a clause that closes whole.
+        cuts = [i for i in sentence_ends(raw) if i < len(raw) and spec.within(count(raw[:i], unit))]
         self.closing = True
         try:
-            texts = [raw[:i] for i in cuts]
+            texts = [raw[:i] for i in cuts] + [raw]
             extra = None
-            if (self.score(raw) or 0.0) < NATURAL:  # one that ends naturally as written gains no closing sentence
-                start = next((t for t in reversed(texts) if self._room(t) >= self._least_room), "")
+            if (self.score(raw) or 0.0) < NATURAL or not self.whole_ending(raw):  # a cut word gets a closing too
+                roomy = (t for t in reversed(texts) if self.whole_ending(t) and self._room(t) >= self._least_room)
+                start = next(roomy, "")
                 closed, extra = self._closings(start, messages, options)
-                texts += closed
+                # and its clauses closed whole: "Your Local Injury Scene: A 72." may end "Your Local Injury Scene."
+                texts += closed + [c for c in self._clauses(raw, drop_words=False) if c not in texts]
+            texts = self._worth_keeping(texts, raw)
             texts.sort(key=len)
             with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
                 scores = list(pool.map(self.score, texts))
@@ -212,16 +218,56 @@ class EndingPlanner:
             self.closing = False
         best = natural_cut(scores)
         plan = {
+            "written": raw,  # the model's whole text, whatever is kept: nothing it wrote is lost
             "sentence_ends": [
-                {"text": t, "end_probability": p, "chosen": i == best, "added": len(t) > len(raw)}
+                {"text": t, "end_probability": p, "chosen": i == best, "added": not raw.startswith(t)}
                 for i, (t, p) in enumerate(zip(texts, scores, strict=True))
-            ]
+            ],
         }
         chosen = texts[best]
         if chosen == raw:
             return Planned(None, plan, extra_tokens=extra)
-        cut_tail = raw[len(chosen) :].strip() if len(chosen) < len(raw) else None
+        cut_tail = _left_out(raw, chosen)
+        if cut_tail:
+            plan["left_out"] = cut_tail
         return Planned(chosen, plan, cut_tail, extra)
+
+    def whole_ending(self, text: str) -> bool:
+        """Whether `text`'s last word stands whole: a word of the word list (or the instruction's own, a number),
+        not a lone letter other than "a" or "I" and no dangling "of" or "Dr." ("…: A New E." ends on a cut word)."""
+        found = split_ending(text)
+        if found is None or self.request.lang != "en":
+            return found is not None
+        word = found[1].strip()
+        if word.lower() in DANGLING:
+            return False
+        return self._known_unit(word) and (len(word) > 1 or word.lower() in ("a", "i") or word.isdigit())
+
+    def _worth_keeping(self, texts: list[str], raw: str) -> list[str]:
+        """The candidate endings a writer could keep: none that ends on a cut word (where any does not; where all
+        do, each cut back to its last clause that closes whole: "Bike Repair Portland: A New E." to "Bike Repair
+        Portland."), and none that drops the request's main point the longest candidate keeps (the instruction's
+        own content words: "Dear Dr. Patel!" loses to the reminder of the appointment)."""
+        whole = [t for t in texts if self.whole_ending(t)]
+        if not whole:
+            whole = [c for t in texts for c in self._clauses(t) if self.whole_ending(c)] or texts
+        point = _content_words(self.request.instruction) & _content_words(raw)
+        if not point:
+            return whole
+        kept = {t: len(point & _content_words(t)) for t in whole}
+        most = max(kept.values())
+        return [t for t in whole if 2 * kept[t] >= most]
+
+    def _clauses(self, text: str, drop_words: bool = True) -> list[str]:
+        """`text` cut after each pause (, ; :) that leaves at least two words before it, closed with a stop, inside
+        the target; where it has none, `text` without its last words up to the last that stands whole ("…shop in!"
+        to "…shop.")."""
+        spec, unit = self.request.target_spec, self.request.count_unit
+        heads = [text[: m.start()].rstrip() for m in re.finditer(r"[,;:](?=\s)", text)]
+        if not heads and drop_words:
+            words = list(WORD.finditer(text))
+            heads = [text[: words[-k].start()].rstrip() for k in range(1, min(3, len(words) - 1) + 1)]
+        return [h.rstrip(",;:") + "." for h in heads if len(WORD.findall(h)) >= 2 and spec.within(count(h + ".", unit))]
 
     def _room(self, text: str) -> int:
         """Units the limit leaves after `text`."""
@@ -281,6 +327,23 @@ class EndingPlanner:
     def flaws(self, text: str) -> int:
         """Quality warnings of `text` (a non-word, a glued word, a loop, a dangling last word: quality.warnings)."""
         return len(warnings(text, self.request.lang, self.request.instruction))
+
+
+_CONTENT = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d[\d:.,]*")
+
+
+def _content_words(text: str) -> set[str]:
+    """The words of `text` that carry its point (four letters or more, or a number; no dangling "with"), lower case."""
+    return {w.lower().rstrip(".,:") for w in _CONTENT.findall(text)} - DANGLING
+
+
+def _left_out(raw: str, chosen: str) -> str | None:
+    """What `raw` holds that `chosen` does not: the words after the cut (None where `chosen` keeps all of `raw`, or
+    adds to it)."""
+    if len(chosen) >= len(raw):
+        return None
+    head = chosen.rstrip(".!?")
+    return raw[len(head) :].lstrip(".!?,;: ").strip() or None if raw.startswith(head) else None
 
 
 def total(values: Iterable[int | None]) -> int | None:

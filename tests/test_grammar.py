@@ -80,18 +80,16 @@ def test_emitted_grammars_parse_in_the_gbnf_subset(make, lang: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 300), st.sampled_from(LANGS), st.integers(0, 2**32 - 1))
 def test_every_exact_grammar_string_counts_to_the_target(target: int, lang: str, seed: int) -> None:
-    grammar = exact_grammar(lang, target)  # type: ignore[arg-type]
-    s = sample(grammar, random.Random(seed))
     for unit in supported_units(lang):
+        s = sample(exact_grammar(lang, target, unit=unit), random.Random(seed))  # type: ignore[arg-type]
         assert count(s, unit) == target, (unit, s)  # type: ignore[arg-type]
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 300), st.sampled_from(LANGS), st.integers(0, 2**32 - 1))
 def test_every_countdown_grammar_string_is_a_valid_exact_countdown(target: int, lang: str, seed: int) -> None:
-    grammar = countdown_grammar(lang, target)  # type: ignore[arg-type]
-    s = sample(grammar, random.Random(seed))
     for unit in supported_units(lang):
+        s = sample(countdown_grammar(lang, target, unit=unit), random.Random(seed))  # type: ignore[arg-type]
         result = check_output(s, target, lang, unit)  # type: ignore[arg-type]
         assert result.errors == (), (unit, s)
         assert result.verified
@@ -139,7 +137,9 @@ PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
         pytest.param("en", exact_grammar, 3, "one  two three.", False, id="en_double_space"),
         pytest.param("en", exact_grammar, 3, "one two three. ", False, id="en_trailing_space"),
         pytest.param("en", exact_grammar, 3, "one - two.", False, id="en_lone_dash_not_a_word"),
-        pytest.param("en", exact_grammar, 3, "one 3.14 two.", False, id="en_decimal_not_admitted"),
+        pytest.param("en", exact_grammar, 3, "one 3.14 two.", True, id="en_decimal_is_one_word"),
+        pytest.param("en", exact_grammar, 4, "one 3. 14 two.", False, id="en_number_never_cut_by_a_stop"),
+        pytest.param("en", exact_grammar, 4, "at 3: 30 today.", False, id="en_time_never_cut_by_a_colon"),
         pytest.param("en", exact_grammar, 3, "one 'two' three.", False, id="en_leading_quote_not_admitted"),
         pytest.param("zh", exact_grammar, 4, "你好世界", False, id="zh_last_character_must_end_sentence"),
         pytest.param("zh", exact_grammar, 2, "AI好。", False, id="zh_latin_not_admitted"),

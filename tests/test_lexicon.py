@@ -94,9 +94,10 @@ def test_the_llguidance_word_list_takes_the_longest_target_the_form_offers() -> 
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from([4, 80]), st.sampled_from(["en", "zh"]), st.integers(0, 2**32 - 1))
 def test_every_word_list_string_counts_to_the_target(target: int, lang: str, seed: int) -> None:
-    s = sample(exact_grammar(lang, target, words=lexicon_rules(lang, PUB)), random.Random(seed))  # type: ignore[arg-type]
     units = ["en_words", "lifebench"] if lang == "en" else ["zh_chars", "lifebench"]
     for unit in units:
+        words = lexicon_rules(lang, PUB, unit=unit)  # type: ignore[arg-type]
+        s = sample(exact_grammar(lang, target, words=words), random.Random(seed))  # type: ignore[arg-type]
         assert count(s, unit) == target, (unit, s)  # type: ignore[arg-type]
 
 

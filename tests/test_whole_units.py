@@ -1,0 +1,210 @@
+"""Issue 31: words, numbers and names are units, not accidents; nothing the model wrote is lost; a limit ends where
+the text is good. Under every English grammar a time, a decimal, money, a percentage, an abbreviation is written whole
+and counted as its unit says; a sentence never ends after "Dr." or inside a number; a text under a limit never ends
+on a cut word and never drops the request's main point for a shorter one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capel_ui.backends.providers.common import LLAMA_CPP
+from capel_ui.backends.providers.scripted import ScriptedBackend
+from capel_ui.counting import count
+from capel_ui.ending import sentence_ends
+from capel_ui.generation import Request, generate
+from capel_ui.grammar import char_grammar, countdown_grammar, exact_grammar, lexicon_rules
+from capel_ui.lexicon import known_unit
+from tests.llg import accepts
+
+WHOLE = [
+    "The visit is on Tuesday at 3:30 pm.",
+    "We saved 1.6 million hours.",
+    "The city spent $3.4 million on roads.",
+    "Costs fell by 12% this year.",
+    "Prices start at €12 today.",
+    "It sold 3,400 bikes.",
+    "We open at 9 a.m. daily.",
+    "She moved to the U.S. in 1999.",
+    "See Dr. Patel on 11/03/2022 please.",
+    "It is her 21st birthday.",
+    "Come in at 3:30pm sharp.",
+    "Bring fruit, e.g. apples.",
+    "It rose 12%.",
+]
+BROKEN = [  # what the grammars made of them before: a number cut by a stop or a colon
+    "The visit is on Tuesday at 3: 30 pm.",
+    "We saved 1. 6 million hours.",
+    "We want a 12. percent reduction.",
+    "It started November 3. 2022.",
+]
+
+
+def _forms(n: int, unit: str = "en_words") -> list[tuple[str, str]]:
+    """(engine kind, grammar text) of every English word grammar for exactly `n` words: the plain rule in each
+    syntax the app sends, the word list as GBNF and as LLGuidance Lark."""
+    own = "Write about Dr. Patel"
+    return [
+        ("gbnf", exact_grammar("en", n, "gbnf", unit=unit)),  # type: ignore[arg-type]
+        ("lark", exact_grammar("en", n, "lark", unit=unit)),  # type: ignore[arg-type]
+        ("regex", exact_grammar("en", n, "regex", unit=unit)),  # type: ignore[arg-type]
+        ("gbnf", exact_grammar("en", n, words=lexicon_rules("en", own, "gbnf", unit))),  # type: ignore[arg-type]
+        ("lark", exact_grammar("en", n, "lark", words=lexicon_rules("en", own, "lark", unit))),  # type: ignore[arg-type]
+    ]
+
+
+@pytest.mark.parametrize("text", WHOLE)
+def test_every_english_word_grammar_writes_numbers_and_abbreviations_whole_and_counts_them_as_one(text) -> None:
+    n = count(text, "en_words")
+    for kind, grammar in _forms(n):
+        assert accepts(kind, grammar, text), (kind, text)  # type: ignore[arg-type]
+        assert not accepts(kind, grammar, text[:-1] + " more."), (kind, text)  # type: ignore[arg-type]  # one more
+
+
+@pytest.mark.parametrize("text", BROKEN)
+def test_no_english_word_grammar_cuts_a_number_or_ends_on_a_title(text) -> None:
+    n = count(text, "en_words")
+    for kind, grammar in _forms(n):
+        assert not accepts(kind, grammar, text), (kind, text)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("syntax", ["gbnf", "lark"])
+def test_the_word_list_never_ends_a_text_on_a_title(syntax) -> None:
+    grammar = exact_grammar("en", 2, syntax, words=lexicon_rules("en", "", syntax))  # type: ignore[arg-type]
+    assert not accepts(syntax, grammar, "Dear Dr.")  # type: ignore[arg-type]
+    assert accepts(syntax, grammar, "Dear Sam.")  # type: ignore[arg-type]
+
+
+def test_a_number_is_one_unit_in_every_countdown_too() -> None:
+    grammar = countdown_grammar("en", 4, words=lexicon_rules("en"))
+    assert accepts("gbnf", grammar, "<4>It<3>cost<2>$3.4<1>million.<0>")
+    assert not accepts("gbnf", grammar, "<4>At<3>3:<2>30<1>today.<0>")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Call at 3:30 pm.", "It cost $3.4 million.", "A 12% cut.", "We sold 3,400 bikes.", "Up 1.6 million."],
+)
+def test_a_character_limit_writes_numbers_whole_and_counts_every_character(text) -> None:
+    n = count(text, "chars")
+    for unit in ("chars", "sms", "x_weighted"):
+        assert count(text, unit) == n  # one character each in every character unit the grammar serves
+    assert accepts("gbnf", char_grammar("en", n, n), text)
+    assert not accepts("gbnf", char_grammar("en", n + 1, n + 1), text)
+
+
+def test_lifebench_keeps_its_own_rule_where_3_30_is_two_words() -> None:
+    text = "Come at 3:30 today."
+    assert count(text, "lifebench") == 5 and count(text, "en_words") == 4
+    assert not accepts("lark", exact_grammar("en", 4, "lark", unit="lifebench"), text)
+    assert accepts("lark", exact_grammar("en", 5, "lark", unit="lifebench"), "Come at 3: 30 today.")
+
+
+@pytest.mark.parametrize(
+    ("text", "ends"),
+    [
+        ("Dear Dr.", []),
+        ("Dear Dr. Patel, see you at 3:30 p.m. Bring your card.", [36, 53]),
+        ("We met at 9 a.m.", [16]),
+        ("It grew 1.6 million. Then 12%.", [20, 30]),
+        ("Tools, e.g. hammers.", [20]),
+        ('It is 3.5 cm. Yes! "Done." Ok', [13, 18, 26]),
+        ("好的。是的！", [3, 6]),
+    ],
+)
+def test_a_sentence_never_ends_after_an_abbreviation_or_inside_a_number(text, ends) -> None:
+    assert sentence_ends(text) == ends
+
+
+@pytest.mark.parametrize(
+    ("unit", "known"), [("3:30", True), ("$3.4", True), ("12%", True), ("a.m.", True), ("3:", False)]
+)
+def test_the_ending_search_may_write_a_whole_number(unit, known) -> None:
+    assert known_unit(unit, "en") is known
+
+
+# ----- a limit: the scripted model's text, its endings scored as given ----------------------------------------
+
+SMS = "Write a text message reminding a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
+
+
+def _llama(reply: str, natural: tuple[str, ...]) -> ScriptedBackend:
+    return ScriptedBackend(reply, capabilities=LLAMA_CPP, ending=lambda t: 0.9 if t.endswith(natural) else 0.05)
+
+
+def test_dear_dr_is_no_sentence_end_and_the_reminder_is_kept() -> None:
+    reply = "Dear Dr. Patel's patient, your dental appointment is on Tuesday at 3:30 pm. See you th."
+    model = _llama(reply, ("Dr.", "3:30 pm."))  # the model would happily stop after "Dear Dr."
+    out = generate(model, Request(SMS, 160, mode="exact", target_kind="at_most", unit="sms"))
+    assert out.text == "Dear Dr. Patel's patient, your dental appointment is on Tuesday at 3:30 pm."
+    assert out.verified
+
+
+def test_a_greeting_alone_loses_to_the_reminder_that_is_the_requests_point() -> None:
+    reply = "Hi Sam! Your dental appointment with Dr. Patel is Tuesday at 3:30 pm. Please com."
+    model = _llama(reply, ("Hi Sam!",))  # only the greeting scores natural
+    out = generate(model, Request(SMS, 160, mode="exact", target_kind="at_most", unit="sms"))
+    assert "appointment" in out.text and "3:30 pm" in out.text and "Dr. Patel" in out.text, out.text
+
+
+def test_nothing_the_model_wrote_is_lost_the_cut_is_said_and_stored() -> None:
+    reply = "Your dental appointment is on Tuesday at 3:30 pm. Reply YES to confirm. We also offer whi."
+    model = _llama(reply, ("3:30 pm.",))
+    out = generate(model, Request(SMS, 160, mode="exact", target_kind="at_most", unit="sms"))
+    assert out.text == "Your dental appointment is on Tuesday at 3:30 pm."
+    plan = json.loads(json.dumps(out.planned_ending))  # stored with the run as it is
+    assert plan["written"] == reply
+    assert plan["left_out"] == "Reply YES to confirm. We also offer whi."
+    assert "Ended at “Your dental appointment is on Tuesday at 3:30 pm.”" in out.notice
+    assert "left out: “Reply YES to confirm. We also offer whi.”" in out.notice
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        ("Bike Repair Portland: A New E.", "Bike Repair Portland."),
+        ("In Portland, repairs are affo.", "In Portland."),
+        ("Fix your bike today. A new r.", "Fix your bike today."),
+        ("This is a bike repair shop in!", "This is a bike repair shop."),
+    ],
+)
+def test_a_cut_word_never_stands_at_the_end_of_a_limit(reply, kept) -> None:
+    model = _llama(reply, (".",))
+    ad = "Write an ad headline for a bike repair shop in Portland."
+    out = generate(model, Request(ad, 30, mode="exact", target_kind="at_most", unit="chars"))
+    assert out.text == kept and out.verified
+
+
+# ----- the real model: the grammar must prove it --------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_no_cut_word_under_at_most_30_characters_on_10_seeds(embedded) -> None:
+    ad = "Write an ad headline for a bike repair shop in Portland."
+    texts = []
+    for seed in range(1, 11):
+        out = generate(embedded, Request(ad, 30, mode="exact", target_kind="at_most", unit="chars", seed=seed))
+        assert out.verified and out.count <= 30, (seed, out.text)
+        last = out.text.rstrip(".!?").split()[-1]
+        texts.append(out.text)
+        assert known_unit(last, "en", ad) and (len(last) > 1 or last.lower() in ("a", "i")), (seed, out.text)
+    assert len(texts) == 10
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    ("instruction", "whole"),
+    [
+        ("Remind a patient: dental appointment on Tuesday at 3:30 pm.", "3:30"),
+        ("Say that the city saved 1.6 million hours of driving.", "1.6"),
+        ("Say that the project cost $3.4 million.", "$3.4"),
+        ("Say that costs fell by 12% this year.", "12%"),
+    ],
+)
+def test_the_embedded_model_writes_the_requests_numbers_whole_under_the_word_list(embedded, instruction, whole):
+    outs = [generate(embedded, Request(instruction, 16, mode="exact", seed=s)) for s in (1, 2, 3)]
+    assert all(o.verified and o.count == 16 for o in outs)
+    broken = {"3:30": "3: 30", "1.6": "1. 6", "$3.4": "3. 4", "12%": "12. "}[whole]
+    assert not any(broken in o.text for o in outs), [o.text for o in outs]
+    assert any(whole in o.text for o in outs), [o.text for o in outs]
