@@ -42,24 +42,29 @@ def rank_key(
     *,
     junk: bool = False,
     end_probability: float | None = None,
+    deviation: int | None = None,
 ) -> tuple:
-    """Sort key, best first when sorted in reverse: not junk, verified, then judge, else offline score, then the
+    """Sort key, best first when sorted in reverse: not junk, verified, then the closest to the target (a baseline
+    text "off by -8" before one "off by -19", whatever their scores), then judge, else offline score, then the
     ending score, then fluency (an unknown one below any known)."""
     quality = judge_score if judge_score is not None else score
     known = lambda x: x if x is not None else -1.0  # noqa: E731
-    return (not junk, verified, known(quality), known(end_probability), known(fluency))
+    close = -abs(deviation) if deviation is not None else 0
+    return (not junk, verified, close, known(quality), known(end_probability), known(fluency))
 
 
 def run_rank_key(run: RunRecord) -> tuple:
     """`rank_key` of a saved run (the Write page's variant cards)."""
     junk_ = junk(run_warnings(run))
+    verdict = verdict_of(run)
     return rank_key(
-        verdict_of(run).verified,
+        verdict.verified,
         run.judge_score,
         run.score,
         run.fluency,
         junk=junk_,
         end_probability=run.end_probability,
+        deviation=verdict.deviation,
     )
 
 
@@ -85,7 +90,13 @@ class Candidate:
     def key(self) -> tuple:
         o = self.outcome
         return rank_key(
-            o.verified, self.judge_score, self.score, o.fluency, junk=self.junk, end_probability=o.end_probability
+            o.verified,
+            self.judge_score,
+            self.score,
+            o.fluency,
+            junk=self.junk,
+            end_probability=o.end_probability,
+            deviation=o.deviation,
         )
 
     @property

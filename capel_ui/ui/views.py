@@ -20,6 +20,7 @@ from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
 from ..history import marker_spans, run_warnings, score_line
 from ..outcome import Outcome
+from ..quality import ONE_JUNK, junk
 from ..repair import calls_line
 from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
@@ -125,7 +126,7 @@ def verdict_line(run: RunRecord, key: str) -> Verdict:
         verdict_badges(verdict, run)
         if verdict.status != "failed":
             st.caption(lengths(run))
-    if run.text.strip():
+    if run.text.strip() and not junk(run_warnings(run)):  # junk: Copy waits for the writer's say-so (render_run)
         with top[1]:
             copy_button(run.text, key)
     return verdict
@@ -201,6 +202,12 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
         return
     st.html(clean_text_html(run.text))
     quality_notes(run)
+    if junk(run_warnings(run)):  # Copy and the downloads ask before handing out a text no writer would keep
+        st.warning(ONE_JUNK, icon=":material/report:")
+        if not st.checkbox("Copy or download it anyway", key=f"{key}-anyway"):
+            _footer(run, show_prompt)
+            return
+        copy_button(run.text, f"{key}-anyway-copy")
     exports = (
         ("txt", export_txt, "text/plain"),
         ("md", export_md, "text/markdown"),

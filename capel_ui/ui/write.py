@@ -12,7 +12,7 @@ from ..backends import fallback as fallback_for
 from ..counting import count, count_detail
 from ..history import run_score, run_warnings
 from ..prompts import REWRITE
-from ..quality import junk
+from ..quality import ALL_JUNK, junk
 from ..repair import REPAIR_MODES
 from ..request import Request, default_max_tokens
 from ..runs import verdict_of
@@ -511,7 +511,7 @@ def _show_variants() -> None:
     runs = list_runs(engine, group_id=group_id)
     for r in runs:
         wait_saved(r.id)
-    runs = list_runs(engine, group_id=group_id)
+    runs = [r for r in list_runs(engine, group_id=group_id) if r.origin != "edit"]  # a hand edit is no variant
     if not runs:
         return
     runs.sort(key=run_rank_key, reverse=True)
@@ -532,9 +532,5 @@ def _show_variants() -> None:
                 st.rerun()
     st.divider()
     if all(junk(run_warnings(r)) for r in runs):
-        st.warning(
-            "Every variant goes round in circles, is a list of numbers or is not real text in this language: none "
-            "is worth keeping. Run again, or change the instruction or the model.",
-            icon=":material/report:",
-        )
+        st.warning(ALL_JUNK, icon=":material/report:")
     st.caption("The picked variant (its badge, copy and exports):")
