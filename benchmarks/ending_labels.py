@@ -24,14 +24,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from capel_ui.backends import get_backend
 from capel_ui.backends.openai_compat import end_share
 from capel_ui.ending import NATURAL
-from capel_ui.generation import Generation, Request
+from capel_ui.plan import RunPlan
+from capel_ui.request import Request
 
 DATA = Path(__file__).with_name("data") / "ending_labels.json"
 
 
 def scores(backend, item: dict) -> tuple[float | None, float | None]:
     """(P(end), ending score) of one labelled text."""
-    messages = Generation(backend, Request(item["instruction"], item["target"], mode="exact")).ending_messages
+    messages = RunPlan.of(backend, Request(item["instruction"], item["target"], mode="exact")).ending_messages
     text = item["text"].strip()
     return end_share(backend.next_tokens(messages, text)), backend.ending_score(messages, text)
 

@@ -342,8 +342,33 @@ def _short(phrase: str, most: int = 60) -> str:
 
 
 _SAID_TWICE = frozenset(
-    "had has does did very really much many well round over again more long bye knock chop night there here away"
-    " soon tick tock blah".split()
+    [
+        "had",
+        "has",
+        "does",
+        "did",
+        "very",
+        "really",
+        "much",
+        "many",
+        "well",
+        "round",
+        "over",
+        "again",
+        "more",
+        "long",
+        "bye",
+        "knock",
+        "chop",
+        "night",
+        "there",
+        "here",
+        "away",
+        "soon",
+        "tick",
+        "tock",
+        "blah",
+    ]
 )
 """Words English says twice on purpose ("had had", "very very", "round and round", "over and over")."""
 _DOUBLED = re.compile(r"\b([^\W\d_]{3,})(?:,?\s+(?:and|or|&)\s+|\s+)\1\b", re.IGNORECASE)

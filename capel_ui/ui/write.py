@@ -46,7 +46,16 @@ from .layout import VARIANTS, hook
 from .render import clean_text_html, live_variant_html, scroll_into_view_html
 from .state import Key, W, WriteForm
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, unit_picker
-from .views import edit_box, live_line, quality_notes, render_run, stream_live, verdict_badges, wait_saved
+from .views import (
+    edit_box,
+    live_line,
+    mode_choice,
+    quality_notes,
+    render_run,
+    stream_live,
+    verdict_badges,
+    wait_saved,
+)
 
 DEFAULT_TARGET = 25
 
@@ -190,7 +199,15 @@ def _mode_picker(where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, U
     modes = available_modes(why_not is None, lang, unit, kind)
     default_mode: Mode = "exact" if "exact" in modes and choice.spec.local else "capel"
     switched = _settle_mode(modes, default_mode, choice, form, (why_not, probed))
-    mode: Mode = where.selectbox("Mode", modes, format_func=MODE_LABELS.get, key=W.MODE, on_change=_mode_picked)
+    countable = markers_can_count(lang, unit, kind)
+    mode: Mode = where.selectbox(
+        "Mode",
+        modes,
+        format_func=mode_choice(choice.model),
+        key=W.MODE,
+        on_change=_mode_picked,
+        help=None if countable else MARKER_LIMITS + ".",  # why CAPEL is not offered: a tooltip, not a note
+    )
     if switched:
         st.info(switched, icon=":material/swap_horiz:")
     if probed is not None:
@@ -200,8 +217,6 @@ def _mode_picker(where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, U
             "Exact modes need a model that takes a grammar (embedded, GGUF, GPT-5 family, llama.cpp, vLLM, "
             "SGLang, Ollama, LM Studio)."
         )
-    if not switched and not markers_can_count(lang, unit, kind):
-        where.caption(MARKER_LIMITS + ".")
     return mode, why_not is None
 
 
