@@ -126,7 +126,7 @@ def test_a_named_mode_is_not_called_auto(scripted_model: ScriptedBackend) -> Non
 
 @pytest.mark.model
 def test_an_sms_limit_works_by_default_on_the_embedded_model_in_the_guaranteed_mode() -> None:
-    code, out, err = _generate("--at-most", "160", "--unit", "sms", "--no-save", "Remind Sam of the dentist on Tuesday.")
+    code, out, err = _generate("--at-most", "160", "--unit", "sms", "--no-save", "Remind Sam: dentist on Tuesday.")
     assert code == 0, err
     assert "mode: exact (auto)" in err and "✓" in err
     assert 0 < len(out.strip()) <= 160
