@@ -42,7 +42,7 @@ from ..vocab import (
     unit_label,
 )
 from . import resources, state
-from .layout import VARIANTS, hook
+from .layout import SWIPE, VARIANTS, hook
 from .render import clean_text_html, live_variant_html, scroll_into_view_html
 from .state import Key, W, WriteForm
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, unit_picker
@@ -532,6 +532,8 @@ def _show_variants() -> None:
     runs.sort(key=run_rank_key, reverse=True)
     picked = state.get(W.RUN_ID)
     st.subheader(f"{len(runs)} variants, best first")
+    if len(runs) > 1:  # on a phone the cards scroll sideways, the next one peeking in: say so
+        st.container(key=hook(SWIPE, group_id)).caption("Swipe for more →")
     cards = st.container(key=hook(VARIANTS, group_id)).columns(len(runs))
     for i, (col, r) in enumerate(zip(cards, runs, strict=True), 1):
         with col:
