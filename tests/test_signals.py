@@ -130,3 +130,39 @@ def test_an_sms_limit_works_by_default_on_the_embedded_model_in_the_guaranteed_m
     assert code == 0, err
     assert "mode: exact (auto)" in err and "✓" in err
     assert 0 < len(out.strip()) <= 160
+
+
+# ----- Compare says what ran ---------------------------------------------------------------------------------------
+
+
+def _saved(**fields):
+    from capel_ui.storage import create_run, get_run
+
+    engine = get_engine(os.environ["DATABASE_URL"])
+    base = dict(
+        instruction="Describe a lighthouse.", prompt="p", raw="", text="", model="embedded", backend="embedded",
+        mode="exact", lang="en", unit="en_words", target=25, count=0, exact=False, valid=True, errors=[],
+        status="complete", origin="compare", verified=False,
+    )  # fmt: skip
+    return get_run(engine, create_run(engine, **{**base, **fields}))
+
+
+def test_a_fallback_column_is_titled_by_the_mode_that_ran_and_the_one_asked() -> None:
+    from capel_ui.backends.registry import fallback
+    from capel_ui.ui.views import mode_title
+
+    notice = fallback("embedded", "exact-countdown").notice("SmolLM2-135M (embedded)", "exact-countdown")
+    ran = _saved(text="Waves fold over old stones.", count=5, target=5, notice=notice)
+    plain = _saved(text="Waves fold over old stones.", count=5, target=5)
+    assert mode_title(ran) == "Exact (guaranteed) · asked Exact countdown (guaranteed)"
+    assert mode_title(plain) == "Exact (guaranteed)"
+
+
+def test_a_failed_column_is_not_on_the_deviation_chart() -> None:
+    from capel_ui.ui.compare import charts, comparison_chart
+
+    failed = _saved(status="failed", failure="The API refused the key.", model="gpt-4.1", backend="openai")
+    done = _saved(text="Waves fold over old stones.", count=5, target=5, exact=True, verified=True)
+    assert [charts(r) for r in (failed, done)] == [False, True]
+    bars = comparison_chart([r for r in (failed, done) if charts(r)]).data[0]
+    assert list(bars.y) == [0]  # not a -25 for the column that never ran
