@@ -166,3 +166,20 @@ def test_a_failed_column_is_not_on_the_deviation_chart() -> None:
     assert [charts(r) for r in (failed, done)] == [False, True]
     bars = comparison_chart([r for r in (failed, done) if charts(r)]).data[0]
     assert list(bars.y) == [0]  # not a -25 for the column that never ran
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We approve a 10. 11. 12. 13. 14. 205.",  # the lengthening of issue 31
+        "New Same What Same Same Now",  # Draft→CAPEL's "no problems found"
+        "The pub is by the sea. Come in. The pub is by the sea.",
+    ],
+)
+def test_historys_score_line_never_praises_junk(text: str) -> None:
+    from capel_ui.history import score_line
+
+    run = _saved(text=text, count=len(text.split()), score=5.39, fluency=0.7, end_probability=0.6)
+    line = score_line(run)
+    assert line.startswith("score 5.39: ") and line.endswith("not a text to publish")
+    assert not any(p in line for p in ("reads smoothly", "no problems found", "ends naturally"))
