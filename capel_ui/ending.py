@@ -99,6 +99,7 @@ _ADJECTIVES = frozenset(
 )
 """Common describing words that a writer's text seldom ends on after "a", "of" or "with" ("…a blend of sweet.")."""
 _LAST_WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_ENUMERATOR_END = re.compile(r"(?:^|[.!?:]\s+)\d{1,3}[.)]\s*$")
 CUT_CAP = NATURAL / 2
 """Where the last words say the sentence is not over, the ending score is at most this (below `NATURAL`, keeping the
 order among cut endings)."""
@@ -111,10 +112,13 @@ def adjective_like(word: str) -> bool:
 
 
 def last_words_cut(text: str) -> bool:
-    """Whether the last words say the sentence is not over, whatever the model's score: it ends on a word that asks
+    """Whether the last words say the sentence is not over, whatever the model's score: it ends on a list's next
+    number ("…properly. 2."), on a word that asks
     for another ("…Each candle is.", "…which is then."), or on describing words opened by "a", "of", "with"…
     before the stop with no noun after them ("…features a durable.", "…a blend of sweet.", "…a unique and
     luxurious.") rather than after a linking verb ("The bread is warm and fresh.")."""
+    if _ENUMERATOR_END.search(text):
+        return True  # "…1. Make sure to sleep properly. 2.": a numbered list cut at its next number
     found = _LAST_WORDS.findall(text)
     if not found or not re.search(r"[A-Za-z]['’]?[.!?]?[\"')\]”’]*\s*$", text):
         return False

@@ -251,6 +251,8 @@ def test_the_search_writes_chinese_characters() -> None:
         ("This slim wallet is cut from full-grain leather and features a durable.", True),
         ("It is a unique and luxurious.", True),
         ("Each candle is.", True),
+        ("Here's how: 1. Make sure to sleep properly. 2.", True),  # a numbered list cut at its next number
+        ("We open at 9.", False),
         ("The bread is warm and fresh.", False),  # after a linking verb a describing word ends a sentence
         ("It keeps your coffee warm.", False),
         ("Made with fresh ingredients.", False),
