@@ -149,12 +149,13 @@ def _form(choice: ModelChoice) -> tuple[WriteForm, bool, DeltaGenerator]:
     mode, guaranteed = _mode_picker(c[2], choice, (lang, unit, kind))
     _fallback_note(c[2], choice, mode, markers_can_count(lang, unit, kind) and not rewrite)
     target = target_inputs(target_row, W.FORM, DEFAULT_TARGET)
-    _offer_a_pull(choice, lang, target.high if target else None)
     state.share_from_write(None, W.FORM.settings())
     if source_count is not None:  # the pasted text's length is the writer's starting point; an instruction's is not
         _live_count(source_count, source, unit, target)
     number = target.high if target else int(state.get(W.TARGET) or DEFAULT_TARGET)
     actions = st.container()  # Generate sits above the Options, drawn after them (it needs their values)
+    with st.container():  # under Generate, not above it: the note kept Generate off a 1280×720 screen (issue 31)
+        _offer_a_pull(choice, lang, target.high if target else None)
     with st.expander("Options"):
         code, fallback, limits, max_calls = _options(number, lang, mode, unit, guaranteed)
     b = actions.columns([1, 1, 1, 2.2], vertical_alignment="bottom")  # one row: in view at 1280×720 with the form
