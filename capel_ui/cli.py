@@ -24,6 +24,7 @@ from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
 from .verdict import Target, live_state
 from .vocab import (
+    AUTO,
     DEFAULT_MAX_CALLS,
     DEFAULT_STALL_LIMIT,
     DEFAULT_TIME_LIMIT,
@@ -43,6 +44,9 @@ from .vocab import (
     MODES,
     ORIGINS,
     UNITS,
+    Lang,
+    TargetKind,
+    auto_mode,
     is_answer,
     unit_label,
 )
@@ -143,7 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     kinds.add_argument("--range", metavar="A-B", help="between A and B units, e.g. 10-12")
     ge.add_argument("--preset", choices=list(PRESET_BY_KEY), help="a platform's unit and limit (e.g. x-post, sms)")
     ge.add_argument("--unit", choices=UNITS)
-    ge.add_argument("--mode", choices=MODES, default=None, help="default capel; a --rewrite: its faithful route")
+    ge.add_argument(
+        "--mode",
+        choices=(AUTO, *MODES),
+        default=AUTO,
+        help="default auto: the guaranteed count (exact) where the model takes a grammar, else CAPEL with repair",
+    )
     ge.add_argument("--code", action="store_true")
     ge.add_argument("--temperature", type=_temperature)
     ge.add_argument("--max-tokens", type=_positive, help="output limit in tokens (default: from the target)")
@@ -276,7 +285,13 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         target,
         instruction,
         lang=lang,
-        mode=args.mode or (default_mode(args.model, args.grammar_field) if args.rewrite is not None else "capel"),
+        mode=(
+            default_mode(args.model, args.grammar_field)
+            if args.rewrite is not None
+            else _best_mode(args, lang, unit or DEFAULT_UNIT[lang], target.kind)
+        )
+        if args.mode == AUTO
+        else args.mode,
         unit=unit,
         code=args.code,
         temperature=args.temperature,
@@ -287,6 +302,21 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         stall_limit=args.stall_limit,
         max_calls=args.max_calls,
     )
+
+
+def _best_mode(args: argparse.Namespace, lang: Lang, unit: str, kind: TargetKind) -> str:
+    """`--mode auto`: the best the model can do for this target (`vocab.auto_mode`), known from its provider's
+    declaration before any model is built. A model the registry cannot place gets CAPEL; `service.start` then says
+    what is wrong with its name. A rewrite takes the same route here (exact where a grammar can be sent: on a local
+    model it keeps only the writer's own words)."""
+    from .backends import BackendError
+    from .backends.registry import capabilities_for, provider_of
+
+    try:
+        grammar = capabilities_for(provider_of(args.model, args.base_url), args.model, args.grammar_field).grammar
+    except BackendError:
+        grammar = False
+    return auto_mode(grammar, lang, unit, kind)
 
 
 def _rewrite_instruction(args: argparse.Namespace, instruction: str, stdin: TextIO, lang: str) -> str:
@@ -403,7 +433,7 @@ class _Interrupts:
         self._held: dict[int, object] = {}
 
     def __call__(self, signum: int, frame: object) -> None:
-        if self.first or any(live.gen.status != "running" for live in self.lives):
+        if self.first or any(not live.streaming for live in self.lives):
             self.later += 1  # the run is stopping or saving what arrived: let it
             return
         self.first = True
@@ -456,11 +486,21 @@ def _generate_variants(handle: RunHandle, args: argparse.Namespace, out: TextIO,
     best = ranked[0].outcome
     unsaved = [lv.save_error for lv in lives if lv.save_error]
     saved = f" · saved as group {group_id}" if handle.engine is not None and not unsaved else ""
-    err.write(f"best of {len(ranked)}:{_variant_line(ranked[0])[2:]}{saved}\n")
+    mode = _mode_said(args, request.mode)
+    err.write(f"best of {len(ranked)}:{_variant_line(ranked[0])[2:]}{mode}{saved}\n")
+    if all(c.junk for c in ranked):
+        from .quality import ALL_JUNK
+
+        err.write(f"warning: {ALL_JUNK}\n")
     if unsaved:
         err.write(f"capel_ui: error: {len(unsaved)} of the {len(lives)} variants {unsaved[0]}; their text is above\n")
         return EXIT_BACKEND
     return EXIT_OK if best.verified else EXIT_MISS
+
+
+def _mode_said(args: argparse.Namespace, mode: str) -> str:
+    """ " · mode: exact (auto)" when the CLI chose the mode, else nothing (the writer knows what they asked for)."""
+    return f" · mode: {mode} (auto)" if args.mode == AUTO else ""
 
 
 def _variant_line(c: Candidate) -> str:
@@ -474,7 +514,7 @@ def _variant_line(c: Candidate) -> str:
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
     """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
     from .ending import ending_words
-    from .quality import warnings
+    from .quality import ONE_JUNK, junk, warnings
 
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
@@ -499,12 +539,15 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     calls = f" · {outcome.calls} of {most} calls" if most > 1 else ""
     ending = ending_words(outcome.end_probability)
     ending = f" · {ending}" if ending else ""
-    err.write(f"{headline}{ending} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
+    mode = _mode_said(args, outcome.request.mode)
+    err.write(f"{headline}{ending}{mode} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
     for note in _warnings(outcome, found):
         err.write(f"warning: {note}\n")
+    if outcome.text.strip() and (outcome.foreign or junk(found)):
+        err.write(f"warning: {ONE_JUNK}\n")
     if outcome.faithfulness is not None:
-        route = live.gen.plan.rewrite  # which route ran (rewrite.Route), said whatever the mode
-        err.write(f"rewrite{f' ({route.described})' if route else ''}: {outcome.faithfulness.describe()}\n")
+        route = live.view().rewrite_route  # which route ran, said whatever the mode
+        err.write(f"rewrite{f' ({route})' if route else ''}: {outcome.faithfulness.describe()}\n")
     if outcome.notice and outcome.calls > 1:
         err.write(f"note: {outcome.notice}\n")
     if outcome.failure:

@@ -61,11 +61,88 @@ Score = Callable[[Sequence[Message], str], float | None]
 
 
 def score_ending(score: Score, messages: Sequence[Message], text: str) -> float | None:
-    """The ending score of `text` as `score` gives it, or None where it cannot say (or the text is empty).
-    `messages`: the instruction with its length (`plan.RunPlan.ending_messages`)."""
+    """The ending score of `text`: the model's (`score`, None where it cannot say or the text is empty), read
+    together with the last words (`adjusted`). `messages`: the instruction with its length
+    (`plan.RunPlan.ending_messages`)."""
     if not text.strip():
         return None
-    return score(messages, text.strip())
+    return adjusted(score(messages, text.strip()), text.strip())
+
+
+# ----- what the last words say -------------------------------------------------------------------------------------
+
+_AUXILIARIES = frozenset(
+    str.split("is are was were be been being am has have had do does did can could will would shall should may might")
+)
+_SUBJECTS = frozenset(str.split("i you we they he she it there who that which this as than if what things"))
+"""Words after which an auxiliary may end a sentence: "…as it is.", "…if you can.", "…than it ever was"."""
+_DETERMINERS = frozenset(
+    str.split("a an the this that these those its their our your my his her every each some any no")
+)
+_OPENS_A_NOUN = _DETERMINERS | frozenset(
+    str.split("of with for from in on at by into to about like such as")
+)  # "a blend of sweet.", "features a durable."
+_LINKING = frozenset(
+    str.split(
+        "is are was were be been being am stays stay feels feel looks look seems seem remains remain becomes become "
+        "keeps keep tastes taste smells smell sounds sound gets get so too very really truly always never"
+    )
+)  # "The bread is fresh.", "…and it stays warm."
+_ADJECTIVE_ENDS = ("ous", "ful", "ive", "able", "ible", "ical", "less", "ish", "est")
+_ADJECTIVES = frozenset(
+    str.split("""
+    fresh sweet warm cool cold hot dark bright soft rich bold light deep pure clean clear smooth crisp new old big
+    small great good perfect unique special local natural classic premium real true full quiet calm cozy simple
+    durable rustic modern elegant luxurious healthy tasty creamy crunchy golden aromatic vibrant gentle strong
+    lightweight comfortable reliable beautiful delicious traditional authentic artisan organic handmade stylish
+    practical sustainable eco-friendly versatile spacious friendly welcoming relaxing calming soothing refreshing
+    inviting charming peaceful tranquil stunning amazing exceptional high-quality
+    """)
+)
+"""Common describing words that a writer's text seldom ends on after "a", "of" or "with" ("…a blend of sweet.")."""
+_LAST_WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_ENUMERATOR_END = re.compile(r"(?:^|[.!?:]\s+)\d{1,3}[.)]\s*$")
+CUT_CAP = NATURAL / 2
+"""Where the last words say the sentence is not over, the ending score is at most this (below `NATURAL`, keeping the
+order among cut endings)."""
+
+
+def adjective_like(word: str) -> bool:
+    """A describing word by its form or by the short list: "durable", "luxurious", "sweet", "fresh"."""
+    low = word.lower()
+    return low in _ADJECTIVES or (len(low) > 5 and low.endswith(_ADJECTIVE_ENDS))
+
+
+def last_words_cut(text: str) -> bool:
+    """Whether the last words say the sentence is not over, whatever the model's score: it ends on a list's next
+    number ("…properly. 2."), on a word that asks
+    for another ("…Each candle is.", "…which is then."), or on describing words opened by "a", "of", "with"…
+    before the stop with no noun after them ("…features a durable.", "…a blend of sweet.", "…a unique and
+    luxurious.") rather than after a linking verb ("The bread is warm and fresh.")."""
+    if _ENUMERATOR_END.search(text):
+        return True  # "…1. Make sure to sleep properly. 2.": a numbered list cut at its next number
+    found = _LAST_WORDS.findall(text)
+    if not found or not re.search(r"[A-Za-z]['’]?[.!?]?[\"')\]”’]*\s*$", text):
+        return False
+    last, before_last = found[-1].lower(), found[-2].lower() if len(found) > 1 else ""
+    if last in DANGLING or (last in _AUXILIARIES and before_last not in _SUBJECTS and before_last != "ever"):
+        return True  # "…the.", "…Each candle is."
+    i = len(found) - 1
+    if not adjective_like(found[i]):
+        return False
+    while i > 0 and (adjective_like(found[i - 1]) or found[i - 1].lower() in ("and", "or")):
+        i -= 1
+    before = found[i - 1].lower() if i > 0 else ""
+    infinitive = i > 1 and found[i - 2].lower() == "to" and before not in _LINKING  # "…ready to enjoy fresh."
+    return (before in _OPENS_A_NOUN and before not in _LINKING) or infinitive
+
+
+def adjusted(p: float | None, text: str) -> float | None:
+    """The model's ending score `p` read with the text's last words: capped below `NATURAL` (`CUT_CAP`) where they
+    say the sentence is not over (`last_words_cut`); None stays None (no model, no score)."""
+    if p is None:
+        return None
+    return min(p, CUT_CAP) if last_words_cut(text) else p
 
 
 _LAST = re.compile(r"(\s*)([A-Za-z0-9][A-Za-z0-9'’-]*|[\u4e00-\u9fff])([.!?。！？]?[\"')\]”’）」]*)$")

@@ -31,7 +31,7 @@ from .planned import CLOSINGS, HAN, WORD, EndingPlanner, Planned, total
 from .repair import ReplyFilter, continuation_messages, verified, worthless
 from .request import OVERRUN_CHARS_PER_UNIT, Request, default_max_tokens, overrun_limit, validate_request
 from .runview import RunView
-from .vocab import FAILURES, Mode, Phase, Status, unit_label
+from .vocab import FAILURES, Mode, Phase, Status
 
 __all__ = [
     "OVERRUN_CHARS_PER_UNIT",
@@ -198,8 +198,9 @@ class Generation:
         if self._final is None and self.planner.closing:
             return f" · writing {CLOSINGS} closing sentences and choosing where the text ends most naturally"
         if self._final is None and self.planner.searching:
-            unit = unit_label(self.request.count_unit)
-            return f" · its last sentence reads cut off: looking for last {unit} the model would end on"
+            done, of = self.planner.tries
+            tries = f": {done} of {of} tries" if of else ""
+            return f" · choosing an ending{tries} (its last sentence reads cut off)"
         if call.resumed_from is None:
             return ""
         return f" · repairing from <{call.resumed_from}> (call {call.number} of {self.max_calls})"
@@ -241,6 +242,7 @@ class Generation:
             started=self.started,
             time_limit=self.request.time_limit,
             notice=self.notice,
+            rewrite_route=self.plan.rewrite.described if self.plan.rewrite else None,
         )
 
     def cancel(self) -> None:

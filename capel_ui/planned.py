@@ -96,6 +96,7 @@ class EndingPlanner:
     plan: RunPlan
     halted: Callable[[], bool]
     searching: bool = False  # an exact text's ending is being searched
+    tries: tuple[int, int] = (0, 0)  # while searching: which try this is, of how many (the live line says it)
     closing: bool = False  # a text under a limit is choosing where it ends
     _scores: dict[str, float | None] = field(default_factory=dict)
 
@@ -132,7 +133,9 @@ class EndingPlanner:
             return Planned(None, plan)
         self.searching = True
         try:
-            for units in (k for k in SEARCH_UNITS if k <= units_most):
+            sizes = [k for k in SEARCH_UNITS if k <= units_most]
+            for i, units in enumerate(sizes, 1):
+                self.tries = (i, len(sizes))
                 best = self._search_from(text, units, plan)
                 if best is not None:
                     new_raw = self._written(raw, best, units)

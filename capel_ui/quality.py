@@ -31,7 +31,8 @@ _HAN_CHAR = re.compile(f"[{_HAN}]")
 @dataclass(frozen=True)
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued, repeat (one word over and
-    over), loop (a phrase over and over), numbers (a number list), meta (it talks about itself) or
+    over), loop (a phrase or a sentence over and over), numbers (a number list), meta (it talks about itself),
+    salad (words with no sentence in them), doubled (one word joined to itself: "dedicated and dedicated") or
     dangling; `word` is what it is about."""
 
     kind: str
@@ -51,6 +52,10 @@ class QualityWarning:
             return f"the text is mostly a list of numbers ({self.word}), not prose"
         if self.kind == "meta":
             return f"the text talks about itself (“{self.word}”): it is not the text alone"
+        if self.kind == "doubled":
+            return f"“{self.word}” says the same word twice"
+        if self.kind == "salad":
+            return f"“{self.word}” is a string of words, not sentences"
         if self.kind == "language":
             return self.word  # the provider's own sentence (ProviderSpec.language_note)
         return f"“{self.word}” is not a known word"
@@ -58,7 +63,7 @@ class QualityWarning:
 
 REPEAT_RUN = 3
 """A word this many times in a row is a loop, not style."""
-JUNK_KINDS = frozenset({"repeat", "loop", "numbers", "meta", "language"})
+JUNK_KINDS = frozenset({"repeat", "loop", "numbers", "meta", "salad", "language"})
 """What no writer keeps: a text going round in circles, a list of numbers instead of prose, one that introduces
 itself ("Here's a possible blurb: …", and its count includes the introduction), or text in a language the model
 does not write."""
@@ -91,9 +96,19 @@ def is_word(word: str, lang: Lang = "en", own: Iterable[str] = ()) -> bool:
 
 
 def is_glued(word: str, lang: Lang = "en") -> bool:
-    """camelCase, or two common words run together ("thesigns", "ofthe"): see `lexicon.looks_glued`."""
+    """camelCase, or two common words run together ("thesigns", "ofthe"): see `lexicon.looks_glued`. A word wordfreq
+    knows is glued only when one of its halves is a small word ("ofthe", "alot"): "reworked", "Haircare" and
+    "woodfired" are compounds a writer uses (re + worked, hair + care), not typos."""
     base = re.sub(r"['’]s$", "", word)
-    return not _HAN_CHAR.search(base) and looks_glued(base)
+    if _HAN_CHAR.search(base) or not looks_glued(base):
+        return False
+    if re.search(r"[a-z][A-Z]", base) or _zipf(base, "en") <= 0:
+        return True
+    low = base.lower()
+    return any(
+        (low[:i] in _STOP and _zipf(low[i:], "en") >= 3.0) or (low[i:] in _STOP and _zipf(low[:i], "en") >= 3.0)
+        for i in range(1, len(low))
+    )
 
 
 def glued(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
@@ -142,6 +157,13 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
     out = [QualityWarning(kind, w) for kind, w in kinds if kind is not None]
     out += [QualityWarning("repeat", w) for w in _repeats(found)]
     out += [QualityWarning("loop", phrase) for phrase in loops(text, lang, own_text)]
+    out += [QualityWarning("loop", sentence) for sentence in repeated_sentences(text)]
+    if not junk(out):  # "Same Same" in a loop is the loop; "thesigns and thesigns" is the glued word
+        named = {w.word.lower() for w in out}
+        pairs = doubled(text, own_text)
+        out += [QualityWarning("doubled", p) for p in pairs if p.split()[0].lower() not in named]
+    if lang == "en" and word_salad(found):
+        out.append(QualityWarning("salad", " ".join(found[:6]) + (" …" if len(found) > 6 else "")))
     listed = number_list(text, own_text)
     if listed:
         out.append(QualityWarning("numbers", listed))
@@ -199,7 +221,8 @@ def loops(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
     found = words(text, lang)[:LOOP_WINDOW]
     low = _norm(found)
     hits: dict[str, None] = {}
-    for start, n in [*_back_to_back(low), *_recurring(low, lang, _own(own_text)), *_dominant(low, lang)]:
+    spans = [*_back_to_back(low), *_recurring(low, lang, _own(own_text)), *_dominant(low, lang)]
+    for start, n in _merge(spans, low):
         hits.setdefault(_phrase(found[start : start + n], lang), None)
     return list(hits)
 
@@ -264,15 +287,118 @@ def _longest(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _dominant(low: Sequence[str], lang: Lang) -> list[tuple[int, int]]:
-    """A content word that is a fifth or more of a text of ten words or more, four times at least."""
-    if len(low) < 10:
+    """A content word that is a fifth or more of a text of ten words or more, four times at least; or, in a text of
+    five to nine words, three times ("New Same What Same Same Now")."""
+    if len(low) < 5:
         return []
     counts: dict[str, int] = {}
     for w in low:
         if len(w) >= 4 and w not in _STOP and not _HAN_CHAR.search(w) and not w.isdigit():
             counts[w] = counts.get(w, 0) + 1
-    top = [w for w, c in counts.items() if c >= 4 and c >= len(low) / 5]
+    least = 4 if len(low) >= 10 else 3
+    top = [w for w, c in counts.items() if c >= least and c >= len(low) / 5]
     return [(low.index(w), 1) for w in top]
+
+
+def _merge(spans: list[tuple[int, int]], low: Sequence[str]) -> list[tuple[int, int]]:
+    """One phrase per stretch of text a loop covers: of phrases whose first places overlap ("enforcement de lame",
+    "de lame enforcement", "lame enforcement de" in one loop) the longest, and none that is part of a phrase already
+    kept. A loop named fifteen times over is one loop."""
+    kept: list[tuple[int, int]] = []
+    for start, n in sorted(spans, key=lambda s: (-s[1], s[0])):
+        inside = any(start < a + m and a < start + n for a, m in kept)
+        words_ = " " + " ".join(low[start : start + n]) + " "
+        part = any(words_ in " " + " ".join(low[a : a + m]) + " " for a, m in kept)
+        if not inside and not part:
+            kept.append((start, n))
+    return sorted(kept)
+
+
+SENTENCE_TWICE = 4
+"""Words from which a sentence written twice is a loop ("Thank you." twice is not)."""
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+
+
+def repeated_sentences(text: str) -> list[str]:
+    """Sentences of `SENTENCE_TWICE` words or more written twice or more (case and punctuation ignored), as first
+    written: a loop too long for a phrase ("The Whaler's Rest is a premium pub. … The Whaler's Rest is a premium
+    pub.")."""
+    seen: dict[tuple[str, ...], str] = {}
+    out: dict[str, None] = {}
+    for m in _SENTENCE.finditer(text[: LOOP_WINDOW * 8]):
+        found = _EN_WORD.findall(m.group())
+        if len(found) < SENTENCE_TWICE:
+            continue
+        key = tuple(_norm(found))
+        if key in seen:
+            out.setdefault(seen[key], None)
+        else:
+            seen[key] = m.group().strip()
+    return [_short(s) for s in out]
+
+
+def _short(phrase: str, most: int = 60) -> str:
+    return phrase if len(phrase) <= most else phrase[: most - 1].rstrip() + "…"
+
+
+_SAID_TWICE = frozenset(
+    [
+        "had",
+        "has",
+        "does",
+        "did",
+        "very",
+        "really",
+        "much",
+        "many",
+        "well",
+        "round",
+        "over",
+        "again",
+        "more",
+        "long",
+        "bye",
+        "knock",
+        "chop",
+        "night",
+        "there",
+        "here",
+        "away",
+        "soon",
+        "tick",
+        "tock",
+        "blah",
+    ]
+)
+"""Words English says twice on purpose ("had had", "very very", "round and round", "over and over")."""
+_DOUBLED = re.compile(r"\b([^\W\d_]{3,})(?:,?\s+(?:and|or|&)\s+|\s+)\1\b", re.IGNORECASE)
+
+
+def doubled(text: str, own_text: str = "") -> list[str]:
+    """A word joined to itself ("a dedicated and dedicated", "fresh fresh"), unless the writer wrote it so; small
+    words ("that that", "had had") and a word over and over (`repeats`) are left out."""
+    own = own_text.lower()
+    out: dict[str, None] = {}
+    for m in _DOUBLED.finditer(text):
+        word = m.group(1).lower()
+        if word in _STOP or word in _SAID_TWICE or m.group().lower() in own:
+            continue
+        after = text[m.end() :].lstrip(" ,")
+        if after.lower().startswith(word) and not after[len(word) : len(word) + 1].isalpha():
+            continue  # three in a row: `repeats`
+        out.setdefault(m.group(), None)
+    return list(out)
+
+
+SALAD_WORDS = 8
+"""Words from which a text with no small word at all ("a", "the", "and", "of", "is"…) is word salad: prose of eight
+words or more always has one; "New Same What Same Same Now Best Fresh Deal" has none."""
+
+
+def word_salad(found: Sequence[str]) -> bool:
+    """Words strung together with no sentence in them (`SALAD_WORDS` or more, not one small word)."""
+    low = _norm(found)
+    return len(low) >= SALAD_WORDS and not any(w in _STOP for w in low)
 
 
 # ----- number lists ------------------------------------------------------------------------------------------
@@ -311,10 +437,15 @@ _ABOUT_ITSELF = re.compile(
     # "Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:"
     r"|(?:here(?:'s|’s| is| are)|below is)\s+(?:a|an|the|my|your|some|one|two|three)\b[^\n:.!?]{0,80}?"
     r"\b(?:possible|sample|suggested|draft|version|post|tweet|blurb|headline|text|description|sentence|paragraph"
-    r"|summary|example|option|answer|response|rewrite|caption|tagline|slogan|ad|copy|message|words)\b[^\n:.!?]{0,60}?"
+    r"|summary|example|option|answer|response|rewrite|caption|tagline|slogan|ad|copy|message|words|abstract|bio"
+    r"|note|invitation|intro|introduction|announcement|email|letter|review)\b[^\n:.!?]{0,60}?"
     r"(?::|\.(?=\s|$))"
-    # "Title: …", "Headline: …", "40 words: …": a label before the text
-    r"|(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|\d+[- ]words?)\s*:"
+    # "Title: …", "X Post: …", "Instagram caption: …", "40 words: …": a label before the text
+    r"|(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
+    r"|description|tagline|slogan)\s*:|\d+[- ]words?\s*:"
+    # "The product description is: …", "Your new headline could be: …"
+    r"|(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
+    r"|description|abstract|summary|tagline|slogan|bio|message|version|answer)\s+(?:is|would be|could be|reads)\s*:"
     # Chinese: "好的！", "以下是一段微博文案：", "标题："
     r"|好的[，,！!。]|(?:以下是|下面是|这是)[^。！？\n]{0,30}?(?:文案|简介|介绍|微博|帖子|短文|文字|版本|内容|示例|句子)"
     r"[^。！？\n]{0,10}?[:：]|(?:标题|文案|答案)[:：]"
@@ -331,6 +462,15 @@ ABOUT_ITSELF_SHOWN = 60
 """Characters of the opening quoted in the warning."""
 
 
+_CHAT = re.compile(
+    r"\b(?:(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
+    r"(?:details|information|specifics|context|topic|text you)"
+    r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an AI)\b[^.!?\n]{0,40}",
+    re.IGNORECASE,
+)
+"""A chat reply inside the text: asking the writer for details ("X Post: Please provide…"), or offering help."""
+
+
 def talks_about_itself(text: str, own_text: str = "") -> str | None:
     """What a text says about itself instead of being the text, or None: an opening that introduces it ("Here's a
     possible X post:", "Sure! Here is …", "Headline: …"), or its own length named anywhere ("12 words:", "In just
@@ -338,8 +478,11 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
     where…" or "Absolutely fresh…": only an opening that names what it is (a post, a blurb, a version…) and ends on a
     colon or full stop is flagged, or a chat reply's "Sure!"/"Certainly,"."""
     found = _ABOUT_ITSELF.match(text.lstrip())
+    chat = _CHAT.search(text)
     if found:
         shown = found.group().strip()
+    elif chat and chat.group().lower() not in own_text.lower():
+        shown = chat.group().strip()
     else:
         own = own_text.lower()
         mention = next((m for m in _LENGTH_MENTION.finditer(text) if m.group().strip(" :：").lower() not in own), None)
@@ -352,6 +495,18 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
 def junk(found: Sequence[QualityWarning]) -> bool:
     """A text no writer would keep: it goes round in circles or is a number list (`JUNK_KINDS`)."""
     return any(w.kind in JUNK_KINDS for w in found)
+
+
+ALL_JUNK = (
+    "Every variant goes round in circles, is a list of numbers, talks about itself, is a string of words or is not "
+    "real text in this language: none is worth keeping. Run again, or change the instruction or the model."
+)
+"""What the Write page and `generate --variants K` say when every variant is junk."""
+ONE_JUNK = (
+    "This text is not worth keeping (see the warnings): the count is right, the text is not. Run again, or change "
+    "the instruction or the model."
+)
+"""What the Write page and `generate` say over a single text that is junk, before Copy and the downloads."""
 
 
 CIRCLE_KINDS = frozenset({"repeat", "loop"})
@@ -392,7 +547,7 @@ def fluency(logprobs: Sequence[float] | None) -> float | None:
     return math.exp(sum(logprobs) / len(logprobs))
 
 
-PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0, "meta": 3.0}
+PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0, "meta": 3.0, "salad": 4.0, "doubled": 1.5}
 """Points off for each kind of problem, once per kind (a loop counts once whether a word or a phrase repeats)."""
 CUT_OFF = 3.0
 """Points off for an ending the model would not have stopped at (P(end) 0), less as P(end) nears `NATURAL`."""
@@ -435,8 +590,9 @@ def flow_words(fluency_: float | None) -> str | None:
 
 
 def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probability: float | None = None) -> str:
-    """What the score says, in a writer's words: "reads smoothly, ends naturally" or "goes round in circles,
-    last sentence cut off, 2 unknown words". Problems first, then how it reads."""
+    """What the score says, in a writer's words: "reads smoothly, ends naturally" or "2 unknown words, last
+    sentence cut off". Problems first, then how it reads. A text no writer keeps (`junk`: a loop, a number list, a
+    text about itself, word salad) gets no praise at all: "goes round in circles: not a text to publish"."""
     kinds = _kinds(found)
     parts = []
     if "language" in kinds:
@@ -447,12 +603,20 @@ def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probabi
         parts.append("a list of numbers, not prose")
     if "meta" in kinds:
         parts.append("talks about itself")
+    if "salad" in kinds:
+        parts.append("a string of words, not sentences")
+    if "doubled" in kinds:
+        parts.append("a word said twice")
     bad = len({w.word for w in found if w.kind in ("nonword", "glued")})
     if bad:
         parts.append(f"{bad} unknown or glued word{'s' if bad > 1 else ''}")
     if "dangling" in kinds:
         parts.append("ends mid-sentence")
     natural = ends_naturally(end_probability)
+    if junk(found):  # no praise for junk: a confident number list "reads smoothly" to the model that wrote it
+        if natural is False:
+            parts.append("last sentence cut off")
+        return ", ".join(parts) + ": not a text to publish"
     if natural is not None:
         parts.append("ends naturally" if natural else "last sentence cut off")
     flow = flow_words(fluency_)

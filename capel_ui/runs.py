@@ -200,6 +200,12 @@ class LiveRun:
     def request(self) -> Request:
         return self.gen.request
 
+    @property
+    def streaming(self) -> bool:
+        """Whether the run is still streaming (not yet ending or saving). Takes no lock, so a signal handler may
+        ask it while the main thread holds the run's lock."""
+        return self.gen.status == "running"
+
     def cancel(self) -> None:
         self.gen.cancel()
 

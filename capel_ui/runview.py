@@ -39,6 +39,7 @@ class RunView:
     started: float  # time.monotonic() when the run started
     time_limit: float | None
     notice: str | None  # what the run changed on the writer's behalf (a fallback mode, a language note)
+    rewrite_route: str | None = None  # a rewrite's route as the writer reads it (rewrite.Route.described); else None
 
     @property
     def remaining(self) -> int:

@@ -49,25 +49,31 @@ def rank_key(
     junk: bool = False,
     end_probability: float | None = None,
     faithful: tuple[float, float] | None = None,
+    deviation: int | None = None,
 ) -> tuple:
-    """Sort key, best first when sorted in reverse: not junk, verified, then a rewrite's faithfulness (facts kept
+    """Sort key, best first when sorted in reverse: not junk, verified, then the closest to the target (a baseline
+    text "off by -8" before one "off by -19", whatever their scores), then a rewrite's faithfulness (facts kept
     first), then judge, else offline score, then the ending score, then fluency (an unknown one below any known)."""
     quality = judge_score if judge_score is not None else score
     known = lambda x: x if x is not None else -1.0  # noqa: E731
-    return (not junk, verified, faithful or (-1.0, -1.0), known(quality), known(end_probability), known(fluency))
+    close = -abs(deviation) if deviation is not None else 0
+    faith = faithful or (-1.0, -1.0)
+    return (not junk, verified, close, faith, known(quality), known(end_probability), known(fluency))
 
 
 def run_rank_key(run: RunRecord) -> tuple:
     """`rank_key` of a saved run (the Write page's variant cards)."""
     junk_ = junk(run_warnings(run))
+    verdict = verdict_of(run)
     return rank_key(
-        verdict_of(run).verified,
+        verdict.verified,
         run.judge_score,
         run.score,
         run.fluency,
         junk=junk_,
         end_probability=run.end_probability,
         faithful=found.rank if (found := saved_faithfulness(run)) is not None else None,
+        deviation=verdict.deviation,
     )
 
 
@@ -102,6 +108,7 @@ class Candidate:
             junk=self.junk,
             end_probability=o.end_probability,
             faithful=faithful,
+            deviation=o.deviation,
         )
 
     @property

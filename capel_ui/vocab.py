@@ -245,6 +245,20 @@ def available_modes(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "e
     return [m for m in MODES if why_unavailable(m, grammar, lang, unit, kind) is None]
 
 
+AUTO = "auto"
+"""The CLI's default mode: the best this model can do for this target (`auto_mode`), said in the verdict line."""
+
+
+def auto_mode(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> Mode:
+    """The best mode for a model (`grammar`: it takes one) and target: the guaranteed count (`exact`) where a grammar
+    can be sent and can promise it, else CAPEL (repaired, `Request.max_calls`) where its markers can count the
+    target, else the plain instruction."""
+    for mode in ("exact", "capel"):
+        if why_unavailable(mode, grammar, lang, unit, kind) is None:
+            return mode
+    return "baseline"
+
+
 # --- servers ----------------------------------------------------------------------------------------
 
 GrammarField = Literal["grammar", "guided_grammar", "structured_outputs", "ebnf", "json_schema", "custom_tool"]

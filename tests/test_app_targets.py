@@ -72,11 +72,13 @@ def test_the_live_count_of_a_pasted_text_tells_sms_segments(app: AppTest) -> Non
 
 
 def test_character_units_and_limits_hide_capel_and_say_why(app: AppTest) -> None:
-    assert "CAPEL" in app.selectbox(key="w_mode").options
+    assert any(m.startswith("CAPEL") for m in app.selectbox(key="w_mode").options)
     pick_preset(app, "meta-description")
     modes = app.selectbox(key="w_mode").options
-    assert "CAPEL" not in modes and "Exact (guaranteed)" in modes
-    assert any(c.startswith("CAPEL (markers) counts down one word") for c in captions(app))
+    assert not any(m.startswith("CAPEL") for m in modes) and "Exact (guaranteed)" in modes
+    # why, in the box's tooltip: a note under Mode would push Generate below a 1280×720 screen (issue 31)
+    assert app.selectbox(key="w_mode").help.startswith("CAPEL (markers) counts down one word")
+    assert not any(c.startswith("CAPEL (markers)") for c in captions(app))
 
 
 def test_an_upside_down_range_is_refused_before_generating(app: AppTest) -> None:

@@ -185,6 +185,7 @@ def test_a_result_and_three_variants_on_a_phone_stay_compact_and_every_action_in
     whole_page(phone, "write-phone-variants")
     assert main_height(phone) <= VARIANTS_CEILING
     expect(phone.get_by_text(re.compile(r"^#\d · score \d"))).to_have_count(3)
+    expect(phone.get_by_text("Swipe for more →")).to_be_visible()  # the cards scroll sideways, and say so
     last = phone.get_by_role("button", name="Pick this one").last  # the third card, swiped to
     last.scroll_into_view_if_needed()
     last.click()
@@ -203,3 +204,16 @@ def test_write_at_1280_by_720_shows_generate_and_every_preset_without_scrolling(
     assert box is not None and box["y"] + box["height"] <= 720, box  # whole, not an edge
     for preset in PRESETS:  # wrapped into rows as they fit: none hides in a row that scrolls
         expect(small_page.get_by_text(preset.name, exact=True)).to_be_in_viewport(ratio=1)
+
+
+@pytest.mark.parametrize("preset", ["SMS · 1 segment", "Weibo blurb · ≤ 140 字", "Google Ads headline · ≤ 30"])
+def test_write_at_1280_by_720_keeps_generate_in_view_with_a_limit_a_character_unit_or_chinese(
+    small_page, server, preset: str
+) -> None:
+    """No CAPEL note under Mode pushes Generate below the fold: why CAPEL is not offered is the box's tooltip."""
+    open_app(small_page, server.url)
+    small_page.get_by_text(preset, exact=True).click()
+    settle(small_page)
+    generate = small_page.get_by_role("button", name="Generate", exact=True)
+    box = generate.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 720, box

@@ -10,8 +10,12 @@ import pytest
 
 from capel_ui.backends import Turn, get_backend
 from capel_ui.ending import (
+    CUT_CAP,
     NATURAL,
+    adjusted,
     ending_words,
+    ends_naturally,
+    last_words_cut,
     natural_share,
     phrase_end_share,
     score_from_tokens,
@@ -237,3 +241,40 @@ def test_the_search_writes_chinese_characters() -> None:
     table = {"北京": [("很", -0.1)], "北京很": [("好", -0.1)], "北京很好": [("。", -0.1)]}
     [best] = search_ending("北京", 2, 4, table_ask(table), "zh", lambda ch: True)
     assert best.text == "北京很好。" and best.natural
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ("Each candle is poured by hand and ready to enjoy fresh.", True),  # issue 31's misses
+        ("Our house roast is a rich, bold coffee with a blend of sweet.", True),
+        ("This slim wallet is cut from full-grain leather and features a durable.", True),
+        ("It is a unique and luxurious.", True),
+        ("Each candle is.", True),
+        ("Here's how: 1. Make sure to sleep properly. 2.", True),  # a numbered list cut at its next number
+        ("We open at 9.", False),
+        ("The bread is warm and fresh.", False),  # after a linking verb a describing word ends a sentence
+        ("It keeps your coffee warm.", False),
+        ("Made with fresh ingredients.", False),
+        ("Sleep better than you ever have.", False),
+        ("Take it as it is.", False),
+        ("Come early if you can.", False),
+        ("Each candle is poured by hand and ready to stay fresh.", False),
+    ],
+)
+def test_the_last_words_say_when_a_sentence_is_not_over(text: str, cut: bool) -> None:
+    assert last_words_cut(text) is cut
+
+
+@pytest.mark.parametrize(
+    ("p", "text", "expected"),
+    [
+        (0.6, "…features a durable.", CUT_CAP),  # the model's confidence does not make it whole
+        (0.02, "…features a durable.", 0.02),  # a lower score stays as it is (the order among cut endings)
+        (0.6, "…built to last.", 0.6),
+        (None, "…features a durable.", None),  # no model, no score
+    ],
+)
+def test_the_ending_score_is_the_models_read_with_the_last_words(p, text: str, expected) -> None:
+    assert adjusted(p, text) == expected
+    assert ends_naturally(adjusted(p, text)) is (None if p is None else expected >= NATURAL)

@@ -142,7 +142,7 @@ def test_the_live_view_says_the_ending_is_being_searched_and_keeps_the_text() ->
 
     gens.append(Generation(llama(OWN, ending=0.05, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact")))
     gens[0].run()
-    assert notes and all("looking for last English words the model would end on" in n for n, _ in notes)
+    assert notes and all(" · choosing an ending: 1 of 3 tries" in n for n, _ in notes)  # its progress, said
     assert all(text == OWN for _, text in notes)  # the live text is the run's own until an ending is found
     assert gens[0].outcome().text == HEAD + FOUND and gens[0].live_note() == ""
 

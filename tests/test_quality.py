@@ -208,9 +208,9 @@ def test_loops_and_number_lists_are_warnings_and_make_a_text_junk() -> None:
 
 def test_a_text_going_round_in_circles_says_so_once_naming_every_word_and_phrase_it_repeats() -> None:
     circling = warnings("Rest rest rest, the whaler rest, the whaler rest, the whaler rest.")
-    assert [w.kind for w in circling] == ["repeat", "loop", "loop", "loop"]
+    assert [w.kind for w in circling] == ["repeat", "loop"]  # overlapping phrases of one loop are one phrase
     assert notes(circling) == [
-        "“Rest”, “rest the whaler” and “the whaler rest” come back again and again: the text is going round in circles"
+        "“Rest” and “rest the whaler” come back again and again: the text is going round in circles"
     ]
     mixed = warnings("The shipshome sails, enforcement de lame, enforcement de lame, and the")
     assert notes(mixed) == [  # one loop keeps its own words; the others stay in reading order
@@ -229,13 +229,13 @@ def test_a_text_going_round_in_circles_says_so_once_naming_every_word_and_phrase
             0.05,
             [QualityWarning("loop", "a b"), QualityWarning("nonword", "x")],
             None,
-            "goes round in circles, 1 unknown or glued word, reads awkwardly",
+            "goes round in circles, 1 unknown or glued word: not a text to publish",  # junk: no word on how it reads
         ),
         (
             None,
             [QualityWarning("numbers", "1."), QualityWarning("dangling", "the")],
             None,
-            "a list of numbers, not prose, ends mid-sentence",
+            "a list of numbers, not prose, ends mid-sentence: not a text to publish",
         ),
         (None, [], None, "no problems found"),
     ],
@@ -310,3 +310,67 @@ def test_a_text_that_introduces_itself_is_junk_and_ranks_below_the_plain_text() 
     assert junk(meta) and not junk(plain)
     assert offline_score(0.3, meta, 12) < offline_score(0.3, plain, 7)
     assert explain(0.3, meta).startswith("talks about itself")
+
+
+# ----- issue 31: checks that missed, checks that cried wolf, and no praise for junk ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("X Post: Please provide the details of the event so I can write it.", "meta"),
+        ("Here's a sample abstract: 5: The study measures sleep in teenagers.", "meta"),
+        ("The product description is: 12: A steel bottle that keeps water cold.", "meta"),
+        ("Great news for everyone. Please provide the details so I can help you.", "meta"),
+        (
+            "The Whaler's Rest is a premium pub by the sea. Come in. The Whaler's Rest is a premium pub by the sea.",
+            "loop",
+        ),
+        ("We are a dedicated and dedicated team of bakers.", "doubled"),
+        ("New Same What Same Same Now", "loop"),
+        ("Fresh Bread Daily Best Prices Portland Bakery Open Sundays Great Taste", "salad"),
+    ],
+)
+def test_checks_that_missed_now_catch(text: str, kind: str) -> None:
+    assert kind in {w.kind for w in warnings(text)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The recipe was reworked for the new menu.",
+        "Our Haircare line is gentle on every scalp.",
+        "A woodfired oven bakes every pizza.",
+        "A lifelong love of waterproof skincare.",
+        "Please provide feedback on our menu at the counter.",
+        "Here is where we meet every Sunday.",
+        "Bike Repair Portland: A New Era for riders.",
+        "Thank you. Thank you.",  # a short sentence said twice is style
+        "It had had its day, and that that was so.",
+    ],
+)
+def test_plain_texts_raise_no_alarm(text: str) -> None:
+    assert warnings(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "approve a 10. 11. 12. 13. 14. 205.",
+        "New Same What Same Same Now",
+        "enforcement de lame, enforcement de lame, enforcement de lame and more.",
+        "Here's a possible X post: Join us for a picnic in the park.",
+    ],
+)
+def test_junk_is_never_praised(text: str) -> None:
+    found = warnings(text)
+    said = explain(0.9, found, 0.9)
+    assert junk(found)
+    assert "reads smoothly" not in said and "no problems found" not in said and "ends naturally" not in said
+    assert said.endswith("not a text to publish")
+
+
+def test_a_loop_is_named_once_not_as_fifteen_overlapping_phrases() -> None:
+    text = " ".join(["the bread of the sea rises slowly"] * 6) + "."
+    assert len(loops(text)) == 1
+    assert len(notes(warnings(text))) <= 2

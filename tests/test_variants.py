@@ -102,6 +102,10 @@ def test_rank_key_orders_candidates(a, b) -> None:
         (dict(verified=False, score=2.0), dict(score=9.0, junk=True)),  # even after a text off by one
         (dict(score=5.0, end_probability=0.7), dict(score=5.0, end_probability=0.1)),  # then the ending
         (dict(score=5.0, end_probability=0.1), dict(score=5.0)),  # a known ending above none
+        # baseline texts: the closest to the target first, whatever the score ("off by -8" before "off by -19")
+        (dict(verified=False, score=2.0, deviation=-8), dict(verified=False, score=9.0, deviation=-19)),
+        (dict(verified=False, score=2.0, deviation=3), dict(verified=False, score=9.0, deviation=-4)),
+        (dict(verified=False, score=2.0, deviation=-8), dict(verified=False, score=9.0, deviation=-2, junk=True)),
     ],
 )
 def test_junk_ranks_last_and_the_ending_breaks_a_tie(a, b) -> None:

@@ -35,7 +35,7 @@ from .target_form import (
     target_inputs,
     unit_picker,
 )
-from .views import SCORE_HELP, copy_button, lengths, quality_notes, verdict_badges, wait_saved
+from .views import SCORE_HELP, copy_button, lengths, mode_choice, mode_title, quality_notes, verdict_badges, wait_saved
 
 MAX_COLUMNS = 8
 PER_ROW = 3
@@ -54,6 +54,11 @@ def _model_options(current: ModelChoice) -> list[ModelChoice]:
     options += [c for c in resources.pulled_models() if c not in options]
     options += [c for c in resources.keyed_api_models() if c not in options]
     return options
+
+
+def charts(run: RunRecord) -> bool:
+    """A column belongs on the chart only with a count to show: a failed call has none (it was plotted as -25)."""
+    return verdict_of(run).status != "failed" and bool(run.text.strip())
 
 
 def comparison_chart(runs: list[RunRecord]) -> go.Figure:
@@ -79,7 +84,7 @@ def comparison_chart(runs: list[RunRecord]) -> go.Figure:
 
 def _bars(runs: list[RunRecord], values: list[int], texts: list[str], hover: str) -> go.Figure:
     """Bars coloured by the verdict (green verified, red not), with a marker on each bar's value."""
-    labels = [f"{r.model}<br>{mode_label(r.mode)}" for r in runs]
+    labels = [f"{r.model}<br>{mode_title(r)}" for r in runs]
     colors = ["#2b8a3e" if verdict_of(r).verified else "#c92a2a" for r in runs]
     fig = go.Figure(
         go.Bar(
@@ -134,7 +139,7 @@ def render() -> None:
         "Modes",
         MODES,
         default=_default_modes(current),
-        format_func=MODE_LABELS.get,
+        format_func=mode_choice(current.model),
         key=C.MODES,
         on_change=lambda: state.put(C.BEST_MODE, False),
     )
@@ -310,12 +315,16 @@ def _show(engine: Engine, cid: str, scroll: bool = False) -> None:
         for col, r in zip(st.columns(per_row), runs[first : first + per_row], strict=False):
             with col:
                 _column(r)
-    st.plotly_chart(comparison_chart(runs), width="stretch", key=f"chart-{cid}")
+    charted = [r for r in runs if charts(r)]
+    if charted:
+        st.plotly_chart(comparison_chart(charted), width="stretch", key=f"chart-{cid}")
+    if len(charted) < len(runs):
+        st.caption("Not on the chart: the columns where no text arrived (they have no count to show).")
 
 
 def _column(r: RunRecord) -> None:
     """One column: model and mode, verdict, count, time, score, text, actions, raw output."""
-    st.markdown(f"**{r.model}**  \n{mode_label(r.mode)}")
+    st.markdown(f"**{r.model}**  \n{mode_title(r)}")
     verdict_badges(verdict_of(r), r)
     m = st.container(key=hook(FIGURES, r.id)).columns(2)
     shown = r.count if r.count is not None else "–"

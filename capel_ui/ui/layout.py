@@ -27,6 +27,8 @@ DOWNLOADS = "capel-downloads"
 """A result's three downloads in one row (three full-width rows on a phone)."""
 VARIANTS = "capel-variants"
 """The variants, best first: on a phone a row of cards to swipe through instead of three screens of them."""
+SWIPE = "capel-swipe"
+"""The "swipe for more" hint over the variant cards: shown on a phone only, where the cards scroll sideways."""
 FILTERS = "capel-filters"
 """History's five filters: two to a line on a phone (five full-width rows filled its first screen)."""
 FIGURES = "capel-figures"
@@ -76,6 +78,7 @@ def _phone_rules() -> str:
         _within(VARIANTS, ROW): "flex-wrap:nowrap;overflow-x:auto;scroll-snap-type:x mandatory;"
         "overscroll-behavior-x:contain",
         _within(VARIANTS, COLUMN): "min-width:82%;flex:0 0 82%;scroll-snap-align:start",
+        f"[class*='st-key-{SWIPE}']": "display:block",  # and a word that they do: "Swipe for more →"
         # History's filters two to a line; a Compare column's count and time side by side.
         _within(FILTERS, ROW): "flex-wrap:wrap;gap:.5rem 1rem",
         _within(FILTERS, COLUMN): "min-width:0;flex:1 1 40%",
@@ -93,6 +96,7 @@ PAGE_STYLE = (
     "<style>"
     # Streamlit's default 6rem above every page's title would push Write's Generate below a 1280×720 screen.
     "[data-testid='stMainBlockContainer']{padding-top:2.5rem}"
+    f"[class*='st-key-{SWIPE}']{{display:none}}"  # a wide screen shows every variant side by side
     f"@media (max-width:{NARROW}px){{{_phone_rules()}}}"
     "</style>"
 )

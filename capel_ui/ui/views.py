@@ -6,6 +6,7 @@ what it yields. A Stop click, a rerun or a closed tab interrupt the script; the 
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -15,11 +16,13 @@ from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
 from .. import quality
+from ..backends import COUNTDOWN_FALLBACK, MARKERS_TOO_HARD
 from ..counting import count, count_detail, refusal
 from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
 from ..history import marker_spans, run_warnings, score_line
 from ..outcome import Outcome
+from ..quality import ONE_JUNK, junk
 from ..repair import calls_line
 from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
@@ -39,6 +42,41 @@ SCORE_HELP = (
     "words, a loop, a number list, a dangling ending and a last sentence the model would not have ended on. "
     "With a judge model configured: the judge's 1-10 rating (FastChat single-v1)."
 )
+
+
+COUNTDOWN_MODES = ("capel", "draft-capel")
+"""The modes whose text is only as good as the model's counting: on a model known not to follow the countdown they
+say so where they are picked."""
+
+
+def misreads_countdown(model: str) -> bool:
+    """The registry's word on `model`: the paper saw it misread the countdown (it falls back to the baseline), or it
+    is too small to write under countdown markers (the embedded 135M copies the example or loops)."""
+    return model in COUNTDOWN_FALLBACK or model in MARKERS_TOO_HARD
+
+
+def mode_choice(model: str) -> Callable[[str], str]:
+    """The mode picker's labels for `model`: "CAPEL · rarely followed by this model" where it misreads the
+    countdown, the plain label elsewhere."""
+    warn = misreads_countdown(model)
+    return lambda mode: (
+        f"{mode_label(mode)} · rarely followed by this model"
+        if warn and mode in COUNTDOWN_MODES
+        else (mode_label(mode))
+    )
+
+
+_FORCED = re.compile(r"to force (.+?)\.?$")
+
+
+def mode_title(run: RunRecord) -> str:
+    """The mode that ran, and the one asked for when a fallback wrote another ("Exact (guaranteed) · asked Exact
+    countdown (guaranteed)"): two columns must not both read "Exact (guaranteed)" with nothing to tell them apart."""
+    ran = mode_label(run.mode)
+    asked = _FORCED.search(run.notice or "")
+    if asked and asked.group(1) != ran:
+        return f"{ran} · asked {asked.group(1)}"
+    return ran
 
 
 def wait_saved(run_id: int, timeout: float = 120.0) -> None:
@@ -125,7 +163,7 @@ def verdict_line(run: RunRecord, key: str) -> Verdict:
         verdict_badges(verdict, run)
         if verdict.status != "failed":
             st.caption(lengths(run))
-    if run.text.strip():
+    if run.text.strip() and not junk(run_warnings(run)):  # junk: Copy waits for the writer's say-so (render_run)
         with top[1]:
             copy_button(run.text, key)
     return verdict
@@ -201,6 +239,12 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
         return
     st.html(clean_text_html(run.text))
     quality_notes(run)
+    if junk(run_warnings(run)):  # Copy and the downloads ask before handing out a text no writer would keep
+        st.warning(ONE_JUNK, icon=":material/report:")
+        if not st.checkbox("Copy or download it anyway", key=f"{key}-anyway"):
+            _footer(run, show_prompt)
+            return
+        copy_button(run.text, f"{key}-anyway-copy")
     exports = (
         ("txt", export_txt, "text/plain"),
         ("md", export_md, "text/markdown"),

@@ -12,7 +12,7 @@ from ..backends import fallback as fallback_for
 from ..counting import count, count_detail
 from ..history import run_score, run_warnings
 from ..prompts import REWRITE
-from ..quality import junk
+from ..quality import ALL_JUNK, junk
 from ..repair import REPAIR_MODES
 from ..request import Request, default_max_tokens
 from ..runs import verdict_of
@@ -41,11 +41,20 @@ from ..vocab import (
     unit_label,
 )
 from . import resources, state
-from .layout import VARIANTS, hook
+from .layout import SWIPE, VARIANTS, hook
 from .render import clean_text_html, live_variant_html, scroll_into_view_html
 from .state import Key, W, WriteForm
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, unit_picker
-from .views import edit_box, live_line, quality_notes, render_run, stream_live, verdict_badges, wait_saved
+from .views import (
+    edit_box,
+    live_line,
+    mode_choice,
+    quality_notes,
+    render_run,
+    stream_live,
+    verdict_badges,
+    wait_saved,
+)
 
 DEFAULT_TARGET = 25
 
@@ -141,12 +150,13 @@ def _form(choice: ModelChoice) -> tuple[WriteForm, bool, DeltaGenerator]:
     mode, guaranteed = _mode_picker(c[2], choice, (lang, unit, kind))
     _fallback_note(c[2], choice, mode, markers_can_count(lang, unit, kind) and not rewrite)
     target = target_inputs(target_row, W.FORM, DEFAULT_TARGET)
-    _offer_a_pull(choice, lang, target.high if target else None)
     state.share_from_write(None, W.FORM.settings())
     if source_count is not None:  # the pasted text's length is the writer's starting point; an instruction's is not
         _live_count(source_count, source, unit, target)
     number = target.high if target else int(state.get(W.TARGET) or DEFAULT_TARGET)
     actions = st.container()  # Generate sits above the Options, drawn after them (it needs their values)
+    with st.container():  # under Generate, not above it: the note kept Generate off a 1280×720 screen (issue 31)
+        _offer_a_pull(choice, lang, target.high if target else None)
     with st.expander("Options"):
         code, fallback, limits, max_calls = _options(number, lang, mode, unit, guaranteed)
     b = actions.columns([1, 1, 1, 2.2], vertical_alignment="bottom")  # one row: in view at 1280×720 with the form
@@ -191,7 +201,15 @@ def _mode_picker(where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, U
     modes = available_modes(why_not is None, lang, unit, kind)
     default_mode: Mode = "exact" if "exact" in modes and choice.spec.local else "capel"
     switched = _settle_mode(modes, default_mode, choice, form, (why_not, probed))
-    mode: Mode = where.selectbox("Mode", modes, format_func=MODE_LABELS.get, key=W.MODE, on_change=_mode_picked)
+    countable = markers_can_count(lang, unit, kind)
+    mode: Mode = where.selectbox(
+        "Mode",
+        modes,
+        format_func=mode_choice(choice.model),
+        key=W.MODE,
+        on_change=_mode_picked,
+        help=None if countable else MARKER_LIMITS + ".",  # why CAPEL is not offered: a tooltip, not a note
+    )
     if switched:
         st.info(switched, icon=":material/swap_horiz:")
     if probed is not None:
@@ -201,8 +219,6 @@ def _mode_picker(where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, U
             "Exact modes need a model that takes a grammar (embedded, GGUF, GPT-5 family, llama.cpp, vLLM, "
             "SGLang, Ollama, LM Studio)."
         )
-    if not switched and not markers_can_count(lang, unit, kind):
-        where.caption(MARKER_LIMITS + ".")
     return mode, why_not is None
 
 
@@ -513,12 +529,14 @@ def _show_variants() -> None:
     runs = list_runs(engine, group_id=group_id)
     for r in runs:
         wait_saved(r.id)
-    runs = list_runs(engine, group_id=group_id)
+    runs = [r for r in list_runs(engine, group_id=group_id) if r.origin != "edit"]  # a hand edit is no variant
     if not runs:
         return
     runs = ranked_runs(runs)  # best first; a rewrite's identical variants once
     picked = state.get(W.RUN_ID)
     st.subheader(f"{len(runs)} variants, best first")
+    if len(runs) > 1:  # on a phone the cards scroll sideways, the next one peeking in: say so
+        st.container(key=hook(SWIPE, group_id)).caption("Swipe for more →")
     cards = st.container(key=hook(VARIANTS, group_id)).columns(len(runs))
     for i, (col, r) in enumerate(zip(cards, runs, strict=True), 1):
         with col:
@@ -534,9 +552,5 @@ def _show_variants() -> None:
                 st.rerun()
     st.divider()
     if all(junk(run_warnings(r)) for r in runs):
-        st.warning(
-            "Every variant goes round in circles, is a list of numbers or is not real text in this language: none "
-            "is worth keeping. Run again, or change the instruction or the model.",
-            icon=":material/report:",
-        )
+        st.warning(ALL_JUNK, icon=":material/report:")
     st.caption("The picked variant (its badge, copy and exports):")
