@@ -81,13 +81,14 @@ def test_verified_text_is_only_confirmed_units():
 def run_cli(*argv: str) -> tuple[int, str, str]:
     """`capel_ui generate` on the staged in-process scripted model."""
     out, err = io.StringIO(), io.StringIO()
-    code = main(["generate", "--model", "scripted", *argv], stdout=out, stderr=err)
+    code = main(["generate", "--model", "scripted", "--mode", "capel", *argv], stdout=out, stderr=err)  # repair: CAPEL
     return code, out.getvalue(), err.getvalue()
 
 
 def run_cli_on(server, *argv: str) -> tuple[int, str, str]:
     """`capel_ui generate` on the scripted HTTP server (for what is sent over the wire)."""
     out, err = io.StringIO(), io.StringIO()
+    argv = ("--mode", "capel", *argv)  # repair is CAPEL's (a later --mode in argv wins)
     code = main(["generate", "--model", MODEL, "--base-url", server.url, *argv], stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
 
