@@ -317,6 +317,7 @@ def _run_single(handle: RunHandle, stop_col: DeltaGenerator, live: DeltaGenerato
             st.info(handle.notice)
         stream_live(handle.live)
     stop_slot.empty()
+    state.put(W.RUN_ID, handle.live.run_id)  # a first save the database held back (runs.FIRST_SAVE_WAIT) has its id now
     if handle.live.save_error:
         _show_unsaved(handle.live.save_error, handle.live.outcome.text)
         return False
