@@ -217,6 +217,15 @@ def select_first_row(page) -> None:
     page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # below the 35px header row, in the marker column
 
 
+def hand_out_anyway(page) -> None:
+    """Tick "Copy or download it anyway" where the page holds a text it reads as junk back (issue 31): the
+    downloads and the rest of the run show only then."""
+    anyway = page.get_by_text("Copy or download it anyway", exact=True)
+    if anyway.count():
+        anyway.first.click()
+        settle(page)
+
+
 def screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
@@ -237,6 +246,7 @@ def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_hi
     page.get_by_text("✓ exact · verified · 25/25 English words").wait_for(timeout=MODEL_TIMEOUT)
     settle(page)
     screenshot(page, "write-verified")
+    hand_out_anyway(page)  # a 135M model's headline may read as junk: the page asks before handing it out
 
     with page.expect_download() as download_info:
         page.get_by_role("button", name="Download .json").click()
@@ -364,6 +374,7 @@ def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server)
     select_first_row(page)
     page.get_by_role("heading", name=f"Run {run_id}").wait_for()
     settle(page)
+    hand_out_anyway(page)  # tags and markers read as junk: tick the box so Copy's hidden copy is checked too
 
     assert page.locator(".capel-text").inner_text().strip() == result.text  # the tags are visible, as text
     assert "<img src=x onerror=alert(1)>" in page.locator(".capel-raw").first.inner_text()
