@@ -11,6 +11,7 @@ import pytest
 
 from capel_ui.backends import Backend, ScriptedBackend, get_backend, registry, staged
 from capel_ui.backends.probe import clear_cache as clear_probe_cache
+from tests.scripted_hub import ScriptedHub
 from tests.scripted_server import ScriptedServer
 
 if TYPE_CHECKING:
@@ -155,3 +156,15 @@ def variants_box(at: AppTest):
     (write._variant_settings)."""
     [box] = [n for n in at.number_input if n.label == "Variants"]
     return box
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch) -> Iterator[ScriptedHub]:
+    """The scripted Hugging Face Hub on 127.0.0.1 (HF_ENDPOINT), with a models folder of the test's own."""
+    server = ScriptedHub().start()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    monkeypatch.setenv("CAPEL_MODELS_DIR", str(tmp_path / "models"))
+    yield server
+    server.stop()

@@ -217,6 +217,21 @@ def select_first_row(page) -> None:
     page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # below the 35px header row, in the marker column
 
 
+def open_history_run(page, url: str, search_for: str, runs: int, run_id: int) -> None:
+    """Open History, search `search_for` (the session's database holds other tests' runs too), wait for `runs`
+    rows and open the first: run `run_id`."""
+    open_app(page, url)
+    go_to(page, "History")
+    search = page.get_by_label("Search text", exact=True)
+    search.fill(search_for)
+    search.press("Enter")
+    page.get_by_text(f"{runs} run(s)", exact=True).wait_for()
+    settle(page)
+    select_first_row(page)
+    page.get_by_role("heading", name=f"Run {run_id}").wait_for()
+    settle(page)
+
+
 def hand_out_anyway(page) -> None:
     """Tick "Copy or download it anyway" where the page holds a text it reads as junk back (issue 31): the
     downloads and the rest of the run show only then."""
@@ -364,16 +379,7 @@ def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
-    open_app(page, server.url)
-    go_to(page, "History")
-    search = page.get_by_label("Search text", exact=True)
-    search.fill("hostile output check")
-    search.press("Enter")
-    page.get_by_text("1 run(s)", exact=True).wait_for()
-    settle(page)
-    select_first_row(page)
-    page.get_by_role("heading", name=f"Run {run_id}").wait_for()
-    settle(page)
+    open_history_run(page, server.url, "hostile output check", 1, run_id)
     hand_out_anyway(page)  # tags and markers read as junk: tick the box so Copy's hidden copy is checked too
 
     assert page.locator(".capel-text").inner_text().strip() == result.text  # the tags are visible, as text
@@ -393,16 +399,7 @@ def test_a_url_in_a_servers_failure_text_is_not_a_link_in_history(page, server: 
     said = "Upstream said: log in at http://evil.example/login or www.evil.example, or mail root@evil.example"
     update_run(engine, run_id, failure=said, status="partial")
 
-    open_app(page, server.url)
-    go_to(page, "History")
-    search = page.get_by_label("Search text", exact=True)
-    search.fill("failure with a url")
-    search.press("Enter")
-    page.get_by_text("1 run(s)", exact=True).wait_for()
-    settle(page)
-    select_first_row(page)
-    page.get_by_role("heading", name=f"Run {run_id}").wait_for()
-    settle(page)
+    open_history_run(page, server.url, "failure with a url", 1, run_id)
 
     box = page.locator("[data-testid='stAlertContentError']").first
     assert box.inner_text().strip() == said

@@ -14,6 +14,7 @@ from tests.test_browser import (  # noqa: F401 (fixtures)
     browser,
     go_to,
     open_app,
+    open_history_run,
     page,
     select_first_row,
     server,
@@ -28,16 +29,7 @@ def test_deleting_a_run_in_the_browser_closes_it_and_opens_no_other(page, server
     engine = get_engine(server.database_url)
     older = save_parsed_run(engine, "<3> One <2> two <1> three <0>", 3, instruction="delete check")
     newer = save_parsed_run(engine, "<3> Four <2> five <1> six <0>", 3, instruction="delete check")
-    open_app(page, server.url)
-    go_to(page, "History")
-    search = page.get_by_label("Search text", exact=True)
-    search.fill("delete check")
-    search.press("Enter")
-    page.get_by_text("2 run(s)", exact=True).wait_for()
-    settle(page)
-    select_first_row(page)
-    page.get_by_role("heading", name=f"Run {newer}").wait_for()
-    settle(page)
+    open_history_run(page, server.url, "delete check", 2, newer)
     page.get_by_role("button", name="Delete").click()
     page.get_by_role("button", name="Yes, delete").click()
     page.get_by_text(f"Run {newer} deleted.").wait_for()

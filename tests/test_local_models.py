@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,6 @@ from tests.scripted_hub import ScriptedHub
 QWEN = BY_NAME["qwen2.5-1.5b"]
 SMALL = os.urandom(256 * 1024)  # any bytes: a pull does not read what it downloads
 LARGER = os.urandom(24 * 1024 * 1024)  # more than two of the client's 10 MB read chunks: a cut leaves one on disk
-
-
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch) -> Iterator[ScriptedHub]:
-    server = ScriptedHub().start()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.setenv("CAPEL_MODELS_DIR", str(tmp_path / "models"))
-    yield server
-    server.stop()
 
 
 def cli(*argv: str) -> tuple[int, str, str]:

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,17 +26,6 @@ ROOT = Path(__file__).resolve().parent.parent
 QWEN = BY_NAME["qwen2.5-1.5b"]
 DATA = os.urandom(6 * 1024 * 1024)
 SHA = hashlib.sha256(DATA).hexdigest()
-
-
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch) -> Iterator[ScriptedHub]:
-    server = ScriptedHub().start()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
-    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
-    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    monkeypatch.setenv("CAPEL_MODELS_DIR", str(tmp_path / "models"))
-    yield server
-    server.stop()
 
 
 def cli(*argv: str) -> tuple[int, str]:
