@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -648,6 +649,10 @@ def main(
         if args.command == "history":
             return cmd_history(args, stdout)
         return args.handler(args, stdout, stderr)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM outside a run (a run says what it kept itself); first, so a
+        # signal that cut an import short is never followed by the half-imported module of the clauses below
+        stderr.write("capel_ui: interrupted\n")
+        return EXIT_INTERRUPTED
     except UsageError as exc:
         stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
         return EXIT_USAGE
@@ -659,9 +664,14 @@ def main(
 
         stderr.write(f"capel_ui: error: {_redact(str(database_fault(exc)))}\n")
         return EXIT_BACKEND
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM outside a run (a run says what it kept itself)
-        stderr.write("capel_ui: interrupted\n")
-        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug of ours: one line, and the traceback only when asked for
+        if os.environ.get("CAPEL_DEBUG"):
+            raise
+        stderr.write(f"capel_ui: error: unexpected {type(exc).__name__}: {_redact(str(exc))} ({UNEXPECTED_HINT})\n")
+        return EXIT_BACKEND
+
+
+UNEXPECTED_HINT = "this is a bug in CAPEL Studio; run again with CAPEL_DEBUG=1 for the traceback, and report it"
 
 
 def _redact(message: str) -> str:
