@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .backends import BackendError, CancelToken, Options, Usage
 from .parser import MarkerParser, ParseResult
 from .prompts import Message
+from .redact import SecretMasker
 from .repair import ReplyFilter
 from .vocab import Status
 
@@ -26,6 +27,7 @@ class Call:
     options: Options
     parser: MarkerParser | None
     reader: ReplyFilter
+    masker: SecretMasker  # the key in use, masked before anything reads the reply (redact.py)
     resumed_from: int | None = None  # the marker a repair call continued from; None on the first call
     started: float = field(default_factory=time.monotonic)
     parts: list[str] = field(default_factory=list)

@@ -28,6 +28,7 @@ from .outcome import Outcome, attempt, build, faithfulness_json, length_failure
 from .parser import MarkerError, MarkerParser
 from .plan import RunPlan
 from .planned import CLOSINGS, HAN, WORD, EndingPlanner, Planned, total
+from .redact import SecretMasker
 from .repair import ReplyFilter, continuation_messages, verified, worthless
 from .request import OVERRUN_CHARS_PER_UNIT, Request, default_max_tokens, overrun_limit, validate_request
 from .runview import RunView
@@ -107,7 +108,8 @@ class Generation:
         if parser is not None:
             parser.feed(kept)  # the continuation is parsed, counted and verified as one answer with the kept part
         reader = ReplyFilter(from_marker=bool(kept), echo=countdown)
-        call = Call(number, messages, options, parser, reader, resumed_from, parts=[kept] if kept else [])
+        masker = SecretMasker(getattr(self.backend, "secrets", ()))
+        call = Call(number, messages, options, parser, reader, masker, resumed_from, parts=[kept] if kept else [])
         with self._lock:
             self.calls.append(call)
         if self.limits.stopping.is_set():
@@ -287,15 +289,16 @@ class Generation:
             for item in inner:
                 if isinstance(item, Usage):
                     call.usage = item
-                    text = call.reader.flush()
+                    text = self._read(call, call.masker.flush()) + call.reader.flush()
                 else:
                     if call.cancel.is_set():
                         cancelled = True
+                        if rest := self._read(call, call.masker.flush()):
+                            self._take(call, rest)  # what arrived before the Stop, held back as a key's start
                         break
                     call.chunks += 1
                     self.limits.last_text = time.monotonic()
-                    call.reply.append(item)
-                    text = call.reader.feed(item)
+                    text = self._read(call, call.masker.feed(item))
                 if not text:
                     continue
                 self._take(call, text)
@@ -308,6 +311,8 @@ class Generation:
                     break
         except BackendError as exc:
             call.failure = exc
+            if rest := self._read(call, call.masker.flush()):
+                self._take(call, rest)  # a cut stream keeps all that arrived
         except BaseException:  # closed early, Ctrl-C, or an unexpected error: the run did not complete
             cancelled = True
             raise
@@ -352,6 +357,13 @@ class Generation:
                 assert call.parser is not None
                 call.parser.feed(raw)
                 call.result = call.parser.close()
+
+    @staticmethod
+    def _read(call: Call, piece: str) -> str:
+        """A piece of the reply (the key in use masked already) kept word for word, and what of it the run reads."""
+        if piece:
+            call.reply.append(piece)
+        return call.reader.feed(piece) if piece else ""
 
     def _take(self, call: Call, text: str) -> None:
         if call.first_token is None:

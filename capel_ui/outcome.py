@@ -20,7 +20,7 @@ from .plan import RunPlan
 from .planned import total
 from .prompts import rewrite_source
 from .quality import fluency
-from .redact import REPLACEMENT
+from .redact import KEY_NOTICE, REPLACEMENT
 from .repair import verified
 from .request import Request
 from .rewrite import Faithfulness, faithfulness, faithfulness_fields
@@ -253,6 +253,8 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool) -> st
         parts.append(
             f"The ending was written again to end naturally; the model's own: “{_tail(own)}” (kept with the run)."
         )
+    if any(c.masker.masked for c in all_calls):
+        parts.append(KEY_NOTICE)
     if cut:
         parts.append("Text outside the countdown (before its first marker or after <0>) was cut.")
     invalid = sum("".join(c.reply).count(REPLACEMENT) for c in all_calls)  # backends/guard.py put them there

@@ -27,6 +27,9 @@ _BEARER = re.compile(r"\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
+KEY_NOTICE = f"The text held the API key this run was sent with; it is shown and saved as {MASK}."
+"""Said with a run whose model wrote the key in use into its answer."""
+
 MIN_SECRET = 6
 """Shorter "keys" (`none`, a placeholder) are not masked: they would blank ordinary words."""
 
@@ -42,6 +45,44 @@ def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
     for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET}, key=len, reverse=True):
         text = text.replace(secret, MASK)
     return text
+
+
+class SecretMasker:
+    """`mask_secrets` over a stream of pieces: a key split across two pieces ("sk-ant-" then "0123…") is masked
+    too. The end of the text so far that could begin a key is held back until the next piece (or `flush`) says
+    which it is. `masked` counts the keys masked."""
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        self.secrets = sorted({s for s in secrets if s and len(s) >= MIN_SECRET}, key=len, reverse=True)
+        self.held, self.masked = "", 0
+
+    def feed(self, piece: str) -> str:
+        """What of the text so far can be shown now, keys masked."""
+        if not self.secrets:
+            return piece
+        text = self._mask(self.held + piece)
+        keep = self._open_end(text)
+        self.held = text[len(text) - keep :] if keep else ""
+        return text[: len(text) - keep]
+
+    def flush(self) -> str:
+        """The rest held back, at the end of the stream."""
+        rest, self.held = self.held, ""
+        return rest
+
+    def _mask(self, text: str) -> str:
+        for secret in self.secrets:
+            self.masked += text.count(secret)
+            text = text.replace(secret, MASK)
+        return text
+
+    def _open_end(self, text: str) -> int:
+        """The length of the longest end of `text` that is the start of a key."""
+        longest = max(len(s) for s in self.secrets) - 1
+        for n in range(min(longest, len(text)), 0, -1):
+            if any(s.startswith(text[-n:]) for s in self.secrets):
+                return n
+        return 0
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:

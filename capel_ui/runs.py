@@ -35,7 +35,7 @@ from .counting import count, refusal
 from .generation import Generation
 from .outcome import Outcome, faithfulness_json
 from .quality import offline_score, warnings, words
-from .redact import MASK, mask_secrets, redact, valid_text
+from .redact import KEY_NOTICE, mask_secrets, redact, valid_text
 from .request import Request
 from .runview import RunView
 from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, update_run
@@ -49,7 +49,6 @@ FIRST_SAVE_WAIT = 1.0
 """Seconds a new run waits for its row before streaming: the usual insert takes milliseconds (so the row exists
 when the page or CLI asks for its id); on a locked database it goes on in the background and the stream starts."""
 
-KEY_NOTICE = f"The text held the API key this run was sent with; it is saved as {MASK}."
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +113,7 @@ class LiveRun:
 
     def _cleaned(self, fields: dict[str, Any]) -> dict[str, Any]:
         """`fields` as they may be saved: every text valid UTF-8, the key in use masked in the model's text (the
-        notice then says so)."""
+        run masks it as it streams, `Generation._read`; this is the last net before the database)."""
         out = {k: valid_text(v) if isinstance(v, str) else v for k, v in fields.items()}
         masked = False
         for name in ("raw", "text", "draft"):
@@ -122,7 +121,7 @@ class LiveRun:
             if isinstance(value, str) and self._secrets:
                 out[name] = mask_secrets(value, self._secrets)
                 masked = masked or out[name] != value
-        if masked and "notice" in out:
+        if masked and "notice" in out and KEY_NOTICE not in (out["notice"] or ""):  # the run masks it first
             out["notice"] = " ".join(filter(None, (out["notice"], KEY_NOTICE)))
         return out
 

@@ -8,12 +8,14 @@ import os
 import sqlite3
 import time
 
+import pytest
+
 from capel_ui.backends import get_backend
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request
 from capel_ui.runs import LiveRun
 from capel_ui.storage import get_engine, list_runs
-from tests.scripted_server import MODEL, ok
+from tests.scripted_server import MODEL, cut_after, ok
 
 KEY = "sk-ant-secret-0123456789"
 
@@ -30,6 +32,27 @@ def test_a_key_the_server_writes_into_its_answer_is_masked_in_history_and_export
     out = io.StringIO()
     assert main(["history", "--csv", "-"], stdin=io.StringIO(), stdout=out, stderr=io.StringIO()) == 0
     assert KEY not in out.getvalue() and "Your key is ***" in out.getvalue()
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_a_key_the_server_writes_into_its_answer_never_reaches_the_terminal(scripted, monkeypatch, json_out):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", scripted.url)
+    scripted.script(ok(["Your key is s", "k-ant-secret-01", "23456789 and more words."]))
+    argv = ["generate", "--model", "claude-sonnet-4-5", "--mode", "baseline", "--target", "7", "Echo."]
+    out, err = io.StringIO(), io.StringIO()
+    main(argv + (["--json"] if json_out else []), stdin=io.StringIO(), stdout=out, stderr=err)
+    assert KEY not in out.getvalue() + err.getvalue() and "Your key is ***" in out.getvalue()
+
+
+def test_a_stream_cut_right_after_a_keys_first_letters_keeps_them(scripted, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", scripted.url)
+    scripted.script(cut_after(["Three short words sk"]))  # "sk" could begin the key: held, then the cut
+    argv = ["generate", "--model", "claude-sonnet-4-5", "--mode", "baseline", "--target", "7", "Echo."]
+    main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO())
+    [run] = list_runs(get_engine())
+    assert run.text == "Three short words sk"
 
 
 def test_a_locked_database_does_not_hold_back_the_first_words(scripted):
