@@ -424,7 +424,9 @@ class _Interrupts:
     """Ctrl-C and SIGTERM for the whole of a `generate` (main thread only): the first stops the runs (as a
     KeyboardInterrupt, which also wakes a read waiting on the network); once a run is stopping or saving, a further
     signal is only counted (`later`), so it cannot cut the final save short and leave the run `running` without the
-    words since its last save. The command exits (130) once the save is done.
+    words since its last save; it only asks the run not to try the save again once the try under way is over
+    (`LiveRun.hurry`: a database locked by another program is not waited for twice). The command exits (130) once
+    the save is done, or says the text it printed is the only copy.
 
     The handler takes no lock (a signal lands between any two bytecodes of the main thread, which may hold one): it
     reads only `Generation.status`, which leaves `running` just before the final save starts."""
@@ -435,7 +437,9 @@ class _Interrupts:
 
     def __call__(self, signum: int, frame: object) -> None:
         if self.first or any(not live.streaming for live in self.lives):
-            self.later += 1  # the run is stopping or saving what arrived: let it
+            self.later += 1  # the run is stopping or saving what arrived: let the try under way finish
+            for live in self.lives:
+                live.hurry()  # but a database that stays busy is not waited for again
             return
         self.first = True
         raise KeyboardInterrupt

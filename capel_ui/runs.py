@@ -89,6 +89,7 @@ class LiveRun:
         self._last_save = clock()
         self.run_id: int | None = None
         self.save_error: str | None = None
+        self._hurried = False  # a second Ctrl-C: no further try of the final save (`hurry`)
         self._secrets = tuple(getattr(gen.backend, "secrets", ()) or ())  # the key in use (backends/guard.py)
         self._start = self._cleaned(self._start_fields(origin, instruction, comparison_id, group_id))
         self._creating: threading.Thread | None = None
@@ -131,7 +132,10 @@ class LiveRun:
             self._creating.join()  # a first save still waiting on a lock: its row, or none, before this one
         fields, reason = self._cleaned(final_fields(self.gen.outcome())), ""
         for wait in (0.0, *self.save_retries):
-            time.sleep(wait)
+            if self._hurried_in(wait):
+                busy = f"{database_label(engine)}, which stayed busy ({reason})"
+                self.save_error = f"was not saved to {busy}: a second Ctrl-C asked not to wait"
+                return
             try:
                 if self.run_id is None:
                     self.run_id = create_run(engine, **{**self._start, **fields})
@@ -142,6 +146,18 @@ class LiveRun:
                 reason = _reason(exc)
                 log.info("could not save run %s: %s", self.run_id, reason)
         self.save_error = f"could not be saved to {database_label(engine)} ({reason})"
+
+    def hurry(self) -> None:
+        """Try the final save no more after the try under way (a second Ctrl-C while a busy database holds it up).
+        Safe from a signal handler: it sets a flag and takes no lock."""
+        self._hurried = True
+
+    def _hurried_in(self, wait: float) -> bool:
+        """Wait `wait` seconds before the next try of the final save, unless `hurry` asks not to."""
+        end = time.monotonic() + wait
+        while not self._hurried and time.monotonic() < end:
+            time.sleep(min(0.05, end - time.monotonic()))
+        return self._hurried and wait > 0
 
     def _start_fields(
         self, origin: Origin, instruction: str | None, comparison_id: str | None, group_id: str | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import sqlite3
 import time
 
@@ -15,6 +16,7 @@ from capel_ui.cli import main
 from capel_ui.generation import Generation, Request
 from capel_ui.runs import LiveRun
 from capel_ui.storage import get_engine, list_runs
+from tests.cli_process import interrupt_generate
 from tests.scripted_server import MODEL, cut_after, ok
 
 KEY = "sk-ant-secret-0123456789"
@@ -71,3 +73,35 @@ def test_a_locked_database_does_not_hold_back_the_first_words(scripted):
     assert list(stream) == ["three four."]
     [run] = list_runs(engine)
     assert (run.id, run.status, run.text, run.verified) == (live.run_id, "complete", "One two three four.", True)
+
+
+def test_a_second_ctrl_c_while_a_locked_database_holds_the_save_leaves_with_the_text_and_says_it_is_unsaved(scripted):
+    """Another program keeps the database locked: the first Ctrl-C's save waits on it; the second asks not to try
+    again, so the command leaves within one busy timeout (5 s), not the half minute of every retry, and says the text
+    it printed is the only copy."""
+    scripted.script(ok(["word "] * 60, delay=0.1))
+    get_engine()  # the database exists (migrated) before another process locks it
+    other = sqlite3.connect(os.environ["DATABASE_URL"].removeprefix("sqlite:///"), isolation_level=None)
+    ended: list[float] = []
+
+    def before(i: int) -> None:
+        if i == 0:
+            other.execute("BEGIN EXCLUSIVE")  # held until the command has left
+        ended.append(time.monotonic())
+
+    code, out, err = interrupt_generate(
+        scripted,
+        "--mode",
+        "baseline",
+        "--target",
+        "60",
+        after=1.0,
+        signals=(signal.SIGINT,) * 2,
+        gap=1.0,
+        before=before,
+    )
+    waited = time.monotonic() - ended[-1]
+    other.close()
+    assert (code, "only copy" in err, "Traceback" in err) == (3, True, False), err
+    assert out.split() and set(out.split()) == {"word"}
+    assert waited < 15, f"left {waited:.0f} s after the second Ctrl-C"
