@@ -81,7 +81,9 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
     "zh_all": UnitSpec(
         "字 (all characters)", ("zh",), grammar={"zh": "chars"}, noun={"zh": _ALL_CHARS["zh"]}, counter="count_zh_all"
     ),
-    "zh_words": UnitSpec("Chinese words (jieba)", ("zh",), markers=("zh",), noun=_ZH_CHARS, counter="count_zh_words"),
+    "zh_words": UnitSpec(
+        "Chinese words (jieba)", ("zh",), markers=("zh",), noun={"zh": "个词"}, counter="count_zh_words"
+    ),
     "chars": UnitSpec(
         "characters", ("en", "zh"), grammar={"en": "chars", "zh": "chars"}, noun=_ALL_CHARS, counter="count_chars"
     ),

@@ -16,6 +16,7 @@ from capel_ui.prompts import (
     build_messages,
     build_prompt,
     capel_suffix,
+    limit_suffix,
     suffix,
     validate_target,
 )
@@ -222,3 +223,12 @@ def test_bad_targets_are_rejected_everywhere(target: object) -> None:
 def test_boundary_targets_are_accepted(target: int) -> None:
     assert validate_target(target) == target
     assert f"<{target}>" in capel_suffix("en", target)
+
+
+@pytest.mark.parametrize(
+    ("unit", "noun"),
+    [("zh_chars", "个字"), ("zh_words", "个词"), ("zh_all", "个字（标点符号也算）")],
+    ids=["characters", "jieba_words", "all_characters"],
+)
+def test_a_chinese_prompt_names_the_unit_the_length_is_counted_in(unit: str, noun: str) -> None:
+    assert limit_suffix("zh", unit, "exactly", 20, 20) == f"请用正好20{noun}回答上述指令。"
