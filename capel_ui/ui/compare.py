@@ -132,7 +132,7 @@ def render() -> None:
     c = st.columns([1.2, 1.5, 2])
     lang = lang_radio(c[0], C.FORM, DEFAULT_TARGET)
     unit = unit_picker(c[1], C.FORM, lang)
-    models = _pick_models(c[2], current)
+    models = _pick_models(st.container(), current)  # the page's width: four model names stay whole
     target = target_inputs(st.container(), C.FORM, DEFAULT_TARGET)
     state.put(C.OWN_TARGET, C.FORM.settings())
     modes: list[Mode] = st.multiselect(
