@@ -21,7 +21,17 @@ from capel_ui.outcome import left_out
 from capel_ui.runs import LiveRun, put_words_back, verdict_of
 from capel_ui.storage import RunRecord, create_run, get_engine, get_run
 from capel_ui.ui.render import written_html
-from tests.test_planned_endings import FOUND, HEAD, INSTRUCTION, NEXT, OWN, asked, llama, natural_after
+from tests.test_planned_endings import (
+    FOUND,
+    HEAD,
+    INSTRUCTION,
+    NEXT,
+    OWN,
+    asked,
+    by_prefill,
+    llama,
+    natural_after,
+)
 
 SMS = "Write a text message reminding a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
 KEPT = "Your dental appointment is on Tuesday at 3:30 pm."
@@ -74,6 +84,14 @@ def test_an_exact_ending_written_again_keeps_the_models_own_ending() -> None:
     assert out.written == OWN
     apart = out.left_out
     assert apart is not None and (apart.words, apart.added) == ("a widespread.", "crisp crust.")
+
+
+def test_a_closing_written_in_place_of_the_models_ending_says_the_words_it_left_out() -> None:
+    own = "Fresh bread every Saturday. Our loaves sell out fast."  # its ending reads cut off: a closing is written
+    model = llama(by_prefill(own, " Come early!"), ending=natural_after("Come early!"))
+    out = generate(model, Request(INSTRUCTION, 10, mode="exact", target_kind="at_most"))
+    assert (out.text, out.written) == ("Fresh bread every Saturday. Come early!", own)
+    assert "in place of its own ending; left out: “Our loaves sell out fast.” (5 word(s)" in (out.notice or "")
 
 
 def test_put_words_back_saves_the_whole_text_as_an_edit_counted_in_the_runs_unit(
