@@ -12,6 +12,7 @@ from typing import Any
 
 from .backends import language_note
 from .ending import ending_help, ending_words
+from .outcome import left_out
 from .parser import check_output
 from .quality import QualityWarning, explain, warnings
 from .repair import calls_line
@@ -94,7 +95,13 @@ def show_run(run: RunRecord) -> str:
     lines += [f"warning: {w.message}" for w in run_warnings(run)]
     if run.attempts:
         lines.append(calls_line(run.attempts))
+    apart = left_out(run.written, run.text)
+    if apart is not None:
+        n = len(apart.words.split())
+        lines.append(f"left out: “{apart.words}” ({n} word(s) the model wrote; its whole text is below)")
     lines += ["", "Instruction:", run.instruction, "", "Text:", run.text, ""]
+    if apart is not None and run.written:
+        lines += ["The model's whole text (the words above put back):", run.written.strip(), ""]
     return "\n".join(lines)
 
 
@@ -105,7 +112,9 @@ def run_json(run: RunRecord) -> dict[str, Any]:
     for key, value in data.items():
         if isinstance(value, datetime):
             data[key] = value.isoformat()
-    return {**data, "shown_status": display_status(run), "verified": verdict.verified}
+    apart = left_out(run.written, run.text)
+    shown = {"shown_status": display_status(run), "verified": verdict.verified}
+    return {**data, **shown, "left_out": apart.words if apart is not None else None}
 
 
 def marker_spans(run: RunRecord) -> tuple[tuple[int, int], ...]:

@@ -58,6 +58,12 @@ class Outcome:
     end_probability: float | None = None  # P(end) after the text (ending.py), where the server can say
     planned_ending: dict[str, Any] | None = None  # the candidate endings a planned run chose from (planned.py)
     foreign: bool = False  # the model does not write the request's language (ProviderSpec.languages): no score
+    written: str | None = None  # the model's whole text where `text` keeps less or other of it (`whole_text`)
+
+    @property
+    def left_out(self) -> LeftOut | None:
+        """Where the text parts from what the model wrote (a planned cut or ending); None where it kept it all."""
+        return left_out(self.written, self.text)
 
     @property
     def faithfulness(self) -> Faithfulness | None:
@@ -128,6 +134,8 @@ class Outcome:
             "fluency": self.fluency,
             "end_probability": self.end_probability,
             "planned_ending": self.planned_ending,
+            "written": self.written,
+            "left_out": self.left_out.words if self.left_out else None,
             "calls": self.calls,
             "attempts": self.attempts,
             **faithfulness_json(self.faithfulness),
@@ -196,10 +204,60 @@ def build(run: RunRecord, *, final: bool) -> Outcome:
         end_probability=run.end_probability if final else None,
         planned_ending=run.planned_ending if final else None,
         foreign=plan.language_note is not None,
+        written=whole_text(plan, run.planned_ending, text) if final else None,
     )
     if final:
-        outcome.notice = _notice(run, status, outcome.verified, cut)
+        outcome.notice = _notice(run, status, outcome.verified, cut, outcome.left_out)
     return outcome
+
+
+def whole_text(plan: RunPlan, planned: dict[str, Any] | None, text: str) -> str | None:
+    """The model's whole text, as clean as `text`, where a planned ending kept less or other of it: a limit's cut
+    (`written`, the text before the cut) or an exact ending written again (`own`, when one was `chosen`). None where
+    the text is all it wrote: nothing it wrote is lost, and "Put the words back" restores this."""
+    planned = planned or {}
+    if planned.get("written") is not None:
+        whole = plan.plain_text(str(planned["written"]))
+    elif planned.get("chosen"):
+        whole = str(planned.get("own", {}).get("text") or "").strip()
+    else:
+        return None
+    return whole if whole and whole != text.strip() else None
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A text beside the model's whole text: the start they share, the model's words the text leaves out after it,
+    and what the text has in their place (a sentence's closing stop, an ending written again)."""
+
+    shared: str
+    dropped: str
+    added: str
+
+    @property
+    def words(self) -> str:
+        """The left-out words as a writer quotes them: "A New E.", not ": A New E."."""
+        return self.dropped.lstrip(".!?,;:。！？，；： ").strip()
+
+
+def left_out(written: str | None, text: str) -> LeftOut | None:
+    """Where `text` parts from the model's whole text `written`, at a word's start (never inside a word); None where
+    nothing was written apart or nothing was left out."""
+    whole, text = (written or "").strip(), text.strip()
+    if not whole or whole == text:
+        return None
+    pairs = zip(whole, text, strict=False)  # the shorter one ends the shared start
+    at = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(whole), len(text)))
+    if at and whole[at - 1].isalnum() and _word_goes_on(whole, text, at):
+        while at and not whole[at - 1].isspace():
+            at -= 1  # "…opens at nin|e" against "…opens at noon": part at "nine", not inside it
+    found = LeftOut(whole[:at], whole[at:], text[at:])
+    return found if found.words else None
+
+
+def _word_goes_on(whole: str, text: str, at: int) -> bool:
+    """Whether the word before `at` goes on in either text (so they part inside it)."""
+    return any(at < len(t) and t[at].isalnum() for t in (whole, text))
 
 
 def _kept(run: RunRecord, call: Call) -> tuple[str, Status, bool]:
@@ -230,7 +288,7 @@ def _read(
     return text, n, list(result.errors), result.countdown_end, result.draft
 
 
-def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool) -> str | None:
+def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool, apart: LeftOut | None) -> str | None:
     plan, all_calls = run.plan, run.calls
     parts = [plan.notice] if plan.notice else []
     reasoning = total(c.usage.reasoning_tokens if c.usage else None for c in all_calls)
@@ -246,6 +304,11 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool) -> st
         parts.append(
             f"Ended at “{_tail(run.raw)}”, the last natural sentence end inside the limit; left out: "
             f"“{run.cut_tail}” ({words} word(s), kept with the run)."
+        )
+    elif apart is not None and status == "complete" and run.plan.bounded:  # a closing written in place of the tail
+        parts.append(
+            f"Ended with a closing the model wrote in place of its own ending; left out: “{apart.words}” "
+            f"({len(apart.words.split())} word(s), kept with the run)."
         )
     searched = run.planned_ending or {}
     if searched.get("chosen") and status == "complete":

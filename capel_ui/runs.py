@@ -33,7 +33,7 @@ from sqlalchemy.exc import DBAPIError
 from .backends import spec_of
 from .counting import count, refusal
 from .generation import Generation
-from .outcome import Outcome, faithfulness_json
+from .outcome import Outcome, faithfulness_json, left_out
 from .quality import offline_score, warnings, words
 from .redact import KEY_NOTICE, mask_secrets, redact, valid_text
 from .request import Request
@@ -117,7 +117,7 @@ class LiveRun:
         run masks it as it streams, `Generation._read`; this is the last net before the database)."""
         out = {k: valid_text(v) if isinstance(v, str) else v for k, v in fields.items()}
         masked = False
-        for name in ("raw", "text", "draft"):
+        for name in ("raw", "text", "draft", "written"):
             value = out.get(name)
             if isinstance(value, str) and self._secrets:
                 out[name] = mask_secrets(value, self._secrets)
@@ -258,6 +258,7 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "status": outcome.status,
         "raw": outcome.raw,
         "text": outcome.text,
+        "written": outcome.written,  # the model's whole text where the text keeps less of it: nothing is lost
         "draft": outcome.draft,
         "count": outcome.count,
         "exact": outcome.exact,
@@ -290,9 +291,10 @@ def quality_fields(outcome: Outcome) -> dict[str, Any]:
     return {**fields, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)), end)}
 
 
-def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:
+def save_edit(engine: Engine, parent: RunRecord, text: str, notice: str | None = None) -> int:
     """Save a writer's edit of `parent` as a new complete run of origin `edit`, counted and judged like any run
-    against the parent's unit and target. No model wrote it: model, backend and mode say so and raw is empty."""
+    against the parent's unit and target. No model call made it: model, backend and mode say so and raw is empty;
+    `notice` says what the edit was where it is not typed by hand (`put_words_back`)."""
     target = target_of(parent)
     n = count(text, parent.unit)  # type: ignore[arg-type]
     verdict = decide("complete", n, target, 0, refusal(text, parent.unit))
@@ -318,9 +320,23 @@ def save_edit(engine: Engine, parent: RunRecord, text: str) -> int:
         verified=verdict.verified,
         errors=[],
         seconds=None,
-        notice=f"Edited by hand from run {parent.id}; no model wrote this text.",
+        notice=notice or f"Edited by hand from run {parent.id}; no model wrote this text.",
         group_id=parent.group_id,
     )
+
+
+def put_words_back(engine: Engine, parent: RunRecord) -> int | None:
+    """Make the model's whole text (`written`: the words a planned cut or ending left out put back) the writer's new
+    text, saved the one way an edit is (`save_edit`): counted and judged in the parent's unit, over its limit as it
+    may be. None where the parent left nothing out."""
+    apart = left_out(parent.written, parent.text)
+    if apart is None or parent.written is None:
+        return None
+    notice = (
+        f"Run {parent.id}'s text with the words it left out put back (“{apart.words}”): the whole text "
+        f"{parent.model} wrote, as it wrote it."
+    )
+    return save_edit(engine, parent, parent.written.strip(), notice)
 
 
 # ----- runs streaming in this process ---------------------------------------------------------------------

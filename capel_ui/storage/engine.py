@@ -197,6 +197,11 @@ def m010_rewrite_facts(conn: Connection) -> None:
     _add_column(conn, "runs", "source_facts", Text(), None)
 
 
+def m011_written(conn: Connection) -> None:
+    """runs: written, the model's whole text where the run kept less of it (frozen; never edit). Old rows have none."""
+    _add_column(conn, "runs", "written", Text(), None)
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
@@ -207,6 +212,7 @@ UPGRADES: tuple[Step, ...] = (
     m008_rewrite_faithfulness,
     m009_batch,
     m010_rewrite_facts,
+    m011_written,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

@@ -146,6 +146,10 @@ class Run(Base):
     # A rewrite's facts (issue 32, facts.FactCheck.as_json) as JSON text: {"total": 11, "lost": ["$3.4 million"],
     # "invented": []}. None on runs that are not rewrites, and on Chinese ones.
     source_facts: Mapped[str | None]
+    # Issue 31: the model's whole text where the run's text keeps less or other than it wrote (a limit's cut at a
+    # sentence end, an ending written again), so nothing it wrote is lost and "Put the words back" can restore it.
+    # None where the text is all the model wrote.
+    written: Mapped[str | None]
 
 
 class BenchRun(Base):

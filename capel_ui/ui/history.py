@@ -8,7 +8,8 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from ..history import history_rows
-from ..storage import delete_run, distinct_values, get_run, list_runs, runs_to_csv
+from ..runs import put_words_back
+from ..storage import RunRecord, delete_run, distinct_values, get_run, list_runs, runs_to_csv
 from ..vocab import LANG_LABELS, ORIGINS, mode_label
 from . import resources, state
 from .layout import FILTERS, hook
@@ -92,17 +93,20 @@ def render() -> None:
         },
     )
     selected = picked.selection.rows if picked and picked.selection else []
-    if not selected:
+    if selected:
+        state.drop(H.RESTORED)
+    run_id = runs[selected[0]].id if selected else state.get(H.RESTORED)
+    run = get_run(engine, run_id) if run_id is not None else None
+    if run is None:
         st.caption("Select a row to open the run.")
         return
-    run = get_run(engine, runs[selected[0]].id)
-    if run is None:
-        return
+    if not selected:  # the run "Put the words back" just saved
+        st.success(f"Saved as run {run.id}, the top row: the words the model wrote put back.", icon=":material/undo:")
     st.divider()
     st.subheader(f"Run {run.id}")
     with st.expander("Instruction", expanded=True):
         st.text(run.instruction)
-    render_run(run, key=f"h{run.id}")
+    render_run(run, key=f"h{run.id}", put_back=lambda parent: _put_back(engine, parent))
     a = st.columns([1.4, 1, 3])  # "Re-run on Write" whole at 1280 px
     if a[0].button("Re-run on Write", icon=":material/replay:", width="stretch", key=f"rerun{run.id}"):
         state.open_on_write(run)  # the same inputs, a rewrite as a rewrite
@@ -117,6 +121,15 @@ def _delete(engine: Engine, run_id: int) -> None:
     delete_run(engine, run_id)
     state.put(H.TABLES, state.get(H.TABLES) + 1)
     state.put(H.DELETED, run_id)
+
+
+def _put_back(engine: Engine, parent: RunRecord) -> None:
+    """Save the model's whole text as a new run (`runs.put_words_back`) and open it below a table drawn anew (the
+    selected row would now point at another run)."""
+    restored = put_words_back(engine, parent)
+    if restored is not None:
+        state.put(H.TABLES, state.get(H.TABLES) + 1)
+        state.put(H.RESTORED, restored)
 
 
 def _lang_name(lang: str) -> str:

@@ -27,6 +27,8 @@ STYLE = """<style>
  border-left:4px solid #2f5d8a;background:#fff;border-radius:.25rem}
 .capel-live{white-space:pre-wrap;word-break:break-word;font-size:.92rem;line-height:1.5;color:#3b4350;
  padding:.4rem .6rem;border-left:3px solid #c9d6e3;max-height:9rem;overflow:hidden}
+.capel-raw del.out{color:#8a8f98;text-decoration-color:#8a8f98}
+.capel-raw ins.in{text-decoration:none;border-bottom:2px solid #9bbf8a}
 .capel-count{text-align:center;padding:.4rem 0}
 .capel-count .n{font-size:4.2rem;font-weight:700;line-height:1;color:#2f5d8a;font-variant-numeric:tabular-nums}
 .capel-count .lbl{color:#5b6470;font-size:.95rem}
@@ -120,6 +122,14 @@ def plain_markdown(text: str) -> str:
         last = found.end()
     out.append(_MARKDOWN_PUNCTUATION.sub(r"\\\1", text[last:]))
     return "".join(out)
+
+
+def written_html(shared: str, dropped: str, added: str) -> str:
+    """The model's whole text beside the run's, escaped: the words left out dimmed and struck (never lost), and what
+    the text has in their place underlined after them."""
+    put = f'<ins class="in" title="in the text instead">{escape(added)}</ins>' if added else ""
+    out = f'<del class="out" title="left out of the text">{escape(dropped)}</del>'
+    return f'{STYLE}<div class="capel-raw">{escape(shared)}{out}{put}</div>'
 
 
 def clean_text_html(text: str) -> str:

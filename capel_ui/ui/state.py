@@ -255,6 +255,8 @@ class H:
     so the run below the deleted one never opens under the cursor that just clicked Delete."""
     DELETED: Final = Key[int | None]("h_deleted", None)
     """The run just deleted, said once where its detail was."""
+    RESTORED: Final = Key[int | None]("h_restored", None)
+    """The run "Put the words back" just saved: open below a table drawn anew until the writer selects a row."""
 
     @staticmethod
     def table_key() -> str:

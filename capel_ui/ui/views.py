@@ -21,7 +21,7 @@ from ..counting import count, count_detail, refusal
 from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
 from ..history import marker_spans, run_warnings, score_line
-from ..outcome import Outcome
+from ..outcome import Outcome, left_out
 from ..quality import ONE_JUNK, junk
 from ..repair import calls_line
 from ..rewrite import saved_faithfulness
@@ -33,7 +33,15 @@ from ..vocab import MAX_TARGET, mode_label, units_phrase
 from . import state
 from .layout import DOWNLOADS, VERDICT, hook
 from .live_text import live_text_area
-from .render import clean_text_html, copy_button_html, countdown_html, error_rows, highlight_raw, plain_markdown
+from .render import (
+    clean_text_html,
+    copy_button_html,
+    countdown_html,
+    error_rows,
+    highlight_raw,
+    plain_markdown,
+    written_html,
+)
 from .state import Key, note_key
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
@@ -221,8 +229,12 @@ def stream_live(live: LiveRun) -> Outcome:
     return live.outcome
 
 
-def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
-    """A saved run as the Write page shows it: verdict, clean text, copy/export, raw with errors, numbers."""
+def render_run(
+    run: RunRecord, *, key: str, show_prompt: bool = True, put_back: Callable[[RunRecord], None] | None = None
+) -> None:
+    """A saved run as the Write page shows it: verdict, clean text, copy/export, raw with errors, numbers; with
+    `put_back` (the page's save of the model's whole text, `runs.put_words_back`), "Put the words back" under a
+    text that left out words the model wrote."""
     verdict = verdict_line(run, key)
     if run.failure:
         st.error(plain_markdown(run.failure))
@@ -232,13 +244,15 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
     if verdict.status in ("partial", "cancelled", "running", "interrupted"):
         st.caption(f"This run is **{verdict.status}**: it shows what arrived; it is not verified.")
     if run.notice:  # e.g. the baseline fallback, or the output tokens a reasoning model spent thinking
-        st.caption(run.notice)
+        st.caption(plain_markdown(run.notice))  # it may quote the model's words: text, never Markdown
     if not run.text.strip():
         st.info("No text arrived before the run stopped, so there is nothing to copy or download.")
         _footer(run, show_prompt)
         return
     st.html(clean_text_html(run.text))
     quality_notes(run)
+    if put_back is not None:
+        words_back(run, key, put_back)
     if junk(run_warnings(run)):  # Copy and the downloads ask before handing out a text no writer would keep
         st.warning(ONE_JUNK, icon=":material/report:")
         if not st.checkbox("Copy or download it anyway", key=f"{key}-anyway"):
@@ -266,7 +280,13 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
     if len(run.attempts) > 1:  # what each repair call did; one call is the run the page already describes
         line += f" · {calls_line(run.attempts)}"
     st.caption(line, help=help_)
-    with st.expander(f"Raw output · {len(run.errors)} marker error(s)", expanded=bool(run.errors)):
+    apart = left_out(run.written, run.text)
+    cut = " · words left out" if apart is not None else ""
+    with st.expander(f"Raw output · {len(run.errors)} marker error(s){cut}", expanded=bool(run.errors)):
+        if apart is not None:
+            st.caption("Everything the model wrote; the struck words are left out of the text:")
+            st.html(written_html(apart.shared, apart.dropped, apart.added))
+            st.caption("The raw output of the text:")
         st.html(highlight_raw(run.raw, run.errors, markers=marker_spans(run)))
         if run.errors:
             st.dataframe(error_rows(run.raw, run.errors), hide_index=True, width="stretch")
@@ -274,6 +294,31 @@ def render_run(run: RunRecord, *, key: str, show_prompt: bool = True) -> None:
             st.caption("Draft (discarded, not counted):")
             st.text(run.draft)
     _footer(run, show_prompt)
+
+
+def words_back(run: RunRecord, key: str, put_back: Callable[[RunRecord], None]) -> None:
+    """Under a text that left out words the model wrote (a limit's cut at a sentence end, an ending written again):
+    the whole text with the left-out words struck, what it would count, and one click to make it the writer's text.
+    The page saves it as a new run, the one way an edit is saved; over the limit it says so in its badge."""
+    apart = left_out(run.written, run.text)
+    if apart is None or not run.written or run.status != "complete":
+        return
+    whole = run.written.strip()
+    verdict = decide("complete", count(whole, run.unit), target_of(run), 0, refusal(whole, run.unit))  # type: ignore[arg-type]
+    with st.container(border=True, key=f"{key}-words-back"):
+        n = len(apart.words.split())
+        st.markdown(
+            f"**{n} word(s) the model wrote are left out** · put back: :{verdict.tone}[{verdict.headline(run.unit)}]"
+        )
+        st.html(written_html(apart.shared, apart.dropped, apart.added))
+        if st.button(
+            "Put the words back",
+            key=f"{key}-put-back",
+            icon=":material/undo:",
+            help="Make the model's whole text your text, saved as a new run as an edit is (it may be over the limit).",
+        ):
+            put_back(run)
+            st.rerun(scope="app")
 
 
 def _cost_line(run: RunRecord) -> tuple[str, str]:

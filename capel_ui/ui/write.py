@@ -15,9 +15,9 @@ from ..prompts import REWRITE
 from ..quality import ALL_JUNK, junk
 from ..repair import REPAIR_MODES
 from ..request import Request, default_max_tokens
-from ..runs import verdict_of
+from ..runs import put_words_back, verdict_of
 from ..service import RunHandle, start
-from ..storage import get_run, list_runs
+from ..storage import RunRecord, get_run, list_runs
 from ..variants import ranked_runs
 from ..verdict import Target
 from ..vocab import (
@@ -366,12 +366,19 @@ def _show_result(result: DeltaGenerator, scroll: bool = False) -> None:
         _show_variants()
         if run.status == "cancelled":
             st.info("Stopped. What arrived is kept in History.")
-        render_run(run, key=f"w{run.id}")
+        render_run(run, key=f"w{run.id}", put_back=_put_back)
         edit_box(run, resources.engine(), key=f"w{run.id}", on_saved=_show_run, on_send=_send_back)
 
 
 def _show_run(run_id: int) -> None:
     state.put(W.RUN_ID, run_id)
+
+
+def _put_back(run: RunRecord) -> None:
+    """Show the model's whole text, saved as a new run (`runs.put_words_back`), in place of the run it came from."""
+    restored = put_words_back(resources.engine(), run)
+    if restored is not None:
+        _show_run(restored)
 
 
 def _send_back(text: str) -> None:
