@@ -553,7 +553,7 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     if outcome.faithfulness is not None:
         route = live.view().rewrite_route  # which route ran, said whatever the mode
         err.write(f"rewrite{f' ({route})' if route else ''}: {outcome.faithfulness.describe()}\n")
-    if outcome.notice and outcome.calls > 1:
+    if outcome.notice and (outcome.calls > 1 or outcome.left_out is not None):  # a repair, or words left out
         err.write(f"note: {outcome.notice}\n")
     if outcome.failure:
         err.write(f"capel_ui: error: {outcome.failure}\n")

@@ -153,3 +153,13 @@ def test_the_whole_text_is_shown_struck_as_text_never_html() -> None:
     shown = written_html(apart.shared, apart.dropped, apart.added)
     assert '<del class="out" title="left out of the text"> &lt;img src=x onerror=alert(1)&gt; ok.</del>' in shown
     assert "<img" not in shown
+
+
+def test_generate_says_the_words_a_limit_left_out(scripted_model: ScriptedBackend) -> None:
+    scripted_model.capabilities = LLAMA_CPP
+    scripted_model.ending = natural_after("3:30 pm.")
+    scripted_model.reply(REPLY)
+    err = io.StringIO()
+    argv = ["generate", "--model", "scripted", "--mode", "exact", "--at-most", "160", "--unit", "sms", SMS]
+    main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=err)
+    assert f"left out: “{TAIL}”" in err.getvalue()
