@@ -158,28 +158,36 @@ def split_ending(text: str) -> tuple[str, str, str] | None:
     return body[: m.start()], m.group(1) + m.group(2), m.group(3)
 
 
-def score_from_tokens(tokens: Sequence[tuple[str, float, Alternatives]], unit: str) -> float | None:
-    """The ending score from the tokens a server wrote for `unit` (the last unit with its space) and what followed,
-    each with its log-probability and the alternatives at its place (before any grammar): the probability of the
-    unit's tokens after its first, times the phrase-ending share of what the model would write right after the
-    unit. None when the tokens do not reach past the unit."""
+def score_from_tokens(
+    tokens: Sequence[tuple[str, float, Alternatives]], unit: str, *, first_written: bool = False
+) -> float | None:
+    """The ending score from the tokens a server wrote for `unit` (the last unit with its space, or what is left of
+    it) and what followed, each with its log-probability and the alternatives at its place (before any grammar):
+    the probability of the unit's tokens after its first (all of them where its first was already in the answer
+    so far, `first_written`), times the phrase-ending share of what the model would write right after the unit.
+    None when the tokens do not reach past the unit."""
     pos, rest = 0, 0.0
     for i, (token, lp, alternatives) in enumerate(tokens):
+        counted = i or first_written
         if pos >= len(unit):
-            return math.exp(rest) * phrase_end_share(alternatives)
-        if pos + len(token) > len(unit) and i:  # the stop written in one token with the word's end
+            return math.exp(rest) * phrase_end_share([*alternatives, (token, lp)])
+        if pos + len(token) > len(unit) and counted:  # the stop written in one token with the word's end
             return math.exp(rest + lp)
-        rest += lp if i else 0.0
+        rest += lp if counted else 0.0
         pos += len(token)
     return None
 
 
 def phrase_end_share(alternatives: Alternatives | None) -> float:
-    """The probability mass of punctuation that ends a phrase among a server's next-token alternatives."""
+    """The probability mass of punctuation that ends a phrase among a server's next-token alternatives (a token
+    listed twice, as the one written and among the alternatives, counted once)."""
     if not alternatives:
         return 0.0
-    mass = sum(math.exp(lp) for token, lp in alternatives if token.strip()[:1] in PHRASE_ENDS and token.strip())
-    return min(mass, 1.0)
+    ends: dict[str, float] = {}
+    for token, lp in alternatives:
+        if token.strip()[:1] in PHRASE_ENDS and token.strip():
+            ends.setdefault(token, lp)
+    return min(sum(math.exp(lp) for lp in ends.values()), 1.0)
 
 
 def ends_naturally(p: float | None) -> bool | None:

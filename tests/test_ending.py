@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -115,6 +116,33 @@ def test_the_embedded_model_scores_a_finished_answer_above_a_cut_one(embedded) -
     assert finished >= NATURAL > max(cut, bent)
 
 
+@pytest.mark.model
+@pytest.mark.parametrize(
+    "text",
+    ["Here's a 12 word explanation: 1. Make sure to sleep properly.", "Sleep well and wake up ready for winter."],
+)
+def test_a_last_word_the_model_writes_as_one_token_is_scored_as_that_token(embedded, text) -> None:
+    """Forced by a grammar, " properly." was written " ", "pro", "per", "ly" (the model never writes a lone space
+    there: 7e-10); sent as the server's tokenizer cuts it, the finished sentence ends naturally."""
+    messages = [{"role": "user", "content": "Give tips for sleeping better.\n\nPlease answer in exactly 12 words."}]
+    assert embedded.ending_score(messages, text) >= NATURAL
+
+
+@pytest.mark.model
+def test_ending_scores_asked_four_at_once_are_the_scores_asked_one_at_a_time(embedded) -> None:
+    """The embedded server's four slots batch the requests together: the same scores, up to batching's rounding."""
+    messages = [
+        {"role": "user", "content": "Describe a traditional Italian pizza.\n\nPlease answer in exactly 12 words."}
+    ]
+    head = "The traditional Italian pizza is a classic dish made with"
+    texts = [head + end for end in (" fresh ingredients.", " San Maroon!", " a crispy crust.", " tomato and.")]
+    alone = [embedded.ending_score(messages, t) for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda t: embedded.ending_score(messages, t), texts))
+    assert None not in alone + together
+    assert together == pytest.approx(alone, abs=0.05)
+
+
 # ----- the score, from the tokens a server wrote -------------------------------------------------------------
 
 
@@ -154,15 +182,21 @@ def test_the_phrase_end_share_adds_the_punctuation_the_model_would_write_next(al
     [
         ([(" crust", -0.4, []), (".", -0.2, [(".", math.log(0.6)), (",", math.log(0.3))])], 0.9),
         ([(" with", -1.0, []), ("holding", -9.0, []), (".", -0.1, [(".", math.log(0.5))])], math.exp(-9.0) * 0.5),
-        ([(" crust", -0.4, []), (".", -3.0, [(" and", -0.1)])], 0.0),
+        ([(" crust", -0.4, []), (".", -3.0, [(" and", -0.1)])], math.exp(-3.0)),
         ([(" crust", -0.4, [])], None),
         ([(" cr", -0.4, []), ("ust.", -0.5, [])], math.exp(-0.5)),
     ],
-    ids=["natural", "word_bent_to_fit", "phrase_goes_on", "nothing_after_the_word", "stop_inside_the_last_token"],
+    ids=["natural", "word_bent_to_fit", "stop_below_the_listed_ones", "nothing_after_the_word", "stop_in_last_token"],
 )
 def test_the_ending_score_is_the_rest_of_the_last_word_times_a_phrase_end_next(tokens, score) -> None:
     got = score_from_tokens(tokens, " crust" if tokens[0][0] != " with" else " withholding")
     assert got == score if score is None else got == pytest.approx(score)
+
+
+def test_where_the_words_first_token_was_sent_every_forced_token_of_the_word_counts() -> None:
+    tokens = [("holding", -9.0, []), (".", -0.1, [(".", math.log(0.5))])]
+    assert score_from_tokens(tokens, "holding", first_written=True) == pytest.approx(math.exp(-9.0) * 0.5)
+    assert score_from_tokens([(".", -0.1, [(".", math.log(0.5))])], "", first_written=True) == pytest.approx(0.5)
 
 
 # ----- the search ----------------------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ class OpenAICompatBackend(Backend):
         self.label = label or model
         self.capabilities = capabilities
         self.key_hint = key_hint
+        self._tokenize: bool | None = None  # whether the server has llama.cpp's /tokenize (None: not asked yet)
         # The client's own retries are off: `guard.Guarded` retries, bounded, and never once text arrived.
         self._network = TrackingBackend()  # lets a Stop abort a request still waiting for its first byte
         self._client = openai.OpenAI(
@@ -175,17 +176,40 @@ class OpenAICompatBackend(Backend):
         return _top_logprobs(self._open(self._ending_params(messages, prefix, 1)))
 
     def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
-        """The ending score of `text` (ending.py) in one request: the text before its last word sent as the answer
-        so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
-        alternatives at its place asked for (llama.cpp reports them before the grammar)."""
+        """The ending score of `text` (ending.py) in one request: the text before its last word, then the word's
+        first token as the server's tokenizer cuts it (`_first_piece`), sent as the answer so far; the rest of the
+        word and its stop forced by a literal grammar, each token's log-probability and the alternatives at its
+        place asked for (llama.cpp reports them before the grammar). Forcing the whole word let greedy decoding
+        spell it in pieces the model never writes (" winter." as " ", "w", "int", "e", "r": 5e-21, not 0.5)."""
         parts = split_ending(text)
         if not self._scores_endings() or not self.capabilities.takes_gbnf or parts is None:
             return None
         head, unit, after = parts
-        params = self._ending_params(messages, head, 8 + len(unit + after))
-        params.update(self.grammar_params(f"root ::= {json.dumps(unit + after, ensure_ascii=False)}\n"))
+        first = self._first_piece(unit)
+        forced = unit[len(first) :] + after
+        params = self._ending_params(messages, head + first, 8 + len(forced) if forced else 1)
+        if forced:  # else the word is read whole from the answer so far: what comes next is all we need
+            params.update(self.grammar_params(f"root ::= {json.dumps(forced, ensure_ascii=False)}\n"))
         tokens = [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._open(params))]
-        return score_from_tokens(tokens, unit)
+        return score_from_tokens(tokens, unit[len(first) :], first_written=bool(first))
+
+    def _first_piece(self, unit: str) -> str:
+        """The first token of `unit` as the server's tokenizer writes it (llama.cpp's /tokenize); "" where the
+        server has no such endpoint or the piece is not a prefix of the unit (then the grammar forces the word)."""
+        if self._tokenize is False:
+            return ""
+        root = (self.base_url or "").rstrip("/").removesuffix("/v1")
+        try:
+            client = self._client.with_options(base_url=root, timeout=ENDING_TIMEOUT)
+            found = client.post("/tokenize", body={"content": unit, "with_pieces": True}, cast_to=object)
+            piece = str(found["tokens"][0]["piece"])
+        except openai.NotFoundError:
+            self._tokenize = False
+            return ""
+        except (openai.APIError, KeyError, IndexError, TypeError):
+            return ""
+        self._tokenize = True
+        return piece if piece and unit.startswith(piece) else ""
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
