@@ -176,22 +176,35 @@ class OpenAICompatBackend(Backend):
         return _top_logprobs(self._open(self._ending_params(messages, prefix, 1)))
 
     def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
-        """The ending score of `text` (ending.py) in one request: the text before its last word, then the word's
-        first token as the server's tokenizer cuts it (`_first_piece`), sent as the answer so far; the rest of the
-        word and its stop forced by a literal grammar, each token's log-probability and the alternatives at its
-        place asked for (llama.cpp reports them before the grammar). Forcing the whole word let greedy decoding
-        spell it in pieces the model never writes (" winter." as " ", "w", "int", "e", "r": 5e-21, not 0.5)."""
+        """The ending score of `text` (ending.py) in one request: the text before its last word sent as the answer
+        so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
+        alternatives at its place asked for (llama.cpp reports them before the grammar). Greedy decoding under the
+        grammar may start the word with a shorter token than the tokenizer's own, then force the rest in pieces the
+        model never writes (" winter." as " ", "w", "int", "e", "r": 5e-21; " yourself." as " your", "self":
+        2e-5). Where that first token is a lone space, or the tokenizer's first token of the word (`_first_piece`)
+        is among the model's likeliest there, the score is asked again with that token sent with the answer so
+        far. A word bent to fit (" off" then "line", " offline" nowhere among the likeliest) keeps the model's own
+        first token, and its low rest."""
         parts = split_ending(text)
         if not self._scores_endings() or not self.capabilities.takes_gbnf or parts is None:
             return None
         head, unit, after = parts
-        first = self._first_piece(unit)
-        forced = unit[len(first) :] + after
-        params = self._ending_params(messages, head + first, 8 + len(forced) if forced else 1)
-        if forced:  # else the word is read whole from the answer so far: what comes next is all we need
+        tokens = self._forced(messages, head, unit + after)
+        if tokens and len(tokens[0][0]) < len(unit):
+            first = self._first_piece(unit)
+            wanted = not tokens[0][0].strip() or first in {token for token, _ in tokens[0][2]}
+            if len(first) > len(tokens[0][0]) and wanted:
+                rest = unit[len(first) :]
+                return score_from_tokens(self._forced(messages, head + first, rest + after), rest, first_written=True)
+        return score_from_tokens(tokens, unit)
+
+    def _forced(self, messages: Sequence[Message], prefix: str, forced: str) -> list[tuple[str, float, Any]]:
+        """The tokens the server writes after `prefix` when a literal grammar forces `forced` (nothing forced: the
+        one next token), each with its log-probability and the alternatives at its place."""
+        params = self._ending_params(messages, prefix, 8 + len(forced) if forced else 1)
+        if forced:
             params.update(self.grammar_params(f"root ::= {json.dumps(forced, ensure_ascii=False)}\n"))
-        tokens = [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._open(params))]
-        return score_from_tokens(tokens, unit[len(first) :], first_written=bool(first))
+        return [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._open(params))]
 
     def _first_piece(self, unit: str) -> str:
         """The first token of `unit` as the server's tokenizer writes it (llama.cpp's /tokenize); "" where the
