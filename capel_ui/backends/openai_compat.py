@@ -176,12 +176,12 @@ class OpenAICompatBackend(Backend):
         return _top_logprobs(self._open(self._ending_params(messages, prefix, 1)))
 
     def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
-        """The ending score of `text` (ending.py) in one request: the text before its last word sent as the answer
-        so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
+        """The ending score of `text` (ending.py), mostly in one request: the text before its last word sent as the
+        answer so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
         alternatives at its place asked for (llama.cpp reports them before the grammar). Greedy decoding under the
         grammar may start the word with a shorter token than the tokenizer's own, then force the rest in pieces the
         model never writes (" winter." as " ", "w", "int", "e", "r": 5e-21; " yourself." as " your", "self":
-        2e-5). Where that first token is a lone space, or the tokenizer's first token of the word (`_first_piece`)
+        9e-6). Where that first token is a lone space, or the tokenizer's first token of the word (`_first_piece`)
         is among the model's likeliest there, the score is asked again with that token sent with the answer so
         far. A word bent to fit (" off" then "line", " offline" nowhere among the likeliest) keeps the model's own
         first token, and its low rest."""
