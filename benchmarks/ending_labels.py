@@ -1,7 +1,7 @@
-"""Does the ending score agree with a reader? 186 endings read and labelled by hand, scored by the embedded model.
+"""Does the ending score agree with a reader? 262 endings read and labelled by hand, scored by the embedded model.
 
-Run from the project root:  .venv/bin/python benchmarks/ending_labels.py [--show]   (186 texts, one at a time:
-about 3 minutes on idle cores, 25 on a loaded machine)
+Run from the project root:  .venv/bin/python benchmarks/ending_labels.py [--show] [--threads 4]   (262 texts: about
+4 minutes on idle cores, longer on a loaded machine)
 
 Each text of `benchmarks/data/ending_labels.json` (see its README) is scored two ways by the embedded model, asked
 with the instruction and its length as the question (`Generation.ending_messages`):
@@ -9,7 +9,9 @@ with the instruction and its length as the question (`Generation.ending_messages
 - the ending score (ending.py): its probability of writing the last word as it stands and then punctuation that
   ends a phrase; "ends naturally" from `NATURAL` up.
 Printed: how often each agrees with the reader, and how it errs (natural texts it calls cut off, cut ones it calls
-natural). `--show` lists every text with both figures.
+natural), per split: `dev` (the threshold and the last-word rules were written looking at it), `held-out` and
+`held-out-2` (only measured). A text the server did not score (a request that failed or timed out) is counted
+apart, never as cut off. `--show` lists every text with both figures.
 """
 
 from __future__ import annotations
@@ -38,26 +40,30 @@ def scores(backend, item: dict) -> tuple[float | None, float | None]:
     return end_share(backend.next_tokens(messages, text)), backend.ending_score(messages, text)
 
 
-def agreement(name: str, calls: list[bool], items: list[dict]) -> str:
-    """How often `calls` (True: natural) agree with the reader, and each kind's errors with its share."""
-    natural = [i["reader"] == "natural" for i in items]
+def agreement(name: str, scored: list[float | None], items: list[dict]) -> str:
+    """How often `scored` (natural from `NATURAL` up) agrees with the reader, and each kind's errors with its share,
+    over the texts that have a score."""
+    kept = [(s, i) for s, i in zip(scored, items, strict=True) if s is not None]
+    calls = [s >= NATURAL for s, _ in kept]
+    natural = [i["reader"] == "natural" for _, i in kept]
     agree = sum(c == n for c, n in zip(calls, natural, strict=True))
     n_nat, n_cut = sum(natural), len(natural) - sum(natural)
     missed = sum(n and not c for c, n in zip(calls, natural, strict=True))
     passed = sum(c and not n for c, n in zip(calls, natural, strict=True))
     return (
-        f"{name:<36} agrees {agree / len(items):4.0%}   natural called cut off {missed:>3} of {n_nat:<3}"
+        f"{name:<36} agrees {agree / max(len(kept), 1):4.0%}   natural called cut off {missed:>3} of {n_nat:<3}"
         f"({missed / max(n_nat, 1):3.0%})   cut off called natural {passed:>3} of {n_cut:<3}"
-        f"({passed / max(n_cut, 1):3.0%})"
+        f"({passed / max(n_cut, 1):3.0%})   not scored {len(items) - len(kept)}"
     )
 
 
 def table(items: list[dict], found: list[tuple[float | None, float | None]]) -> None:
     """The three ways to call an ending, on `items`."""
-    print(agreement("P(end) >= 0.5", [(p or 0) >= 0.5 for p, _ in found], items))
-    print(agreement(f"model's score >= {NATURAL}", [(s or 0) >= NATURAL for _, s in found], items))
+    share = [None if p is None else p / 0.5 * NATURAL for p, _ in found]  # P(end) >= 0.5 on the same scale
+    print(agreement("P(end) >= 0.5", share, items))
+    print(agreement(f"model's score >= {NATURAL}", [s for _, s in found], items))
     shipped = [adjusted(s, i["text"].strip()) for i, (_, s) in zip(items, found, strict=True)]
-    print(agreement("ending score (model + last words)", [(s or 0) >= NATURAL for s in shipped], items))
+    print(agreement("ending score (model + last words)", shipped, items))
 
 
 def main() -> None:
@@ -67,15 +73,15 @@ def main() -> None:
         "--threads",
         type=int,
         default=1,
-        help="texts scored at once (default 1: on a loaded machine, 4 at once gave 0.0 for 142 of 186 texts that "
-        "score up to 0.98 one at a time, 26 November 2026)",
+        help="texts scored at once (default 1; 4 at once gives the same scores, up to batching's rounding, but on a "
+        "loaded machine more requests run past the 30 s a score may take and are counted as not scored)",
     )
     args = ap.parse_args()
     items = json.loads(DATA.read_text(encoding="utf-8"))
     backend = get_backend("embedded")
     with ThreadPoolExecutor(args.threads) as pool:
         found = list(pool.map(lambda i: scores(backend, i), items))
-    for split in ("dev", "held-out"):
+    for split in ("dev", "held-out", "held-out-2"):
         part = [k for k, i in enumerate(items) if i["split"] == split]
         chosen = [items[k] for k in part]
         reader = sum(i["reader"] == "natural" for i in chosen)
@@ -83,7 +89,6 @@ def main() -> None:
         table(chosen, [found[k] for k in part])
     print(f"\nall: {len(items)} endings")
     table(items, found)
-    print(f"(texts the model could not read, counted cut off: {sum(s is None for _, s in found)})")
     if args.show:
         for item, (p, s) in zip(items, found, strict=True):
             ending, score = " ".join(item["text"].split()[-8:]), s if s is not None else float("nan")

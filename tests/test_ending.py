@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -46,18 +47,18 @@ def saved(scripted_model, ending, reply=TEXT, *, target: int = 4):
 
 @pytest.mark.parametrize(
     ("p", "words"),
-    [(None, None), (0.0, "cut off"), (0.09, "cut off"), (NATURAL, "ends naturally"), (1.0, "ends naturally")],
+    [(None, None), (0.0, "cut off"), (0.009, "cut off"), (NATURAL, "ends naturally"), (1.0, "ends naturally")],
 )
-def test_an_ending_is_natural_from_a_one_in_ten_chance_of_a_phrase_end(p, words) -> None:
+def test_an_ending_is_natural_from_a_one_in_a_hundred_chance_of_a_phrase_end(p, words) -> None:
     assert ending_words(p) == words
 
 
 def test_the_natural_share_counts_only_scored_texts() -> None:
-    assert natural_share([0.9, 0.01, None, 0.5]) == pytest.approx(2 / 3)
+    assert natural_share([0.9, 0.001, None, 0.5]) == pytest.approx(2 / 3)
     assert natural_share([None]) is None
 
 
-@pytest.mark.parametrize(("p", "words"), [(0.8, "ends naturally"), (0.05, "cut off")])
+@pytest.mark.parametrize(("p", "words"), [(0.8, "ends naturally"), (0.005, "cut off")])
 def test_the_ending_score_is_asked_after_the_run_stored_and_said_in_plain_words(scripted_model, p, words) -> None:
     run = saved(scripted_model, p)
     assert run.end_probability == p
@@ -90,7 +91,7 @@ def test_a_run_that_did_not_complete_is_not_scored(scripted_model) -> None:
 
 
 def test_write_shows_a_cut_off_ending_beside_the_verdict_as_a_warning(app_test, scripted_model) -> None:
-    run = saved(scripted_model, 0.02)
+    run = saved(scripted_model, 0.002)
     app_test.session_state["w_run_id"] = run.id
     app_test.run()
     assert not app_test.exception, app_test.exception
@@ -113,6 +114,39 @@ def test_the_embedded_model_scores_a_finished_answer_above_a_cut_one(embedded) -
     bent = embedded.ending_score(messages, head + " fresh withholding.")
     assert None not in (finished, cut, bent)
     assert finished >= NATURAL > max(cut, bent)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    ("instruction", "text"),
+    [
+        ("Give tips for sleeping better.", "Here's a 12 word explanation: 1. Make sure to sleep properly."),
+        ("Give tips for sleeping better.", "Sleep well and wake up ready for winter."),
+        ("Give advice on preparing for a job interview.", "Be ready to talk about yourself."),
+    ],
+    ids=["lone_space_then_pieces", "lone_space_winter", "shorter_first_token"],
+)
+def test_a_last_word_the_model_writes_as_one_token_is_scored_as_that_token(embedded, instruction, text) -> None:
+    """Forced by a grammar, " properly." was written " ", "pro", "per", "ly" (7e-10) and " yourself." " your",
+    "self" (9e-6): pieces the model never writes. Scored from the tokenizer's own first token, the finished
+    sentences end naturally."""
+    messages = [{"role": "user", "content": f"{instruction}\n\nPlease answer in exactly 12 words."}]
+    assert embedded.ending_score(messages, text) >= NATURAL
+
+
+@pytest.mark.model
+def test_ending_scores_asked_four_at_once_are_the_scores_asked_one_at_a_time(embedded) -> None:
+    """The embedded server's four slots batch the requests together: the same scores, up to batching's rounding."""
+    messages = [
+        {"role": "user", "content": "Describe a traditional Italian pizza.\n\nPlease answer in exactly 12 words."}
+    ]
+    head = "The traditional Italian pizza is a classic dish made with"
+    texts = [head + end for end in (" fresh ingredients.", " San Maroon!", " a crispy crust.", " tomato and.")]
+    alone = [embedded.ending_score(messages, t) for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda t: embedded.ending_score(messages, t), texts))
+    assert None not in alone + together
+    assert together == pytest.approx(alone, abs=0.05)
 
 
 # ----- the score, from the tokens a server wrote -------------------------------------------------------------
@@ -154,15 +188,21 @@ def test_the_phrase_end_share_adds_the_punctuation_the_model_would_write_next(al
     [
         ([(" crust", -0.4, []), (".", -0.2, [(".", math.log(0.6)), (",", math.log(0.3))])], 0.9),
         ([(" with", -1.0, []), ("holding", -9.0, []), (".", -0.1, [(".", math.log(0.5))])], math.exp(-9.0) * 0.5),
-        ([(" crust", -0.4, []), (".", -3.0, [(" and", -0.1)])], 0.0),
+        ([(" crust", -0.4, []), (".", -3.0, [(" and", -0.1)])], math.exp(-3.0)),
         ([(" crust", -0.4, [])], None),
         ([(" cr", -0.4, []), ("ust.", -0.5, [])], math.exp(-0.5)),
     ],
-    ids=["natural", "word_bent_to_fit", "phrase_goes_on", "nothing_after_the_word", "stop_inside_the_last_token"],
+    ids=["natural", "word_bent_to_fit", "stop_below_the_listed_ones", "nothing_after_the_word", "stop_in_last_token"],
 )
 def test_the_ending_score_is_the_rest_of_the_last_word_times_a_phrase_end_next(tokens, score) -> None:
     got = score_from_tokens(tokens, " crust" if tokens[0][0] != " with" else " withholding")
     assert got == score if score is None else got == pytest.approx(score)
+
+
+def test_where_the_words_first_token_was_sent_every_forced_token_of_the_word_counts() -> None:
+    tokens = [("holding", -9.0, []), (".", -0.1, [(".", math.log(0.5))])]
+    assert score_from_tokens(tokens, "holding", first_written=True) == pytest.approx(math.exp(-9.0) * 0.5)
+    assert score_from_tokens([(".", -0.1, [(".", math.log(0.5))])], "", first_written=True) == pytest.approx(0.5)
 
 
 # ----- the search ----------------------------------------------------------------------------------------------
@@ -260,6 +300,8 @@ def test_the_search_writes_chinese_characters() -> None:
         ("Take it as it is.", False),
         ("Come early if you can.", False),
         ("Each candle is poured by hand and ready to stay fresh.", False),
+        ("It gives them the energy they need to grow and thrive.", False),  # a verb, and the words after "and"
+        ("Each loaf is ready to enjoy warm and fresh.", True),
     ],
 )
 def test_the_last_words_say_when_a_sentence_is_not_over(text: str, cut: bool) -> None:
@@ -270,7 +312,7 @@ def test_the_last_words_say_when_a_sentence_is_not_over(text: str, cut: bool) ->
     ("p", "text", "expected"),
     [
         (0.6, "…features a durable.", CUT_CAP),  # the model's confidence does not make it whole
-        (0.02, "…features a durable.", 0.02),  # a lower score stays as it is (the order among cut endings)
+        (0.002, "…features a durable.", 0.002),  # a lower score stays as it is (the order among cut endings)
         (0.6, "…built to last.", 0.6),
         (None, "…features a durable.", None),  # no model, no score
     ],

@@ -42,8 +42,8 @@ def by_prefill(own: str, rival: str | Turn):
 
 
 def natural_after(*endings: str):
-    """An ending score of 0.9 for a text that ends with one of `endings`, else 0.05 (cut off)."""
-    return lambda text: 0.9 if text.endswith(endings) else 0.05
+    """An ending score of 0.9 for a text that ends with one of `endings`, else 0.005 (cut off)."""
+    return lambda text: 0.9 if text.endswith(endings) else 0.005
 
 
 def asked(table: dict[str, list[tuple[str, float]]], log: list[str] | None = None):
@@ -63,12 +63,12 @@ def test_an_exact_text_cut_off_gets_last_words_the_model_would_end_a_phrase_on()
     assert out.text == HEAD + FOUND and out.verified and out.count == 12
     assert out.end_probability == pytest.approx(math.exp(-0.5) + math.exp(-2.0), abs=1e-4)  # a stop or a comma next
     plan = out.planned_ending
-    assert plan["own"] == {"text": OWN, "end_probability": 0.05} and plan["chosen"] == HEAD + FOUND
+    assert plan["own"] == {"text": OWN, "end_probability": 0.005} and plan["chosen"] == HEAD + FOUND
 
 
 def test_the_search_starts_from_the_text_without_its_last_three_words() -> None:
     log: list[str] = []
-    generate(llama(OWN, ending=0.05, next_tokens=asked(NEXT, log)), Request(INSTRUCTION, 12, mode="exact"))
+    generate(llama(OWN, ending=0.005, next_tokens=asked(NEXT, log)), Request(INSTRUCTION, 12, mode="exact"))
     assert log[0] == HEAD and all(text.startswith(HEAD) for text in log)
 
 
@@ -81,14 +81,14 @@ def test_the_runs_own_ending_stays_when_it_ends_naturally_and_nothing_is_searche
 
 def test_an_ending_the_model_would_not_end_on_is_never_taken() -> None:
     table = {k: v for k, v in NEXT.items() if "crisp" not in k} | {HEAD + " with": [(" the", -0.1)]}
-    out = generate(llama(OWN, ending=0.05, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
-    assert out.text == OWN and out.end_probability == 0.05  # "… with the oven and": no phrase ends there
+    out = generate(llama(OWN, ending=0.005, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == OWN and out.end_probability == 0.005  # "… with the oven and": no phrase ends there
 
 
 def test_a_found_ending_with_a_flaw_the_own_lacks_is_not_taken() -> None:
     table = {HEAD: [(" crust", -0.1)], HEAD + " crust": [(" crust", -0.1)], HEAD + " crust crust": [(" crust", -0.1)]}
     table[HEAD + " crust crust crust"] = [(".", -0.1)]
-    out = generate(llama(OWN, ending=0.05, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
+    out = generate(llama(OWN, ending=0.005, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
     assert out.text == OWN  # "… made crust crust crust." goes round in circles
 
 
@@ -98,7 +98,7 @@ def test_a_found_ending_with_a_flaw_the_own_lacks_is_not_taken() -> None:
 def test_the_search_never_ends_on_a_word_the_grammar_would_not(word, why) -> None:
     table = dict(NEXT) | {HEAD + " with crisp": [(word, -0.01)], HEAD + " with crisp" + word: [(".", -0.01)]}
     table.pop(HEAD + " with crisp crust")
-    out = generate(llama(OWN, ending=0.05, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
+    out = generate(llama(OWN, ending=0.005, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
     assert out.text == OWN, why
 
 
@@ -110,7 +110,7 @@ def test_a_countdown_gets_its_markers_written_for_the_new_words() -> None:
         "Fresh bread every morning for": [(" everyone", -0.1)],
         "Fresh bread every morning for everyone": [(".", -0.1)],
     }
-    model = llama(own, ending=0.05, next_tokens=asked(table))
+    model = llama(own, ending=0.005, next_tokens=asked(table))
     out = generate(model, Request("Write a bakery slogan.", 6, mode="exact-countdown"))
     assert out.raw == "<6>Fresh<5>bread<4>every<3>morning<2>for<1>everyone.<0>"
     assert out.text == "Fresh bread every morning for everyone." and out.verified and not out.errors
@@ -128,7 +128,7 @@ def test_no_ending_is_searched_where_the_server_cannot_score_endings(capabilitie
 
 def test_a_run_asked_not_to_plan_keeps_its_own_ending() -> None:
     log: list[str] = []
-    model = llama(OWN, ending=0.05, next_tokens=asked(NEXT, log))
+    model = llama(OWN, ending=0.005, next_tokens=asked(NEXT, log))
     out = generate(model, Request(INSTRUCTION, 12, mode="exact", plan_ending=False))
     assert out.text == OWN and out.planned_ending is None and log == []
 
@@ -140,7 +140,7 @@ def test_the_live_view_says_the_ending_is_being_searched_and_keeps_the_text() ->
         notes.append((gens[0].live_note(), gens[0].outcome().text))
         return NEXT.get(text)
 
-    gens.append(Generation(llama(OWN, ending=0.05, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact")))
+    gens.append(Generation(llama(OWN, ending=0.005, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact")))
     gens[0].run()
     assert notes and all(" · choosing an ending: 1 of 3 tries" in n for n, _ in notes)  # its progress, said
     assert all(text == OWN for _, text in notes)  # the live text is the run's own until an ending is found
@@ -154,7 +154,7 @@ def test_a_stop_during_the_search_keeps_the_runs_own_text_at_once() -> None:
         gens[0].cancel()  # the writer presses Stop while the ending is searched
         return NEXT.get(text)
 
-    gens.append(Generation(llama(OWN, ending=0.05, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact")))
+    gens.append(Generation(llama(OWN, ending=0.005, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact")))
     out = gens[0].run()
     assert out.text == OWN and out.planned_ending["searched"] == []
 
@@ -186,9 +186,9 @@ def test_a_range_never_ends_below_its_lower_bound() -> None:
 
 
 def test_where_no_sentence_end_would_end_the_text_the_most_likely_is_kept() -> None:
-    model = llama(POST, ending=lambda text: {"Saturday.": 0.01, "out.": 0.03}.get(text.rsplit(" ", 1)[-1], 0.02))
+    model = llama(POST, ending=lambda text: {"Saturday.": 0.001, "out.": 0.003}.get(text.rsplit(" ", 1)[-1], 0.002))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", target_kind="at_most"))
-    assert out.text.endswith("sells out.") and out.end_probability == 0.03
+    assert out.text.endswith("sells out.") and out.end_probability == 0.003
 
 
 def test_a_text_that_leaves_room_may_gain_the_closing_sentence_the_model_would_end_on() -> None:
@@ -263,7 +263,7 @@ def test_sentence_ends_are_stops_before_a_space_or_the_end() -> None:
 
 def test_a_limit_ends_at_the_last_natural_sentence_end_else_the_likeliest() -> None:
     assert natural_cut([0.9, 0.6, NATURAL / 2]) == 1
-    assert natural_cut([0.02, 0.03, 0.01]) == 1
+    assert natural_cut([0.002, 0.003, 0.001]) == 1
 
 
 # ----- the embedded model, end to end ------------------------------------------------------------------------------

@@ -134,8 +134,8 @@ def test_offline_score_is_fluency_minus_bad_words_loops_lists_and_a_dangling_end
 
 @pytest.mark.parametrize(
     ("end", "expected"),
-    [(None, 5.0), (0.9, 5.0), (0.1, 5.0), (0.05, 3.5), (0.0, 2.0)],  # 3 points off for an ending the model
-)  # would never end a phrase on, fewer towards NATURAL (0.1), none from there or when the server cannot say
+    [(None, 5.0), (0.9, 5.0), (0.01, 5.0), (0.005, 3.5), (0.0, 2.0)],  # 3 points off for an ending the model
+)  # would never end a phrase on, fewer towards NATURAL (0.01), none from there or when the server cannot say
 def test_a_cut_off_ending_costs_up_to_three_points(end, expected) -> None:
     assert offline_score(0.25, [], 10, end) == expected
 
@@ -224,7 +224,7 @@ def test_a_text_going_round_in_circles_says_so_once_naming_every_word_and_phrase
     ("flu", "found", "end", "expected"),
     [
         (0.4, [], 0.8, "ends naturally, reads smoothly"),
-        (0.2, [], 0.01, "last sentence cut off, reads stiffly in places"),
+        (0.2, [], 0.001, "last sentence cut off, reads stiffly in places"),
         (
             0.05,
             [QualityWarning("loop", "a b"), QualityWarning("nonword", "x")],

@@ -130,7 +130,7 @@ SMS = "Write a text message reminding a patient of a dental appointment on Tuesd
 
 
 def _llama(reply: str, natural: tuple[str, ...]) -> ScriptedBackend:
-    return ScriptedBackend(reply, capabilities=LLAMA_CPP, ending=lambda t: 0.9 if t.endswith(natural) else 0.05)
+    return ScriptedBackend(reply, capabilities=LLAMA_CPP, ending=lambda t: 0.9 if t.endswith(natural) else 0.005)
 
 
 def test_dear_dr_is_no_sentence_end_and_the_reminder_is_kept() -> None:

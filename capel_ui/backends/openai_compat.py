@@ -84,6 +84,7 @@ class OpenAICompatBackend(Backend):
         self.label = label or model
         self.capabilities = capabilities
         self.key_hint = key_hint
+        self._tokenize: bool | None = None  # whether the server has llama.cpp's /tokenize (None: not asked yet)
         # The client's own retries are off: `guard.Guarded` retries, bounded, and never once text arrived.
         self._network = TrackingBackend()  # lets a Stop abort a request still waiting for its first byte
         self._client = openai.OpenAI(
@@ -175,17 +176,53 @@ class OpenAICompatBackend(Backend):
         return _top_logprobs(self._open(self._ending_params(messages, prefix, 1)))
 
     def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
-        """The ending score of `text` (ending.py) in one request: the text before its last word sent as the answer
-        so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
-        alternatives at its place asked for (llama.cpp reports them before the grammar)."""
+        """The ending score of `text` (ending.py), mostly in one request: the text before its last word sent as the
+        answer so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
+        alternatives at its place asked for (llama.cpp reports them before the grammar). Greedy decoding under the
+        grammar may start the word with a shorter token than the tokenizer's own, then force the rest in pieces the
+        model never writes (" winter." as " ", "w", "int", "e", "r": 5e-21; " yourself." as " your", "self":
+        9e-6). Where that first token is a lone space, or the tokenizer's first token of the word (`_first_piece`)
+        is among the model's likeliest there, the score is asked again with that token sent with the answer so
+        far. A word bent to fit (" off" then "line", " offline" nowhere among the likeliest) keeps the model's own
+        first token, and its low rest."""
         parts = split_ending(text)
         if not self._scores_endings() or not self.capabilities.takes_gbnf or parts is None:
             return None
         head, unit, after = parts
-        params = self._ending_params(messages, head, 8 + len(unit + after))
-        params.update(self.grammar_params(f"root ::= {json.dumps(unit + after, ensure_ascii=False)}\n"))
-        tokens = [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._open(params))]
+        tokens = self._forced(messages, head, unit + after)
+        if tokens and len(tokens[0][0]) < len(unit):
+            first = self._first_piece(unit)
+            wanted = not tokens[0][0].strip() or first in {token for token, _ in tokens[0][2]}
+            if len(first) > len(tokens[0][0]) and wanted:
+                rest = unit[len(first) :]
+                return score_from_tokens(self._forced(messages, head + first, rest + after), rest, first_written=True)
         return score_from_tokens(tokens, unit)
+
+    def _forced(self, messages: Sequence[Message], prefix: str, forced: str) -> list[tuple[str, float, Any]]:
+        """The tokens the server writes after `prefix` when a literal grammar forces `forced` (nothing forced: the
+        one next token), each with its log-probability and the alternatives at its place."""
+        params = self._ending_params(messages, prefix, 8 + len(forced) if forced else 1)
+        if forced:
+            params.update(self.grammar_params(f"root ::= {json.dumps(forced, ensure_ascii=False)}\n"))
+        return [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._open(params))]
+
+    def _first_piece(self, unit: str) -> str:
+        """The first token of `unit` as the server's tokenizer writes it (llama.cpp's /tokenize); "" where the
+        server has no such endpoint or the piece is not a prefix of the unit (then the grammar forces the word)."""
+        if self._tokenize is False:
+            return ""
+        root = (self.base_url or "").rstrip("/").removesuffix("/v1")
+        try:
+            client = self._client.with_options(base_url=root, timeout=ENDING_TIMEOUT)
+            found = client.post("/tokenize", body={"content": unit, "with_pieces": True}, cast_to=object)
+            piece = str(found["tokens"][0]["piece"])
+        except openai.NotFoundError:
+            self._tokenize = False
+            return ""
+        except (openai.APIError, KeyError, IndexError, TypeError):
+            return ""
+        self._tokenize = True
+        return piece if piece and unit.startswith(piece) else ""
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
