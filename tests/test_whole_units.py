@@ -212,21 +212,25 @@ def test_no_cut_word_under_at_most_30_characters_on_10_seeds(embedded) -> None:
 
 @pytest.mark.model
 @pytest.mark.parametrize(
-    ("instruction", "whole", "target", "seeds"),
+    ("instruction", "whole"),
     [
-        ("Remind a patient: dental appointment on Tuesday at 3:30 pm.", "3:30", 12, (4, 5)),
-        ("Say that the city saved 1.6 million hours of driving.", "1.6", 10, (1, 3)),
-        ("Say that the project cost $3.4 million.", "$3.4", 10, (2, 3)),
-        ("Say that costs fell by 12% this year.", "12%", 12, (1, 2)),
+        ("Remind a patient: dental appointment on Tuesday at 3:30 pm.", "3:30"),
+        ("Say that the city saved 1.6 million hours of driving.", "1.6"),
+        ("Say that the project cost $3.4 million.", "$3.4"),
+        ("Say that costs fell by 12% this year.", "12%"),
     ],
 )
-def test_the_embedded_model_writes_the_requests_numbers_whole_under_the_word_list(
-    embedded, instruction, whole, target, seeds
-):
-    """Short texts on seeds whose texts use the number (measured): a seed whose text leaves the number out proves
-    nothing, and one whose ending reads cut off spends 15 s searching another (three seeds of 16 words took 36 s)."""
-    outs = [generate(embedded, Request(instruction, target, mode="exact", seed=s)) for s in seeds]
-    assert all(o.verified and o.count == target for o in outs)
+def test_the_embedded_model_writes_the_requests_numbers_whole_under_the_word_list(embedded, instruction, whole):
+    """Up to three seeds, until a text uses the number: each text is checked as it comes (verified, no number cut),
+    and the seeds after the first text with the number whole prove nothing more (three texts always took up to 36 s;
+    a seed's text is not the same from one run to the next, as llama.cpp's cache and batches differ)."""
     broken = {"3:30": "3: 30", "1.6": "1. 6", "$3.4": "3. 4", "12%": "12. "}[whole]
-    assert not any(broken in o.text for o in outs), [o.text for o in outs]
-    assert any(whole in o.text for o in outs), [o.text for o in outs]
+    texts = []
+    for seed in (1, 2, 3):
+        out = generate(embedded, Request(instruction, 16, mode="exact", seed=seed))
+        texts.append(out.text)
+        assert out.verified and out.count == 16, texts
+        assert broken not in out.text, texts
+        if whole in out.text:
+            break
+    assert whole in texts[-1], texts
