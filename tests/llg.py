@@ -38,7 +38,14 @@ def compiled(kind: Kind, text: str) -> str:
     return grammar
 
 
+@cache
+def _fresh_matcher(kind: Kind, text: str) -> llguidance.LLMatcher:
+    """A matcher at the grammar's start, kept to be copied: building one reads the whole grammar again (half a
+    second for the English word list), a copy takes microseconds."""
+    return llguidance.LLMatcher(_tokenizer(), compiled(kind, text), log_level=0)
+
+
 def accepts(kind: Kind, text: str, s: str) -> bool:
     """Whether the grammar admits exactly `s` (all of it, and then may stop)."""
-    matcher = llguidance.LLMatcher(_tokenizer(), compiled(kind, text), log_level=0)
+    matcher = _fresh_matcher(kind, text).deep_copy()
     return bool(matcher.consume_tokens(list(s.encode()))) and matcher.is_accepting() and not matcher.is_error()

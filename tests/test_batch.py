@@ -362,11 +362,16 @@ def test_the_runner_runs_at_most_the_backends_slots_at_once(tmp_path: Path, scri
 
 # ----- resume after a SIGKILL ---------------------------------------------------------------------------------
 
+FAST = ok(["Sea", " wind", " salt", " light", " stone."])
+SLOW = ok(["Sea", " wind", " salt", " light", " stone."], delay=0.6)
+"""A text that takes 3 s: the one on its way when the batch is stopped (the texts before and after it are the
+scripted server's fastest, so a run waits only on its process)."""
+
 
 def test_a_batch_killed_half_way_and_run_again_finishes_the_rest_and_has_each_row_once(
     tmp_path: Path, scripted
 ) -> None:
-    scripted.script(then=ok(["Sea", " wind", " salt", " light", " stone."], delay=0.3))
+    scripted.script(*[FAST] * 3, SLOW, then=FAST)  # the fourth text is on its way when the run is killed
     rows = "".join(f"r{i},Write headline {i},5,keep {i}\n" for i in range(1, 9))
     src = write(tmp_path / "in.csv", "id,instruction,target,note\n" + rows)
     out = tmp_path / "out.csv"
@@ -399,7 +404,7 @@ def test_a_batch_killed_half_way_and_run_again_finishes_the_rest_and_has_each_ro
 
 
 def test_ctrl_c_writes_what_is_done_says_what_is_not_and_the_next_run_finishes(tmp_path: Path, scripted) -> None:
-    scripted.script(then=ok(["Sea", " wind", " salt", " light", " stone."], delay=0.3))
+    scripted.script(FAST, FAST, SLOW, then=FAST)  # the third text is on its way at the Ctrl-C
     src = write(tmp_path / "in.csv", "instruction,target\n" + "".join(f"Write headline {i},5\n" for i in range(6)))
     out = tmp_path / "out.xlsx"
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'int.db'}", "PYTHONUNBUFFERED": "1"}

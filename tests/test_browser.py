@@ -416,15 +416,14 @@ def test_every_page_opens_in_the_browser_and_is_captured(page, server: Server) -
         assert (ARTIFACTS / f"page-{name.lower()}.png").stat().st_size > 10_000, name
 
 
-def test_a_bookmarked_page_opened_first_on_a_fresh_server_has_the_app_navigation_and_sidebar(
-    page, tmp_path: Path
-) -> None:
-    with streamlit_server(tmp_path) as fresh:
-        open_app(page, fresh.url, "/history", heading="History")
-        nav = page.get_by_test_id("stSidebarNav")
-        for name in ("Write", "History"):
-            expect(nav.get_by_role("link", name=name, exact=True)).to_have_count(1, timeout=10_000)
-        expect(page.get_by_role("combobox", name="Provider", exact=True)).to_have_count(1, timeout=10_000)
+def a_bookmarked_page_opened_first_has_the_app_navigation_and_sidebar(page, url: str) -> None:
+    """On a fresh server (its first visitor), History opened by its address has the app's navigation and sidebar.
+    Run by test_browser_vendors.py, whose own fresh server it shares (a server of its own took 10-20 s)."""
+    open_app(page, url, "/history", heading="History")
+    nav = page.get_by_test_id("stSidebarNav")
+    for name in ("Write", "History"):
+        expect(nav.get_by_role("link", name=name, exact=True)).to_have_count(1, timeout=10_000)
+    expect(page.get_by_role("combobox", name="Provider", exact=True)).to_have_count(1, timeout=10_000)
 
 
 # ----- issue 14: the writer's day, against a scripted OpenAI-compatible server ------------------------------

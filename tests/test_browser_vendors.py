@@ -19,6 +19,7 @@ from tests.test_browser import (
     MODEL_TIMEOUT,
     PAGE_TIMEOUT,
     VIEWPORT,
+    a_bookmarked_page_opened_first_has_the_app_navigation_and_sidebar,
     go_to,
     open_app,
     pick,
@@ -68,7 +69,10 @@ def type_key(page, provider_label: str, key: str) -> None:
 
 
 def test_one_model_per_vendor_runs_three_scripted_vendors_side_by_side(vendors) -> None:
+    """Its server is fresh: the first page opened is a bookmarked History, which must have the app's navigation and
+    sidebar (test_browser.py's check, run here on this server rather than on one started for it alone)."""
     app, page, servers = vendors
+    a_bookmarked_page_opened_first_has_the_app_navigation_and_sidebar(page, app.url)
     open_app(page, app.url)
     type_key(page, "Anthropic (Claude)", CLAUDE_KEY)
     type_key(page, "Google (Gemini)", GEMINI_KEY)
