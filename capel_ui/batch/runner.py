@@ -346,7 +346,9 @@ class Batch:
             if not all(f.done() for f in futures):  # Stop, Ctrl-C, a closed tab: every run keeps what arrived
                 self.cancel()
                 pool.shutdown(wait=False, cancel_futures=True)
-                wait(futures, timeout=SETTLE_SECONDS)  # the cancelled runs save what arrived
+                # the stopped runs save what arrived; a job never started is cancelled, and `wait` never counts a
+                # future cancelled by `shutdown` as done, so waiting on it would always take the whole timeout
+                wait([f for f in futures if not f.cancelled()], timeout=SETTLE_SECONDS)
             pool.shutdown(wait=False)
 
     def _workers(self, jobs: list[Job]) -> int:
