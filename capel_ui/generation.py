@@ -76,6 +76,7 @@ class Generation:
         self.end_probability: float | None = None
         self.planned_ending: dict[str, Any] | None = None  # what a planned ending weighed (Outcome.planned_ending)
         self.cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
+        self.more: dict[str, Any] | None = None  # where the model ended an exact answer before N, and what was asked
         self._settled_at: int | None = None  # where a planned run's clean text stops being settled (`settled_text`)
         self.status: Status = "running"
         self.started = time.monotonic()
@@ -201,6 +202,8 @@ class Generation:
             done, of = self.planner.tries
             tries = f": {done} of {of} tries" if of else ""
             return f" · choosing an ending{tries} (its last sentence reads cut off)"
+        if self.more is not None and self._final is None and call.number == 2:
+            return f" · the answer wanted to end at {self.more['ended_at']} words: asking for {self.more['asked']} more"
         if call.resumed_from is None:
             return ""
         return f" · repairing from <{call.resumed_from}> (call {call.number} of {self.max_calls})"
@@ -340,6 +343,8 @@ class Generation:
                 if planned.raw is not None:
                     self._replace(call, planned.raw)
                     self.cut_tail = planned.cut_tail
+        if self.more is not None:  # what the model wrote before it was asked for more is kept with the plan
+            self.planned_ending = {**(self.planned_ending or {}), "more": self.more}
         if not halted() and (done := build(self, final=True)).status == "complete":
             self.end_probability = self.planner.score(done.text)
 
@@ -381,10 +386,13 @@ class Generation:
             self.attempts.append(attempt(self.request, call))
 
     def _next_call(self) -> bool:
-        """Start the next call if this one went wrong and another is allowed; False when the run is over."""
+        """Start the next call if this one went wrong and another is allowed, or if the model ended an exact answer
+        before N (`_ask_more`); False when the run is over."""
         call = self.current
         if self.limits.halted() or (call.status == "cancelled" and not call.stopped):
             return False
+        if self._ask_more(call):
+            return True
         if call.failure is not None and not FAILURES[call.failure.kind].resume:
             return False  # a cut, a 429 or a timeout: keep what is verified, say what happened
         ver = verified(call.parser)
@@ -392,6 +400,34 @@ class Generation:
             return False
         raw = self.raw
         self._add_call(ver.kept(raw), ver.next_marker, raw[ver.start : ver.end])
+        return True
+
+    def _ask_more(self, call: Call) -> bool:
+        """Where the model wanted to end an exact answer before N (`EndingPlanner.wanted_end`; `RunPlan.fills`), a
+        second call goes on from that sentence end asking for new content for the room left, under a grammar of
+        exactly that many units: the run plans for N instead of keeping the padding the grammar forced ("The end.",
+        a sentence again). The first call's whole text is kept with the plan. False where nothing was padded."""
+        if not self.plan.fills or call.number != 1 or call.status != "complete":
+            return False
+        raw = self.raw.strip()
+        if count(raw, self.request.count_unit) != self.request.target or (at := self.planner.wanted_end(raw)) is None:
+            return False
+        kept = raw[:at]
+        done = count(kept, self.request.count_unit)
+        messages, grammar = self.plan.more(done)
+        self.more = {"ended_at": done, "asked": self.request.target - done, "written": raw}
+        options = dataclasses.replace(
+            call.options,
+            grammar=grammar,
+            prefill=kept,
+            seed=None if call.options.seed is None else call.options.seed + 1,
+            cancel=CancelToken(),
+        )
+        more = Call(2, messages, options, None, ReplyFilter(), None, parts=[kept])
+        with self._lock:
+            self.calls.append(more)
+        if self.limits.stopping.is_set():
+            more.cancel.set()
         return True
 
     # ----- the result: built in outcome.py, once final here ---------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, Options, Usage
+from .backends.openai_compat import end_share
 from .counting import count
 from .ending import (
     NATURAL,
@@ -38,12 +39,21 @@ from .quality import warnings
 from .request import Request
 from .vocab import MARKER_MODES, grammar_kind
 
+SEARCH_WIDTHS = dict.fromkeys(SEARCH_UNITS, SEARCH_WIDTH)
+"""Paths kept at each step of an exact text's ending search, by how many last units it writes again. The search
+stops at the step that finds its first natural ending (`search_ending(first=True)`): the run's wait, measured in
+benchmarks/quality.py (issue 31: a planned exact text at most twice the unplanned one's time)."""
 CLOSINGS = 3
 """Rival closing sentences a text under a limit gets, where the limit leaves room (`EndingPlanner._closings`)."""
 CLOSING_ROOM = {"words": 3, "chars": 16}
 """The least room (words, or characters) a limit must leave for a rival closing sentence to be worth writing."""
 CLOSING_MOST = {"words": 12, "chars": 80}
 """The longest rival closing (words, or characters): a short closing line, not more of the text."""
+WANTED_END = 0.5
+"""P(end) from which the model wanted its whole answer to end at a sentence end: what an exact text says after it
+was written only to reach the count (padding: "The end.", a sentence again)."""
+LEAST_MORE = 3
+"""The fewest units after a wanted end worth a call that asks for more content (fewer: the ending search mends it)."""
 WORD = re.compile(r"\S+")
 HAN = re.compile(r"[\u4e00-\u9fff]")
 HAN_UNIT = re.compile(r"[\u4e00-\u9fff][^\u4e00-\u9fff<]*")
@@ -152,7 +162,16 @@ class EndingPlanner:
     def _search_from(self, text: str, units: int, plan: dict[str, Any]) -> Ending | None:
         req = self.request
         head = self._without_last(text, units)
-        found = search_ending(head, req.target - units, req.target, self._ask, req.lang, self._known_unit)
+        found = search_ending(
+            head,
+            req.target - units,
+            req.target,
+            self._ask,
+            req.lang,
+            self._known_unit,
+            width=SEARCH_WIDTHS[units],
+            first=True,
+        )
         plan["searched"] += [{"units": units, "text": e.text, "end_probability": e.score} for e in found[:3]]
         flaws = self.flaws(text)
         return next((e for e in found if e.natural and self.flaws(e.text) <= flaws), None)
@@ -186,6 +205,25 @@ class EndingPlanner:
                 return None
             new_raw = raw[:at] + "".join(f"<{units - i}>{m.group()}" for i, m in enumerate(found)) + "<0>"
         return new_raw if count(self.clean(new_raw), req.count_unit) == req.target else None
+
+    # ----- exactly N: where the model wanted to end before N ---------------------------------------------------
+    def wanted_end(self, text: str) -> int | None:
+        """The first sentence end of the clean `text`, with at least `LEAST_MORE` units after it, where the model
+        wanted its whole answer to end (P(end) >= `WANTED_END`): what follows was written only for the count. Asked
+        one sentence end at a time, stopping at the first; None where there is none (or the server cannot say)."""
+        unit = self.request.count_unit
+        for i in sentence_ends(text):
+            if count(text[i:], unit) < LEAST_MORE or self.halted():
+                return None
+            try:
+                p_end = end_share(self.backend.next_tokens(self.plan.ending_messages, text[:i]))
+            except BackendError:
+                return None
+            if p_end is None:
+                return None
+            if p_end >= WANTED_END:
+                return i
+        return None
 
     # ----- at most, a range: end at the sentence end the model would end on -------------------------------------
     def end_naturally(self, raw: str, messages: list[Message], options: Options) -> Planned | None:

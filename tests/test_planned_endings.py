@@ -320,3 +320,44 @@ def test_a_word_limit_on_the_embedded_model_is_kept_by_its_word_list_grammar(emb
     request = Request(instruction, 30, lang=lang, mode="exact", target_kind=kind, target_low=low, seed=7)
     out = generate(embedded, request)
     assert out.verified and out.count <= 30, (out.count, out.text)
+
+
+# ----- no padding (issue 31): where the model wanted to end before N, it is asked for more content ----------------
+SHORT = "Pizza is a flatbread from Naples. It has tomato, mozzarella and basil."  # 12 words: the model's own end
+PADDED = SHORT + " The end. The end. The end. The end."  # 20 words: what the grammar forced after it
+MORE = " A wood oven bakes it in ninety seconds."  # 8 more words, a new point
+GOES_ON = {"Pizza is a flatbread from Naples.": [(" It", -0.1)]}  # P(end) 0 after the first sentence
+WANTS_TO_END = {**GOES_ON, SHORT: [("", math.log(0.9)), (" The", math.log(0.05))]}  # 0.9 after the second
+
+
+def test_an_exact_answer_the_model_wanted_to_end_early_is_asked_for_more_content_not_padded() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    _, (more, options) = model.requests
+    assert out.text == SHORT + MORE and out.verified and out.count == 20
+    assert options.prefill == SHORT and more[0]["content"].startswith(INSTRUCTION) and "detailed" in more[0]["content"]
+
+
+def test_the_padded_text_is_kept_with_the_plan_and_nothing_the_model_wrote_is_lost() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert out.planned_ending["more"] == {"ended_at": 12, "asked": 8, "written": PADDED}
+
+
+def test_the_call_that_asks_for_more_must_write_exactly_the_room_left() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    _, (_, options) = model.requests
+    assert '(" " WORD){7}' in options.grammar or "{7}" in options.grammar  # 7 words, then the last: 8 more
+
+
+def test_an_exact_answer_the_model_never_wanted_to_end_early_takes_one_call() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked({**GOES_ON, SHORT: [(" The", -0.1)]}))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert len(model.requests) == 1 and out.text == PADDED and "more" not in (out.planned_ending or {})
+
+
+def test_no_more_content_is_asked_where_the_run_does_not_plan_its_ending() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", plan_ending=False))
+    assert len(model.requests) == 1 and out.text == PADDED
