@@ -28,9 +28,13 @@ a reader in benchmarks/ending_labels.py); loops and numbers (share of texts with
 repeated-phrase loop, or a number list nobody asked for: quality.py); itself (share of texts that talk about
 themselves: "Here's a possible post:", "12 words:", `quality.talks_about_itself`); nonword% (words wordfreq never
 saw, pooled; the instruction's own words excluded); dangling% (last word "of", "the"...); s/text (mean wall time
-of a text).
+of a text); wanted (share of texts with words after a sentence end where the model wanted its whole answer to end,
+P(end) >= 0.5, asked one at a time after every timed run: the count asked for more than it had to say), pad% (the
+words after that end that repeat three words already written, pooled: padding a reader sees) and filler (a tail
+like "The end." or "I hope this helps", or a sentence written twice).
 Then the same over the best-ranked variant of each request (the one Copy and the downloads use: variants.rank).
-The ratios at the end are the speed aims of issue 19: the word list against the plain rule, and the searched
+The ratios at the end are the speed aims of issues 31 (the planned exact text at most twice the unplanned word list's
+time, printed for any --setups holding both) and 19: the word list against the plain rule, and the searched
 ending against `exact` as filed (the issue's "today's exact") and against the unplanned word list of today.
 """
 
@@ -91,7 +95,7 @@ SETUPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
 AS_FILED = "exact as filed"
 HEADER = (
     f"{'setup':<17} {'n':>3} {'EM':>5} {'natural':>8} {'loops':>6} {'numbers':>8} {'itself':>7} {'nonword%':>9}"
-    f" {'dangling%':>10} {'padded':>7} {'pad%':>5} {'filler':>7} {'s/text':>7}"
+    f" {'dangling%':>10} {'wanted':>7} {'pad%':>5} {'filler':>7} {'s/text':>7}"
 )
 WANTED_END = 0.5
 """P(end) from which the model wanted its whole answer to end at a sentence end inside the text: what follows it is
@@ -151,6 +155,20 @@ def padded_words(backend, row: Row, text: str) -> int:
     return 0
 
 
+def padding(text: str, after_wanted: int) -> int:
+    """Words of the last `after_wanted` (those after the model's wanted end) that repeat three words already written
+    ("The Whaler's Rest: A Spice of the Sea's Home." again): padding a reader sees, not new content."""
+    found = [w.lower() for w in words(text)]
+    seen: set[tuple[str, ...]] = set()
+    padded: set[int] = set()
+    for k in range(len(found) - 2):
+        gram = tuple(found[k : k + 3])
+        if gram in seen:
+            padded.update(j for j in range(k, k + 3) if j >= len(found) - after_wanted)
+        seen.add(gram)
+    return len(padded)
+
+
 def filler(text: str) -> bool:
     """A filler tail ("The end.", "I hope this helps") or a sentence written twice (quality.repeated_sentences)."""
     last = [m.group() for m in re.finditer(r"[^.!?]+[.!?]*", text)][-2:]
@@ -161,7 +179,7 @@ def summarize(label: str, outs: list[Outcome], instruction_of: dict[int, str], p
     n_words = sum(len(words(o.text)) for o in outs)
     bad = sum(len(nonwords(o.text, own_text=instruction_of[id(o)])) for o in outs)
     natural = natural_share([o.end_probability for o in outs])
-    pad = 100 * sum(padded[id(o)] for o in outs) / max(n_words, 1)
+    pad = 100 * sum(padding(o.text, padded[id(o)]) for o in outs) / max(n_words, 1)
     return (
         f"{label:<17} {len(outs):>3} {share([o.exact for o in outs]):>5.2f} "
         f"{'-' if natural is None else f'{natural:.2f}':>8} "
