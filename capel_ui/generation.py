@@ -14,6 +14,7 @@ module keeps the calls and their stream, and applies the ending planner's decisi
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -32,6 +33,9 @@ from .repair import ReplyFilter, continuation_messages, verified, worthless
 from .request import OVERRUN_CHARS_PER_UNIT, Request, default_max_tokens, overrun_limit, validate_request
 from .runview import RunView
 from .vocab import FAILURES, Mode, Phase, Status
+
+FIRST_STOP = re.compile(r"[.!?。！？]")
+"""A text's first stop: no sentence (`ending.sentence_ends`) ends before it, nor may a call asking for more."""
 
 __all__ = [
     "OVERRUN_CHARS_PER_UNIT",
@@ -173,7 +177,8 @@ class Generation:
     def settled_text(self) -> str:
         """The clean text that stays whatever comes next (what a stream to a file may print at once): on a run that
         may repair only the verified prefix (a later call may replace the rest); on a planned run all but its last
-        `plan_units` units (the ending search may write them again); under a limit nothing (the run may end at an
+        `plan_units` units (the ending search may write them again), and while its first call may still be padded
+        (`RunPlan.fills`) nothing after its first sentence; under a limit nothing (the run may end at an
         earlier sentence); else all units so far."""
         if self.plan.bounded:
             return ""
@@ -183,6 +188,9 @@ class Generation:
         else:
             with self._lock:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
+        if self.plan.fills and len(self.calls) == 1:  # a call asking for more may go on from any sentence end
+            first_stop = FIRST_STOP.search(text)
+            text = text[: first_stop.end()] if first_stop else ""
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:
             if self._settled_at is None:  # found once: the text before it no longer changes
                 units = list((HAN if self.request.lang == "zh" else WORD).finditer(text))

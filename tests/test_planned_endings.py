@@ -14,7 +14,7 @@ from capel_ui.backends.base import DEFAULT_CAPABILITIES
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.cli import main
-from capel_ui.ending import NATURAL, natural_cut, sentence_ends
+from capel_ui.ending import NATURAL, natural_cut, search_ending, sentence_ends
 from capel_ui.generation import Generation, Request, generate
 
 INSTRUCTION = "Describe a traditional Italian pizza."
@@ -361,3 +361,30 @@ def test_no_more_content_is_asked_where_the_run_does_not_plan_its_ending() -> No
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", plan_ending=False))
     assert len(model.requests) == 1 and out.text == PADDED
+
+
+def test_the_search_stops_at_the_step_that_finds_its_first_natural_ending() -> None:
+    table = {  # "H a x" ends naturally at the third step; "H bee y", likelier, is only reached at the fourth
+        "H": [(" a", -0.1), (" b", -0.01)],
+        "H a": [(" x", -0.1)],
+        "H b": [("ee", -0.01)],
+        "H a x": [(".", -0.01)],
+        "H bee": [(" y", -0.01)],
+        "H bee y": [(".", -0.01)],
+    }
+    asked_first: list[str] = []
+    asked_all: list[str] = []
+    ask = lambda log: lambda texts: [asked(table, log)(t) for t in texts]  # noqa: E731
+    found = search_ending("H", 0, 2, ask(asked_first), "en", lambda unit: True, first=True)
+    search_ending("H", 0, 2, ask(asked_all), "en", lambda unit: True)
+    assert [e.text for e in found] == ["H a x."] and "H bee y" not in asked_first and "H bee y" in asked_all
+
+
+def test_a_stream_prints_no_padding_the_call_for_more_replaces() -> None:
+    padded = SHORT + " The end." * 9  # 30 words: the search may write the last 10 again, the call for more the 18
+    model = llama(by_prefill(padded, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    run = Generation(model, Request(INSTRUCTION, 30, mode="exact"))
+    settled = [run.settled_text() for _ in run.stream()]
+    text = run.outcome().text
+    assert text.startswith(SHORT + MORE) and "Pizza is a flatbread from Naples." in settled
+    assert all(text.startswith(s) for s in settled)  # what a stream printed stays

@@ -16,6 +16,7 @@ from capel_ui.prompts import (
     build_messages,
     build_prompt,
     capel_suffix,
+    more_messages,
     suffix,
     validate_target,
 )
@@ -222,3 +223,10 @@ def test_bad_targets_are_rejected_everywhere(target: object) -> None:
 def test_boundary_targets_are_accepted(target: int) -> None:
     assert validate_target(target) == target
     assert f"<{target}>" in capel_suffix("en", target)
+
+
+def test_the_request_for_more_content_holds_the_instruction_and_no_count_for_the_model_to_write_back() -> None:
+    for lang in ("en", "zh"):
+        (message,) = more_messages("Describe a traditional Italian pizza.", lang)
+        assert message["content"].startswith("Describe a traditional Italian pizza.")
+        assert not re.search(r"\d", message["content"])
