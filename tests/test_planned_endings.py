@@ -16,6 +16,7 @@ from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.cli import main
 from capel_ui.ending import NATURAL, natural_cut, search_ending, sentence_ends
 from capel_ui.generation import Generation, Request, generate
+from capel_ui.quality import repeated_sentences
 
 INSTRUCTION = "Describe a traditional Italian pizza."
 OWN = "The traditional Italian pizza is a classic dish made with a widespread."  # 12 words, cut off
@@ -388,3 +389,12 @@ def test_a_stream_prints_no_padding_the_call_for_more_replaces() -> None:
     text = run.outcome().text
     assert text.startswith(SHORT + MORE) and "Pizza is a flatbread from Naples." in settled
     assert all(text.startswith(s) for s in settled)  # what a stream printed stays
+
+
+@pytest.mark.model
+def test_the_embedded_model_that_wanted_to_stop_early_goes_on_from_its_own_answer_and_keeps_the_count(embedded) -> None:
+    out = generate(embedded, Request("What is the capital of France?", 40, mode="exact", seed=3))
+    more = out.planned_ending["more"]  # it wanted to end after "…is Paris." (P(end) 0.7): asked for more content
+    kept = more["written"].split()[: more["ended_at"]]
+    assert out.verified and out.count == 40 and out.text.split()[: more["ended_at"]] == kept
+    assert more["ended_at"] + more["asked"] == 40 and not repeated_sentences(out.text)
