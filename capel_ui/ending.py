@@ -329,11 +329,13 @@ def search_ending(
     known: Callable[[str], bool],
     *,
     width: int = SEARCH_WIDTH,
+    first: bool = False,
 ) -> list[Ending]:
     """Texts of exactly `target` units that continue `head` (which holds `done` units) with the model's own most
     likely tokens, each ending where the model would end a phrase: a beam search of `width` paths, best first by
     the model's probability of the words and of a phrase end after them; natural ones first. `ask` gives the next
-    tokens after each text; `known(unit)` whether a unit may be written (the grammar's word list)."""
+    tokens after each text; `known(unit)` whether a unit may be written (the grammar's word list); `first`: stop
+    at the step that finds the first natural ending (a run's wait, not the likeliest of all)."""
     beam = [_Path(head, 0.0, done, 0.0)]
     found: dict[str, Ending] = {}
     for _ in range(2 * (target - done) + 3):  # a word is one or two tokens
@@ -345,6 +347,8 @@ def search_ending(
             children += _extend(path, alternatives, target, lang, known)
         beam = _keep(children, target, width)
         best = max((_joint(e) for e in found.values() if e.natural), default=-math.inf)
+        if first and best > -math.inf:
+            break  # a natural ending found: the run's wait, not the likeliest of all
         if not beam or max(p.logprob for p in beam) < best:  # a longer path is less likely still: none can beat it
             break
     return sorted(found.values(), key=lambda e: (not e.natural, -_joint(e)))

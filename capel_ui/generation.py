@@ -14,6 +14,7 @@ module keeps the calls and their stream, and applies the ending planner's decisi
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +34,9 @@ from .repair import ReplyFilter, continuation_messages, verified, worthless
 from .request import OVERRUN_CHARS_PER_UNIT, Request, default_max_tokens, overrun_limit, validate_request
 from .runview import RunView
 from .vocab import FAILURES, Mode, Phase, Status
+
+FIRST_STOP = re.compile(r"[.!?。！？]")
+"""A text's first stop: no sentence (`ending.sentence_ends`) ends before it, nor may a call asking for more."""
 
 __all__ = [
     "OVERRUN_CHARS_PER_UNIT",
@@ -77,6 +81,7 @@ class Generation:
         self.end_probability: float | None = None
         self.planned_ending: dict[str, Any] | None = None  # what a planned ending weighed (Outcome.planned_ending)
         self.cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
+        self.more: dict[str, Any] | None = None  # where the model ended an exact answer before N, and what was asked
         self._settled_at: int | None = None  # where a planned run's clean text stops being settled (`settled_text`)
         self.status: Status = "running"
         self.started = time.monotonic()
@@ -174,7 +179,8 @@ class Generation:
     def settled_text(self) -> str:
         """The clean text that stays whatever comes next (what a stream to a file may print at once): on a run that
         may repair only the verified prefix (a later call may replace the rest); on a planned run all but its last
-        `plan_units` units (the ending search may write them again); under a limit nothing (the run may end at an
+        `plan_units` units (the ending search may write them again), and while its first call may still be padded
+        (`RunPlan.fills`) nothing after its first sentence; under a limit nothing (the run may end at an
         earlier sentence); else all units so far."""
         if self.plan.bounded:
             return ""
@@ -184,6 +190,9 @@ class Generation:
         else:
             with self._lock:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
+        if self.plan.fills and len(self.calls) == 1:  # a call asking for more may go on from any sentence end
+            first_stop = FIRST_STOP.search(text)
+            text = text[: first_stop.end()] if first_stop else ""
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:
             if self._settled_at is None:  # found once: the text before it no longer changes
                 units = list((HAN if self.request.lang == "zh" else WORD).finditer(text))
@@ -203,6 +212,8 @@ class Generation:
             done, of = self.planner.tries
             tries = f": {done} of {of} tries" if of else ""
             return f" · choosing an ending{tries} (its last sentence reads cut off)"
+        if self.more is not None and self._final is None and call.number == 2:
+            return f" · the answer wanted to end at {self.more['ended_at']} words: asking for {self.more['asked']} more"
         if call.resumed_from is None:
             return ""
         return f" · repairing from <{call.resumed_from}> (call {call.number} of {self.max_calls})"
@@ -345,6 +356,8 @@ class Generation:
                 if planned.raw is not None:
                     self._replace(call, planned.raw)
                     self.cut_tail = planned.cut_tail
+        if self.more is not None:  # what the model wrote before it was asked for more is kept with the plan
+            self.planned_ending = {**(self.planned_ending or {}), "more": self.more}
         if not halted() and (done := build(self, final=True)).status == "complete":
             self.end_probability = self.planner.score(done.text)
 
@@ -393,10 +406,13 @@ class Generation:
             self.attempts.append(attempt(self.request, call))
 
     def _next_call(self) -> bool:
-        """Start the next call if this one went wrong and another is allowed; False when the run is over."""
+        """Start the next call if this one went wrong and another is allowed, or if the model ended an exact answer
+        before N (`_ask_more`); False when the run is over."""
         call = self.current
         if self.limits.halted() or (call.status == "cancelled" and not call.stopped):
             return False
+        if self._ask_more(call):
+            return True
         if call.failure is not None and not FAILURES[call.failure.kind].resume:
             return False  # a cut, a 429 or a timeout: keep what is verified, say what happened
         ver = verified(call.parser)
@@ -404,6 +420,34 @@ class Generation:
             return False
         raw = self.raw
         self._add_call(ver.kept(raw), ver.next_marker, raw[ver.start : ver.end])
+        return True
+
+    def _ask_more(self, call: Call) -> bool:
+        """Where the model wanted to end an exact answer before N (`EndingPlanner.wanted_end`; `RunPlan.fills`), a
+        second call goes on from that sentence end asking for new content for the room left, under a grammar of
+        exactly that many units: the run plans for N instead of keeping the padding the grammar forced ("The end.",
+        a sentence again). The first call's whole text is kept with the plan. False where nothing was padded."""
+        if not self.plan.fills or call.number != 1 or call.status != "complete":
+            return False
+        raw = self.raw.strip()
+        if count(raw, self.request.count_unit) != self.request.target or (at := self.planner.wanted_end(raw)) is None:
+            return False
+        kept = raw[:at]
+        done = count(kept, self.request.count_unit)
+        messages, grammar = self.plan.more(done)
+        self.more = {"ended_at": done, "asked": self.request.target - done, "written": raw}
+        options = dataclasses.replace(
+            call.options,
+            grammar=grammar,
+            prefill=kept,
+            seed=None if call.options.seed is None else call.options.seed + 1,
+            cancel=CancelToken(),
+        )
+        more = Call(2, messages, options, None, ReplyFilter(), None, parts=[kept])
+        with self._lock:
+            self.calls.append(more)
+        if self.limits.stopping.is_set():
+            more.cancel.set()
         return True
 
     # ----- the result: built in outcome.py, once final here ---------------------------------------------

@@ -12,9 +12,20 @@ from dataclasses import dataclass
 
 from .backends import Backend, Capabilities, fallback, language_note
 from .ending import SEARCH_UNITS
-from .grammar import AnyGrammar, Grammar, grammar_for, lexicon_rules, starting_with, target_grammar, with_word_list
+from .grammar import (
+    AnyGrammar,
+    Grammar,
+    Rep,
+    Seq,
+    closing_rules,
+    grammar_for,
+    lexicon_rules,
+    starting_with,
+    target_grammar,
+    with_word_list,
+)
 from .parser import MarkerParser, ParseResult
-from .prompts import Message, build_messages, rewrite_source
+from .prompts import Message, build_messages, more_messages, rewrite_source
 from .repair import max_calls_for
 from .request import Request, validate_request
 from .rewrite import Route, first_word, strip_preamble
@@ -26,7 +37,8 @@ from .vocab import GRAMMAR_MODES, MARKER_MODES, Mode, grammar_kind, markers_can_
 class RunPlan:
     """What one run sends: its mode (the one asked for, or its fallback), messages and grammar; how many calls it may
     take; a rewrite's route; the units an exact text's ending search may write again (`plan_units`, 0: none) and
-    whether a text under a limit ends at its most natural sentence end (`bounded`)."""
+    whether a text under a limit ends at its most natural sentence end (`bounded`); whether an exact text the model
+    wanted to end before N goes on from there in a call that asks for more content (`fills`)."""
 
     request: Request
     capabilities: Capabilities
@@ -40,6 +52,7 @@ class RunPlan:
     grammar: AnyGrammar | None
     plan_units: int
     bounded: bool
+    fills: bool = False
 
     @classmethod
     def of(cls, backend: Backend, req: Request) -> RunPlan:
@@ -68,6 +81,8 @@ class RunPlan:
         # The question a text's ending is scored against (ending.py): the instruction with its length, as the
         # baseline states it, whatever the mode sent (a countdown's markers are not in the clean text).
         ending_messages = build_messages(req.instruction, req.lang, req.target, "baseline", code=req.code, limit=limit)
+        plan_units = _plan_units(req, caps, mode, rewrite)
+        fills = bool(plan_units and mode == "exact" and caps.prefill is not None and req.target > 2)
         return cls(
             request=req,
             capabilities=caps,
@@ -79,7 +94,7 @@ class RunPlan:
             messages=messages,
             ending_messages=ending_messages,
             grammar=_grammar(req, caps, mode, rewrite),
-            plan_units=_plan_units(req, caps, mode, rewrite),
+            plan_units=plan_units,
             bounded=bool(
                 req.plan_ending
                 and caps.end_probability
@@ -87,6 +102,7 @@ class RunPlan:
                 and req.target_kind != "exactly"
                 and rewrite is None
             ),
+            fills=fills,
         )
 
     @property
@@ -116,6 +132,20 @@ class RunPlan:
         if self.rewrite is None or self.rewrite.selection:
             return raw.strip()
         return strip_preamble(raw, self.rewrite.source)
+
+    def more(self, done: int) -> tuple[list[Message], AnyGrammar | None]:
+        """The messages and grammar of the call that goes on with an exact answer the model wanted to end at `done`
+        of N units (`fills`): asked for more content (`prompts.MORE`), exactly the units left, each after its
+        space (the answer up to its wanted end is the prefill)."""
+        req = self.request
+        room = req.target - done
+        grammar = closing_rules(req.lang, req.count_unit, room)
+        if room > 1 and isinstance(grammar, Grammar) and isinstance(grammar.start, Seq):  # 0..room-1, then the last
+            words, last = grammar.start.items
+            assert isinstance(words, Rep)
+            grammar = Grammar(Seq((Rep(words.item, room - 1, room - 1), last)), grammar.rules)
+        messages = more_messages(req.instruction, req.lang)
+        return messages, _word_list(req, self.capabilities, grammar)
 
     def rival_grammar(self, grammar: AnyGrammar) -> AnyGrammar:
         """A rival ending's grammar: the word list where LLGuidance checks it cheaply, else the plain word rule (the

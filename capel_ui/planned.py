@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, Options, Usage
+from .backends.openai_compat import end_share
 from .counting import count
 from .ending import (
     NATURAL,
@@ -38,12 +41,21 @@ from .quality import warnings
 from .request import Request
 from .vocab import MARKER_MODES, grammar_kind
 
+SEARCH_WIDTHS = dict.fromkeys(SEARCH_UNITS, SEARCH_WIDTH)
+"""Paths kept at each step of an exact text's ending search, by how many last units it writes again. The search
+stops at the step that finds its first natural ending (`search_ending(first=True)`): the run's wait, measured in
+benchmarks/quality.py (issue 31: a planned exact text at most twice the unplanned one's time)."""
 CLOSINGS = 3
 """Rival closing sentences a text under a limit gets, where the limit leaves room (`EndingPlanner._closings`)."""
 CLOSING_ROOM = {"words": 3, "chars": 16}
 """The least room (words, or characters) a limit must leave for a rival closing sentence to be worth writing."""
 CLOSING_MOST = {"words": 12, "chars": 80}
 """The longest rival closing (words, or characters): a short closing line, not more of the text."""
+WANTED_END = 0.5
+"""P(end) from which the model wanted its whole answer to end at a sentence end: what an exact text says after it
+was written only to reach the count (padding: "The end.", a sentence again)."""
+LEAST_MORE = 3
+"""The fewest units after a wanted end worth a call that asks for more content (fewer: the ending search mends it)."""
 WORD = re.compile(r"\S+")
 HAN = re.compile(r"[\u4e00-\u9fff]")
 HAN_UNIT = re.compile(r"[\u4e00-\u9fff][^\u4e00-\u9fff<]*")
@@ -133,26 +145,40 @@ class EndingPlanner:
             return Planned(None, plan)
         self.searching = True
         try:
-            sizes = [k for k in SEARCH_UNITS if k <= units_most]
-            for i, units in enumerate(sizes, 1):
-                self.tries = (i, len(sizes))
-                best = self._search_from(text, units, plan)
-                if best is not None:
-                    new_raw = self._written(raw, best, units)
-                    if new_raw is not None:
-                        plan["chosen"] = best.text
-                        self._scores[self.clean(new_raw).strip()] = best.score  # found on the way
-                    return Planned(new_raw, plan)
-                if self.halted():
-                    break
+            with _one_search_at_a_time(self.backend, self.halted) as ours:
+                return self._search_sizes(raw, text, units_most, plan) if ours else Planned(None, plan)
         finally:
             self.searching = False
+
+    def _search_sizes(self, raw: str, text: str, units_most: int, plan: dict[str, Any]) -> Planned:
+        """The search proper: the last 3 units, then 6, then 10, until one finds a natural ending."""
+        sizes = [k for k in SEARCH_UNITS if k <= units_most]
+        for i, units in enumerate(sizes, 1):
+            self.tries = (i, len(sizes))
+            best = self._search_from(text, units, plan)
+            if best is not None:
+                new_raw = self._written(raw, best, units)
+                if new_raw is not None:
+                    plan["chosen"] = best.text
+                    self._scores[self.clean(new_raw).strip()] = best.score  # found on the way
+                return Planned(new_raw, plan)
+            if self.halted():
+                break
         return Planned(None, plan)
 
     def _search_from(self, text: str, units: int, plan: dict[str, Any]) -> Ending | None:
         req = self.request
         head = self._without_last(text, units)
-        found = search_ending(head, req.target - units, req.target, self._ask, req.lang, self._known_unit)
+        found = search_ending(
+            head,
+            req.target - units,
+            req.target,
+            self._ask,
+            req.lang,
+            self._known_unit,
+            width=SEARCH_WIDTHS[units],
+            first=True,
+        )
         plan["searched"] += [{"units": units, "text": e.text, "end_probability": e.score} for e in found[:3]]
         flaws = self.flaws(text)
         return next((e for e in found if e.natural and self.flaws(e.text) <= flaws), None)
@@ -186,6 +212,25 @@ class EndingPlanner:
                 return None
             new_raw = raw[:at] + "".join(f"<{units - i}>{m.group()}" for i, m in enumerate(found)) + "<0>"
         return new_raw if count(self.clean(new_raw), req.count_unit) == req.target else None
+
+    # ----- exactly N: where the model wanted to end before N ---------------------------------------------------
+    def wanted_end(self, text: str) -> int | None:
+        """The first sentence end of the clean `text`, with at least `LEAST_MORE` units after it, where the model
+        wanted its whole answer to end (P(end) >= `WANTED_END`): what follows was written only for the count. Asked
+        one sentence end at a time, stopping at the first; None where there is none (or the server cannot say)."""
+        unit = self.request.count_unit
+        for i in sentence_ends(text):
+            if count(text[i:], unit) < LEAST_MORE or self.halted():
+                return None
+            try:
+                p_end = end_share(self.backend.next_tokens(self.plan.ending_messages, text[:i]))
+            except BackendError:
+                return None
+            if p_end is None:
+                return None
+            if p_end >= WANTED_END:
+                return i
+        return None
 
     # ----- at most, a range: end at the sentence end the model would end on -------------------------------------
     def end_naturally(self, raw: str, messages: list[Message], options: Options) -> Planned | None:
@@ -330,6 +375,28 @@ class EndingPlanner:
     def flaws(self, text: str) -> int:
         """Quality warnings of `text` (a non-word, a glued word, a loop, a dangling last word: quality.warnings)."""
         return len(warnings(text, self.request.lang, self.request.instruction))
+
+
+_SEARCH_LOCKS: dict[tuple[str, str | None], threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _one_search_at_a_time(backend: Backend, halted: Callable[[], bool]) -> Iterator[bool]:
+    """Hold the server's one ending search: variants written at once search their endings one after another, so
+    each search's many short questions find the server's slots holding its own text (llama.cpp's prompt cache: 0.02 s
+    a question warm, 0.6 s cold on the embedded model) rather than another variant's. Yields False where the run
+    was halted while it waited."""
+    with _LOCKS_LOCK:
+        lock = _SEARCH_LOCKS.setdefault((backend.label, backend.base_url), threading.Lock())
+    while not lock.acquire(timeout=0.1):
+        if halted():
+            yield False
+            return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 _CONTENT = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d[\d:.,]*")

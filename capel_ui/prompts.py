@@ -92,6 +92,21 @@ BASELINE = {
 # The guaranteed mode states the target plainly (so the model can plan its ending); the grammar does the rest.
 EXACT = BASELINE
 
+MORE: dict[Lang, str] = {
+    "en": "{instruction} Give a detailed answer, with examples.",
+    "zh": "{instruction}请详细回答，并举例说明。",
+}
+"""The request of a call that goes on with an exact answer the model wanted to end before N (`more_messages`): asked
+for more content, not for more words. No count and no "continue" in it: SmolLM2-135M wrote such a request back into
+the text ("Please add 30 more words…", "You have 80 words left."); the grammar keeps the count."""
+
+
+def more_messages(instruction: str, lang: Lang) -> list[Message]:
+    """The request of a call that goes on with an exact answer the model wanted to end before N: the answer so far
+    is the prefill; this asks for more content (`MORE`)."""
+    return [{"role": "user", "content": MORE[lang].format(instruction=instruction.strip())}]
+
+
 DRAFT_EN = """\
 Answer in two parts, in this single response.
 Part 1: write a free draft of your answer between {open} and {close}. The draft is discarded; use it to \

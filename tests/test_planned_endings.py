@@ -14,8 +14,9 @@ from capel_ui.backends.base import DEFAULT_CAPABILITIES
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.cli import main
-from capel_ui.ending import NATURAL, natural_cut, sentence_ends
+from capel_ui.ending import NATURAL, natural_cut, search_ending, sentence_ends
 from capel_ui.generation import Generation, Request, generate
+from capel_ui.quality import repeated_sentences
 
 INSTRUCTION = "Describe a traditional Italian pizza."
 OWN = "The traditional Italian pizza is a classic dish made with a widespread."  # 12 words, cut off
@@ -320,3 +321,80 @@ def test_a_word_limit_on_the_embedded_model_is_kept_by_its_word_list_grammar(emb
     request = Request(instruction, 30, lang=lang, mode="exact", target_kind=kind, target_low=low, seed=7)
     out = generate(embedded, request)
     assert out.verified and out.count <= 30, (out.count, out.text)
+
+
+# ----- no padding (issue 31): where the model wanted to end before N, it is asked for more content ----------------
+SHORT = "Pizza is a flatbread from Naples. It has tomato, mozzarella and basil."  # 12 words: the model's own end
+PADDED = SHORT + " The end. The end. The end. The end."  # 20 words: what the grammar forced after it
+MORE = " A wood oven bakes it in ninety seconds."  # 8 more words, a new point
+GOES_ON = {"Pizza is a flatbread from Naples.": [(" It", -0.1)]}  # P(end) 0 after the first sentence
+WANTS_TO_END = {**GOES_ON, SHORT: [("", math.log(0.9)), (" The", math.log(0.05))]}  # 0.9 after the second
+
+
+def test_an_exact_answer_the_model_wanted_to_end_early_is_asked_for_more_content_not_padded() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    _, (more, options) = model.requests
+    assert out.text == SHORT + MORE and out.verified and out.count == 20
+    assert options.prefill == SHORT and more[0]["content"].startswith(INSTRUCTION) and "detailed" in more[0]["content"]
+
+
+def test_the_padded_text_is_kept_with_the_plan_and_nothing_the_model_wrote_is_lost() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert out.planned_ending["more"] == {"ended_at": 12, "asked": 8, "written": PADDED}
+
+
+def test_the_call_that_asks_for_more_must_write_exactly_the_room_left() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    _, (_, options) = model.requests
+    assert '(" " WORD){7}' in options.grammar or "{7}" in options.grammar  # 7 words, then the last: 8 more
+
+
+def test_an_exact_answer_the_model_never_wanted_to_end_early_takes_one_call() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked({**GOES_ON, SHORT: [(" The", -0.1)]}))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert len(model.requests) == 1 and out.text == PADDED and "more" not in (out.planned_ending or {})
+
+
+def test_no_more_content_is_asked_where_the_run_does_not_plan_its_ending() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", plan_ending=False))
+    assert len(model.requests) == 1 and out.text == PADDED
+
+
+def test_the_search_stops_at_the_step_that_finds_its_first_natural_ending() -> None:
+    table = {  # "H a x" ends naturally at the third step; "H bee y", likelier, is only reached at the fourth
+        "H": [(" a", -0.1), (" b", -0.01)],
+        "H a": [(" x", -0.1)],
+        "H b": [("ee", -0.01)],
+        "H a x": [(".", -0.01)],
+        "H bee": [(" y", -0.01)],
+        "H bee y": [(".", -0.01)],
+    }
+    asked_first: list[str] = []
+    asked_all: list[str] = []
+    ask = lambda log: lambda texts: [asked(table, log)(t) for t in texts]  # noqa: E731
+    found = search_ending("H", 0, 2, ask(asked_first), "en", lambda unit: True, first=True)
+    search_ending("H", 0, 2, ask(asked_all), "en", lambda unit: True)
+    assert [e.text for e in found] == ["H a x."] and "H bee y" not in asked_first and "H bee y" in asked_all
+
+
+def test_a_stream_prints_no_padding_the_call_for_more_replaces() -> None:
+    padded = SHORT + " The end." * 9  # 30 words: the search may write the last 10 again, the call for more the 18
+    model = llama(by_prefill(padded, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    run = Generation(model, Request(INSTRUCTION, 30, mode="exact"))
+    settled = [run.settled_text() for _ in run.stream()]
+    text = run.outcome().text
+    assert text.startswith(SHORT + MORE) and "Pizza is a flatbread from Naples." in settled
+    assert all(text.startswith(s) for s in settled)  # what a stream printed stays
+
+
+@pytest.mark.model
+def test_the_embedded_model_that_wanted_to_stop_early_goes_on_from_its_own_answer_and_keeps_the_count(embedded) -> None:
+    out = generate(embedded, Request("What is the capital of France?", 40, mode="exact", seed=3))
+    more = out.planned_ending["more"]  # it wanted to end after "…is Paris." (P(end) 0.7): asked for more content
+    kept = more["written"].split()[: more["ended_at"]]
+    assert out.verified and out.count == 40 and out.text.split()[: more["ended_at"]] == kept
+    assert more["ended_at"] + more["asked"] == 40 and not repeated_sentences(out.text)

@@ -17,6 +17,7 @@ from capel_ui.prompts import (
     build_prompt,
     capel_suffix,
     limit_suffix,
+    more_messages,
     suffix,
     validate_target,
 )
@@ -232,3 +233,10 @@ def test_boundary_targets_are_accepted(target: int) -> None:
 )
 def test_a_chinese_prompt_names_the_unit_the_length_is_counted_in(unit: str, noun: str) -> None:
     assert limit_suffix("zh", unit, "exactly", 20, 20) == f"请用正好20{noun}回答上述指令。"
+
+
+def test_the_request_for_more_content_holds_the_instruction_and_no_count_for_the_model_to_write_back() -> None:
+    for lang in ("en", "zh"):
+        (message,) = more_messages("Describe a traditional Italian pizza.", lang)
+        assert message["content"].startswith("Describe a traditional Italian pizza.")
+        assert not re.search(r"\d", message["content"])
