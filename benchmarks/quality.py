@@ -89,6 +89,7 @@ SETUPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("exact as filed", "exact", {"plan_ending": False}),
     ("exact list", "exact", {"plan_ending": False}),
     ("exact", "exact", {}),
+    ("exact + more", "exact", {"ask_more": True}),  # issue 31 point 4, opt-in: asks for more where it wanted to end
     ("exact-countdown", "exact-countdown", {}),
     ("countdown forced", "exact-countdown", {"allow_fallback": False}),
 )

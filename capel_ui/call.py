@@ -43,6 +43,13 @@ class Call:
     result: ParseResult | None = None  # the parser's, once the call has ended
     next_check: int = 0  # the raw length at which the overrun check counts again
 
+    def read(self, piece: str) -> str:
+        """A piece of the reply (the key in use masked already) kept word for word, and what of it the run reads."""
+        if not piece:
+            return ""
+        self.reply.append(piece)
+        return self.reader.feed(piece)
+
     @property
     def cancel(self) -> CancelToken:
         return self.options.cancel  # type: ignore[return-value]  (every call gets its own token)

@@ -184,6 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"calls a capel/draft-capel run may take to repair a broken countdown (1 = no repair; default "
         f"{DEFAULT_MAX_CALLS} on models without a grammar, 1 on models with one)",
     )
+    ge.add_argument(
+        "--ask-more",
+        action="store_true",
+        help="exact mode on llama.cpp: where the model wanted to end before N, ask it for more content from there "
+        "instead of keeping the padding the count forced (experimental: as often worse as better, docs/results.md)",
+    )
     ge.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
     ge.add_argument("--no-save", action="store_true", help="do not keep this run in History")
     ge.add_argument(
@@ -299,6 +305,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         max_tokens=args.max_tokens,
         seed=args.seed,
         allow_fallback=not args.no_fallback,
+        ask_more=args.ask_more,
         time_limit=args.time_limit,
         stall_limit=args.stall_limit,
         max_calls=args.max_calls,

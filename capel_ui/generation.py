@@ -74,6 +74,7 @@ class Generation:
         self.mode, self.notice, self.max_calls = plan.mode, plan.notice, plan.max_calls
         self.messages, self.prompt, self.plan_units = plan.messages, plan.prompt, plan.plan_units
         self._lock = threading.Lock()  # the stream may run in a worker thread while the UI reads live state
+        self._secrets = tuple(getattr(self.backend, "secrets", ()) or ())  # the key in use, masked as calls read
         self._count_cache: tuple[int, int] = (0, 0)
         self._final: Outcome | None = None
         self.ended: float | None = None  # when the run ended, its ending chosen and scored (`_finish`)
@@ -113,8 +114,16 @@ class Generation:
         if parser is not None:
             parser.feed(kept)  # the continuation is parsed, counted and verified as one answer with the kept part
         reader = ReplyFilter(from_marker=bool(kept), echo=countdown)
-        masker = SecretMasker(getattr(self.backend, "secrets", ()))
-        call = Call(number, messages, options, parser, reader, masker, resumed_from, parts=[kept] if kept else [])
+        call = Call(
+            number,
+            messages,
+            options,
+            parser,
+            reader,
+            SecretMasker(self._secrets),
+            resumed_from,
+            parts=[kept] if kept else [],
+        )
         with self._lock:
             self.calls.append(call)
         if self.limits.stopping.is_set():
@@ -162,11 +171,6 @@ class Generation:
             return []
         with self._lock:
             return parser.errors
-
-    @property
-    def in_draft(self) -> bool:
-        parser = self.parser
-        return parser is not None and parser.in_draft
 
     def live_text(self) -> str:
         """The clean text so far as it stands now (a repair or a planned ending may still change its end)."""
@@ -233,7 +237,7 @@ class Generation:
         elif call.resumed_from is not None:
             phase = "repairing"
         else:
-            phase = "drafting" if self.in_draft else "writing"
+            phase = "drafting" if (parser := self.parser) is not None and parser.in_draft else "writing"
         return RunView(
             label=self.backend.label,
             model=self.backend.model,
@@ -300,16 +304,16 @@ class Generation:
             for item in inner:
                 if isinstance(item, Usage):
                     call.usage = item
-                    text = self._read(call, call.masker.flush()) + call.reader.flush()
+                    text = call.read(call.masker.flush()) + call.reader.flush()
                 else:
                     if call.cancel.is_set():
                         cancelled = True
-                        if rest := self._read(call, call.masker.flush()):
+                        if rest := call.read(call.masker.flush()):
                             self._take(call, rest)  # what arrived before the Stop, held back as a key's start
                         break
                     call.chunks += 1
                     self.limits.last_text = time.monotonic()
-                    text = self._read(call, call.masker.feed(item))
+                    text = call.read(call.masker.feed(item))
                 if not text:
                     continue
                 self._take(call, text)
@@ -322,7 +326,7 @@ class Generation:
                     break
         except BackendError as exc:
             call.failure = exc
-            if rest := self._read(call, call.masker.flush()):
+            if rest := call.read(call.masker.flush()):
                 self._take(call, rest)  # a cut stream keeps all that arrived
         except BaseException:  # closed early, Ctrl-C, or an unexpected error: the run did not complete
             cancelled = True
@@ -370,13 +374,6 @@ class Generation:
                 assert call.parser is not None
                 call.parser.feed(raw)
                 call.result = call.parser.close()
-
-    @staticmethod
-    def _read(call: Call, piece: str) -> str:
-        """A piece of the reply (the key in use masked already) kept word for word, and what of it the run reads."""
-        if piece:
-            call.reply.append(piece)
-        return call.reader.feed(piece) if piece else ""
 
     def _take(self, call: Call, text: str) -> None:
         if call.first_token is None:
@@ -443,7 +440,7 @@ class Generation:
             seed=None if call.options.seed is None else call.options.seed + 1,
             cancel=CancelToken(),
         )
-        more = Call(2, messages, options, None, ReplyFilter(), None, parts=[kept])
+        more = Call(2, messages, options, None, ReplyFilter(), SecretMasker(self._secrets), None, parts=[kept])
         with self._lock:
             self.calls.append(more)
         if self.limits.stopping.is_set():

@@ -82,7 +82,7 @@ class RunPlan:
         # baseline states it, whatever the mode sent (a countdown's markers are not in the clean text).
         ending_messages = build_messages(req.instruction, req.lang, req.target, "baseline", code=req.code, limit=limit)
         plan_units = _plan_units(req, caps, mode, rewrite)
-        fills = bool(plan_units and mode == "exact" and caps.prefill is not None and req.target > 2)
+        fills = bool(req.ask_more and plan_units and mode == "exact" and caps.prefill is not None and req.target > 2)
         return cls(
             request=req,
             capabilities=caps,

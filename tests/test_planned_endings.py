@@ -333,34 +333,40 @@ WANTS_TO_END = {**GOES_ON, SHORT: [("", math.log(0.9)), (" The", math.log(0.05))
 
 def test_an_exact_answer_the_model_wanted_to_end_early_is_asked_for_more_content_not_padded() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
-    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
     _, (more, options) = model.requests
     assert out.text == SHORT + MORE and out.verified and out.count == 20
     assert options.prefill == SHORT and more[0]["content"].startswith(INSTRUCTION) and "detailed" in more[0]["content"]
 
 
-def test_the_padded_text_is_kept_with_the_plan_and_nothing_the_model_wrote_is_lost() -> None:
+def test_unless_asked_an_exact_answer_the_model_wanted_to_end_early_is_one_call_as_written() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert len(model.requests) == 1 and out.text == PADDED
+
+
+def test_the_padded_text_is_kept_with_the_plan_and_nothing_the_model_wrote_is_lost() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
     assert out.planned_ending["more"] == {"ended_at": 12, "asked": 8, "written": PADDED}
 
 
 def test_the_call_that_asks_for_more_must_write_exactly_the_room_left() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
-    generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
     _, (_, options) = model.requests
     assert '(" " WORD){7}' in options.grammar or "{7}" in options.grammar  # 7 words, then the last: 8 more
 
 
 def test_an_exact_answer_the_model_never_wanted_to_end_early_takes_one_call() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked({**GOES_ON, SHORT: [(" The", -0.1)]}))
-    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
     assert len(model.requests) == 1 and out.text == PADDED and "more" not in (out.planned_ending or {})
 
 
 def test_no_more_content_is_asked_where_the_run_does_not_plan_its_ending() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
-    out = generate(model, Request(INSTRUCTION, 20, mode="exact", plan_ending=False))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", plan_ending=False, ask_more=True))
     assert len(model.requests) == 1 and out.text == PADDED
 
 
@@ -384,7 +390,7 @@ def test_the_search_stops_at_the_step_that_finds_its_first_natural_ending() -> N
 def test_a_stream_prints_no_padding_the_call_for_more_replaces() -> None:
     padded = SHORT + " The end." * 9  # 30 words: the search may write the last 10 again, the call for more the 18
     model = llama(by_prefill(padded, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
-    run = Generation(model, Request(INSTRUCTION, 30, mode="exact"))
+    run = Generation(model, Request(INSTRUCTION, 30, mode="exact", ask_more=True))
     settled = [run.settled_text() for _ in run.stream()]
     text = run.outcome().text
     assert text.startswith(SHORT + MORE) and "Pizza is a flatbread from Naples." in settled
@@ -393,8 +399,19 @@ def test_a_stream_prints_no_padding_the_call_for_more_replaces() -> None:
 
 @pytest.mark.model
 def test_the_embedded_model_that_wanted_to_stop_early_goes_on_from_its_own_answer_and_keeps_the_count(embedded) -> None:
-    out = generate(embedded, Request("What is the capital of France?", 40, mode="exact", seed=3))
+    out = generate(embedded, Request("What is the capital of France?", 40, mode="exact", seed=3, ask_more=True))
     more = out.planned_ending["more"]  # it wanted to end after "…is Paris." (P(end) 0.7): asked for more content
     kept = more["written"].split()[: more["ended_at"]]
     assert out.verified and out.count == 40 and out.text.split()[: more["ended_at"]] == kept
     assert more["ended_at"] + more["asked"] == 40 and not repeated_sentences(out.text)
+
+
+def test_generate_ask_more_asks_for_more_content_where_the_model_wanted_to_end(scripted_model) -> None:
+    scripted_model.capabilities = LLAMA_CPP
+    scripted_model.ending = lambda text: 0.9
+    scripted_model.alternatives = asked(WANTS_TO_END)
+    scripted_model.reply(by_prefill(PADDED, MORE))
+    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "20", "--ask-more", INSTRUCTION]
+    out = io.StringIO()
+    main(argv, stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
+    assert out.getvalue().strip() == SHORT + MORE
