@@ -307,9 +307,8 @@ def words_back(run: RunRecord, key: str, put_back: Callable[[RunRecord], None]) 
     verdict = decide("complete", count(whole, run.unit), target_of(run), 0, refusal(whole, run.unit))  # type: ignore[arg-type]
     with st.container(border=True, key=f"{key}-words-back"):
         n = len(apart.words.split())
-        st.markdown(
-            f"**{n} word(s) the model wrote are left out** · put back: :{verdict.tone}[{verdict.headline(run.unit)}]"
-        )
+        said = verdict.headline(run.unit).removeprefix("✓ ")  # not the badge's words: the text's own verdict is that
+        st.markdown(f"**{n} word(s) the model wrote are left out** · put back: :{verdict.tone}[{said}]")
         st.html(written_html(apart.shared, apart.dropped, apart.added))
         if st.button(
             "Put the words back",
