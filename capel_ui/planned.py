@@ -247,12 +247,15 @@ class EndingPlanner:
             return None  # no stop at its end, or off target: nothing to choose from
         # The whole text is a candidate even where its last stop ends no sentence ("…: A New E.", "Dear Dr."):
         # `_worth_keeping` cuts it back to a clause that closes whole.
+        own = self.score(raw)
+        if own is None and self.whole_ending(raw):
+            return None  # its ending could not be scored (a busy server timed out): keep all the model wrote
         cuts = [i for i in sentence_ends(raw) if i < len(raw) and spec.within(count(raw[:i], unit))]
         self.closing = True
         try:
             texts = [raw[:i] for i in cuts] + [raw]
             extra = None
-            if (self.score(raw) or 0.0) < NATURAL or not self.whole_ending(raw):  # a cut word gets a closing too
+            if (own or 0.0) < NATURAL or not self.whole_ending(raw):  # a cut word gets a closing too
                 roomy = (t for t in reversed(texts) if self.whole_ending(t) and self._room(t) >= self._least_room)
                 start = next(roomy, "")
                 closed, extra = self._closings(start, messages, options)

@@ -415,3 +415,10 @@ def test_generate_ask_more_asks_for_more_content_where_the_model_wanted_to_end(s
     out = io.StringIO()
     main(argv, stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
     assert out.getvalue().strip() == SHORT + MORE
+
+
+def test_a_limited_text_whose_ending_could_not_be_scored_is_kept_whole_not_cut_to_a_scored_sentence() -> None:
+    reply = "Your appointment is on Tuesday at 3:30 pm. Please call us to confirm."
+    busy = lambda text: None if text.endswith("confirm.") else 0.9  # noqa: E731  (the whole text's score timed out)
+    request = Request("Remind a patient.", 160, mode="exact", target_kind="at_most", unit="sms")
+    assert generate(llama(reply, ending=busy), request).text == reply
