@@ -14,6 +14,7 @@ from typing import Any
 
 from .ending import ending_words
 from .history import score_line
+from .outcome import left_out
 from .runs import target_of, verdict_of
 from .storage import RunRecord
 from .vocab import mode_label
@@ -53,6 +54,8 @@ def export_json(run: RunRecord) -> str:
         "sha256": sha256(run.text),
         "run_id": run.id,
     }
+    if (apart := left_out(run.written, run.text)) is not None:  # a limit's cut or an ending written again
+        payload |= {"written": run.written, "left_out": apart.words}
     return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
 
 

@@ -16,6 +16,7 @@ from capel_ui.backends import ScriptedBackend, get_backend
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.cli import main
 from capel_ui.counting import count
+from capel_ui.export import export_json
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.outcome import left_out
 from capel_ui.runs import LiveRun, put_words_back, verdict_of
@@ -163,3 +164,12 @@ def test_generate_says_the_words_a_limit_left_out(scripted_model: ScriptedBacken
     argv = ["generate", "--model", "scripted", "--mode", "exact", "--at-most", "160", "--unit", "sms", SMS]
     main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=err)
     assert f"left out: “{TAIL}”" in err.getvalue()
+
+
+def test_the_json_export_carries_the_whole_text_and_the_left_out_words(scripted_model: ScriptedBackend) -> None:
+    data = json.loads(export_json(sms_run(scripted_model)))
+    assert (data["text"], data["written"], data["left_out"]) == (KEPT, REPLY, TAIL)
+
+
+def test_the_json_export_of_a_text_that_kept_all_has_no_left_out_words(scripted_model: ScriptedBackend) -> None:
+    assert "left_out" not in json.loads(export_json(sms_run(scripted_model, reply=KEPT)))
