@@ -443,9 +443,10 @@ _ABOUT_ITSELF = re.compile(
     # "Title: …", "X Post: …", "Instagram caption: …", "40 words: …": a label before the text
     r"|(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
     r"|description|tagline|slogan)\s*:|\d+[- ]words?\s*:"
-    # "The product description is: …", "Your new headline could be: …"
+    # "The product description is: …", "…description for a hand-made mug is: …", "Your new headline could be: …"
     r"|(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
-    r"|description|abstract|summary|tagline|slogan|bio|message|version|answer)\s+(?:is|would be|could be|reads)\s*:"
+    r"|description|abstract|summary|tagline|slogan|bio|message|version|answer)"
+    r"(?:\s+(?:for|about)\s+[^\n:.!?]{1,60}?)?\s+(?:is|would be|could be|reads)\s*:"
     # Chinese: "好的！", "以下是一段微博文案：", "标题："
     r"|好的[，,！!。]|(?:以下是|下面是|这是)[^。！？\n]{0,30}?(?:文案|简介|介绍|微博|帖子|短文|文字|版本|内容|示例|句子)"
     r"[^。！？\n]{0,10}?[:：]|(?:标题|文案|答案)[:：]"

@@ -277,6 +277,10 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("Certainly, here is the text you asked for.", "Certainly,"),
         ("Headline: Fresh bread on Saturdays", "Headline:"),
         ("40 words: The bakery opens at nine.", "40 words:"),
+        (
+            "The product description for a hand-made ceramic mug is: A beautiful, hand-crafted mug.",
+            "The product description for a hand-made ceramic mug is:",
+        ),
         ("以下是一段介绍北京的文案：北京是中国的首都。", "以下是一段介绍北京的文案："),
         ("好的！北京是中国的首都。", "好的！"),
         # its own length named anywhere
@@ -294,6 +298,8 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("北京是中国的首都。这是一座城市：古老而年轻。", None),
         ("Open 24 hours, 7 days a week.", None),
         ("A 3-word slogan wins.", None),
+        ("The title of the book is: War and Peace.", None),
+        ("The story of our bakery is simple: bread, every day.", None),
     ],
 )
 def test_a_text_that_talks_about_itself_is_flagged_by_what_it_says(text: str, expected: str | None) -> None:
