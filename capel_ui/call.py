@@ -50,6 +50,10 @@ class Call:
         self.reply.append(piece)
         return self.reader.feed(piece)
 
+    def release(self) -> str:
+        """What the masker held back as a possible key's start (the reply ended, was cut or stopped), read."""
+        return self.read(self.masker.flush())
+
     @property
     def cancel(self) -> CancelToken:
         return self.options.cancel  # type: ignore[return-value]  (every call gets its own token)

@@ -304,11 +304,11 @@ class Generation:
             for item in inner:
                 if isinstance(item, Usage):
                     call.usage = item
-                    text = call.read(call.masker.flush()) + call.reader.flush()
+                    text = call.release() + call.reader.flush()
                 else:
                     if call.cancel.is_set():
                         cancelled = True
-                        if rest := call.read(call.masker.flush()):
+                        if rest := call.release():
                             self._take(call, rest)  # what arrived before the Stop, held back as a key's start
                         break
                     call.chunks += 1
@@ -326,7 +326,7 @@ class Generation:
                     break
         except BackendError as exc:
             call.failure = exc
-            if rest := call.read(call.masker.flush()):
+            if rest := call.release():
                 self._take(call, rest)  # a cut stream keeps all that arrived
         except BaseException:  # closed early, Ctrl-C, or an unexpected error: the run did not complete
             cancelled = True

@@ -42,9 +42,7 @@ def _userinfo(info: str) -> str:
 def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
     """`text` with each of `secrets` (the keys in use) replaced by `***`, and nothing else changed: for a model's
     own text, which may speak of tokens and passwords."""
-    for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET}, key=len, reverse=True):
-        text = text.replace(secret, MASK)
-    return text
+    return SecretMasker(secrets).mask(text)
 
 
 class SecretMasker:
@@ -60,7 +58,7 @@ class SecretMasker:
         """What of the text so far can be shown now, keys masked."""
         if not self.secrets:
             return piece
-        text = self._mask(self.held + piece)
+        text = self.mask(self.held + piece)
         keep = self._open_end(text)
         self.held = text[len(text) - keep :] if keep else ""
         return text[: len(text) - keep]
@@ -70,7 +68,8 @@ class SecretMasker:
         rest, self.held = self.held, ""
         return rest
 
-    def _mask(self, text: str) -> str:
+    def mask(self, text: str) -> str:
+        """`text` whole, each key in it masked and counted (the longest first: one key may hold another)."""
         for secret in self.secrets:
             self.masked += text.count(secret)
             text = text.replace(secret, MASK)
