@@ -57,13 +57,19 @@ def test_deleting_a_run_closes_its_detail_and_says_so_instead_of_opening_the_nex
     assert ids == [first]
 
 
-def test_benchmark_run_shows_its_results_without_a_reload(scripted_model: ScriptedBackend, app_test: AppTest) -> None:
-    scripted_model.reply("Waves fold over grey stone.")
+def one_sample_benchmark(model: ScriptedBackend, app_test: AppTest) -> AppTest:
+    """The Benchmark page set to run one baseline sample of 5 words on the scripted model, not yet run."""
+    model.reply("Waves fold over grey stone.")
     at = on_scripted_model(app_test)
     at.switch_page("app_pages/benchmark.py").run()
     at.multiselect(key="b_modes").set_value(["baseline"])
     at.text_input(key="b_lengths_rtg").input("5")
     at.number_input(key="b_limit").set_value(1)
+    return at
+
+
+def test_benchmark_run_shows_its_results_without_a_reload(scripted_model: ScriptedBackend, app_test: AppTest) -> None:
+    at = one_sample_benchmark(scripted_model, app_test)
     at.selectbox(key="b_lang").set_value("en")
     click(at, "Run benchmark")
     [done] = [s.value for s in at.success]
@@ -77,12 +83,7 @@ def test_benchmark_on_a_locked_database_says_so_in_one_line_naming_it_without_sq
     scripted_model: ScriptedBackend,
     app_test: AppTest,
 ) -> None:
-    scripted_model.reply("Waves fold over grey stone.")
-    at = on_scripted_model(app_test)
-    at.switch_page("app_pages/benchmark.py").run()
-    at.multiselect(key="b_modes").set_value(["baseline"])
-    at.text_input(key="b_lengths_rtg").input("5")
-    at.number_input(key="b_limit").set_value(1)
+    at = one_sample_benchmark(scripted_model, app_test)
     other = lock_database()
     try:
         click(at, "Run benchmark")
