@@ -74,7 +74,7 @@ class Generation:
         self.mode, self.notice, self.max_calls = plan.mode, plan.notice, plan.max_calls
         self.messages, self.prompt, self.plan_units = plan.messages, plan.prompt, plan.plan_units
         self._lock = threading.Lock()  # the stream may run in a worker thread while the UI reads live state
-        self._secrets = tuple(getattr(self.backend, "secrets", ()) or ())  # the key in use, masked as calls read
+        self.secrets = tuple(getattr(self.backend, "secrets", ()) or ())  # the key in use (guard.py): calls mask it
         self._count_cache: tuple[int, int] = (0, 0)
         self._final: Outcome | None = None
         self.ended: float | None = None  # when the run ended, its ending chosen and scored (`_finish`)
@@ -120,7 +120,7 @@ class Generation:
             options,
             parser,
             reader,
-            SecretMasker(self._secrets),
+            SecretMasker(self.secrets),
             resumed_from,
             parts=[kept] if kept else [],
         )
@@ -440,7 +440,7 @@ class Generation:
             seed=None if call.options.seed is None else call.options.seed + 1,
             cancel=CancelToken(),
         )
-        more = Call(2, messages, options, None, ReplyFilter(), SecretMasker(self._secrets), None, parts=[kept])
+        more = Call(2, messages, options, None, ReplyFilter(), SecretMasker(self.secrets), None, parts=[kept])
         with self._lock:
             self.calls.append(more)
         if self.limits.stopping.is_set():

@@ -90,7 +90,7 @@ class LiveRun:
         self.run_id: int | None = None
         self.save_error: str | None = None
         self._hurried = False  # a second Ctrl-C: no further try of the final save (`hurry`)
-        self._secrets = tuple(getattr(gen.backend, "secrets", ()) or ())  # the key in use (backends/guard.py)
+        self._secrets = gen.secrets
         self._start = self._cleaned(self._start_fields(origin, instruction, comparison_id, group_id))
         self._creating: threading.Thread | None = None
         if engine is not None:
