@@ -305,6 +305,11 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool, apart
             f"Ended at “{_tail(run.raw)}”, the last natural sentence end inside the limit; left out: "
             f"“{run.cut_tail}” ({words} word(s), kept with the run)."
         )
+    elif apart is not None and status == "complete" and apart.words == (run.planned_ending or {}).get("written"):
+        parts.append(
+            "Written again from the start: nothing the model first wrote ended on a whole word; its first text: "
+            f"“{apart.words}” (kept with the run)."
+        )
     elif apart is not None and status == "complete" and run.plan.bounded:  # a closing written in place of the tail
         parts.append(
             f"Ended with a closing the model wrote in place of its own ending; left out: “{apart.words}” "

@@ -257,10 +257,13 @@ class EndingPlanner:
             extra = None
             if (own or 0.0) < NATURAL or not self.whole_ending(raw):  # a cut word gets a closing too
                 roomy = (t for t in reversed(texts) if self.whole_ending(t) and self._room(t) >= self._least_room)
-                start = next(roomy, "")
-                closed, extra = self._closings(start, messages, options)
+                start = next(roomy, None)
                 # and its clauses closed whole: "Your Local Injury Scene: A 72." may end "Your Local Injury Scene."
-                texts += closed + [c for c in self._clauses(raw, drop_words=False) if c not in texts]
+                clauses = [c for c in self._clauses(raw, drop_words=False) if c not in texts]
+                if start is None and not any(self.whole_ending(t) for t in texts + self._cut_back(texts + clauses)):
+                    start = ""  # nothing the model wrote ends whole ("Packin'ABikeRepaireter: The B."): write anew
+                closed, extra = self._closings(start, messages, options) if start is not None else ([], None)
+                texts += closed + clauses
             texts = self._worth_keeping(texts, raw)
             texts.sort(key=len)
             with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
@@ -299,15 +302,18 @@ class EndingPlanner:
         do, each cut back to its last clause that closes whole: "Bike Repair Portland: A New E." to "Bike Repair
         Portland."), and none that drops the request's main point the longest candidate keeps (the instruction's
         own content words: "Dear Dr. Patel!" loses to the reminder of the appointment)."""
-        whole = [t for t in texts if self.whole_ending(t)]
-        if not whole:
-            whole = [c for t in texts for c in self._clauses(t) if self.whole_ending(c)] or texts
+        whole = [t for t in texts if self.whole_ending(t)] or self._cut_back(texts) or texts
         point = _content_words(self.request.instruction) & _content_words(raw)
         if not point:
             return whole
         kept = {t: len(point & _content_words(t)) for t in whole}
         most = max(kept.values())
         return [t for t in whole if 2 * kept[t] >= most]
+
+    def _cut_back(self, texts: list[str]) -> list[str]:
+        """`texts` each cut back to its clauses that close whole ("Bike Repair Portland: A New E." to "Bike Repair
+        Portland.")."""
+        return [c for t in texts for c in self._clauses(t) if self.whole_ending(c)]
 
     def _clauses(self, text: str, drop_words: bool = True) -> list[str]:
         """`text` cut after each pause (, ; :) that leaves at least two words before it, closed with a stop, inside
@@ -331,9 +337,10 @@ class EndingPlanner:
     def _closings(self, raw: str, messages: list[Message], options: Options) -> tuple[list[str], int | None]:
         """`raw` with each rival closing sentence that finished inside the target, and the tokens they cost: from
         the text's own end, or where it filled the limit, from its last sentence end that leaves room
-        (`CLOSING_ROOM`); a closing is short (`CLOSING_MOST`): a long one rambles on."""
+        (`CLOSING_ROOM`); a closing is short (`CLOSING_MOST`): a long one rambles on. From an empty `raw`, texts
+        written anew (where nothing the model wrote ends on a whole word)."""
         req = self.request
-        if not raw or self.backend.capabilities.prefill is None:
+        if self.backend.capabilities.prefill is None:
             return [], None
         kind = grammar_kind(req.lang, req.count_unit) or "words"
         room = min(self._room(raw), CLOSING_MOST[kind])
@@ -355,7 +362,7 @@ class EndingPlanner:
         kept = [
             t
             for t in dict.fromkeys(texts)
-            if req.target_spec.within(count(t, req.count_unit)) and self.flaws(t) <= flaws
+            if req.target_spec.within(count(t, req.count_unit)) and (not raw or self.flaws(t) <= flaws)
         ]
         return kept, extra
 
