@@ -123,6 +123,9 @@ def adjective_like(word: str) -> bool:
     return low in _ADJECTIVES or (len(low) > 5 and low.endswith(_ADJECTIVE_ENDS))
 
 
+_TIME_END = re.compile(r"(\S+)\s+[ap]\.m\.[\"')\]”’]*\s*$", re.IGNORECASE)
+
+
 def last_words_cut(text: str) -> bool:
     """Whether the last words say the sentence is not over, whatever the model's score: it ends on a list's next
     number ("…properly. 2."), on a word that asks
@@ -131,6 +134,11 @@ def last_words_cut(text: str) -> bool:
     luxurious.") rather than after a linking verb ("The bread is warm and fresh.")."""
     if _ENUMERATOR_END.search(text):
         return True  # "…1. Make sure to sleep properly. 2.": a numbered list cut at its next number
+    time = _TIME_END.search(text)
+    if time and not any(ch.isdigit() for ch in time.group(1)):
+        return True  # "…skilled workers to create a.m.": a time of day with no time before it
+    if re.search(r"\d(?:am|pm)[.!?]?[\"')\]”’]*\s*$", text, re.IGNORECASE):
+        return False  # "…before 9am.": a time, not the verb "am"
     found = _LAST_WORDS.findall(text)
     if not found or not re.search(r"[A-Za-z]['’]?[.!?]?[\"')\]”’]*\s*$", text):
         return False

@@ -12,7 +12,7 @@ import pytest
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.counting import count
-from capel_ui.ending import sentence_ends
+from capel_ui.ending import last_words_cut, sentence_ends
 from capel_ui.generation import Request, generate
 from capel_ui.grammar import char_grammar, countdown_grammar, exact_grammar, lexicon_rules
 from capel_ui.lexicon import known_unit
@@ -195,6 +195,19 @@ def test_a_cut_word_never_stands_at_the_end_of_a_limit(reply, kept) -> None:
     model = _llama(reply, (".",))
     out = generate(model, Request(AD, 30, mode="exact", target_kind="at_most", unit="chars"))
     assert out.text == kept and out.verified
+
+
+@pytest.mark.parametrize(
+    ("text", "cut"),
+    [
+        ("A team of skilled workers came together to create a.m.", True),
+        ("The shop opens at 9 a.m.", False),
+        ("Doors open at 10:30 p.m.", False),
+        ("Call us before 9am.", False),
+    ],
+)
+def test_a_text_ending_on_a_time_of_day_with_no_time_before_it_reads_cut_off(text, cut) -> None:
+    assert last_words_cut(text) is cut
 
 
 def _written_anew(own: str, anew: str):
