@@ -18,7 +18,7 @@ from .quality import QualityWarning, explain, warnings
 from .repair import calls_line
 from .runs import display_status, target_of, verdict_of
 from .storage import RunRecord
-from .vocab import MARKER_MODES, mode_label
+from .vocab import MARKER_MODES, made_by, mode_label
 
 PREVIEW_CHARS = 90
 
@@ -81,7 +81,7 @@ def show_run(run: RunRecord) -> str:
         f"Run {run.id} · {run.created_at:%Y-%m-%d %H:%M:%S} UTC · {run.origin}",
         f"{verdict.headline(run.unit)}",
         *([f"ending: {ending_help(run.end_probability)}"] if run.end_probability is not None else []),
-        f"model {run.model} · mode {mode_label(run.mode)} · {run.lang} · {target_of(run).describe(run.unit)}",
+        f"{made_by(run.model, run.mode)} · {run.lang} · {target_of(run).describe(run.unit)}",
     ]
     if run.failure:
         lines.append(f"failure: {run.failure}")

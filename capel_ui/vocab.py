@@ -218,6 +218,12 @@ def mode_label(mode: str) -> str:
     return MODE_LABELS.get(mode, mode)  # type: ignore[call-overload]
 
 
+def made_by(model: str, mode: str) -> str:
+    """Who wrote a run's text, for a run's footer: "embedded · Exact (guaranteed)", or "Edited by hand" (never the
+    "(edited by hand)" model name beside it)."""
+    return mode_label(mode) if mode == HAND_EDIT else f"{model} · {mode_label(mode)}"
+
+
 def markers_can_count(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> bool:
     """Whether a CAPEL countdown can aim at this target: exactly N, in a word or Chinese-character unit."""
     spec = UNIT_SPECS.get(unit)

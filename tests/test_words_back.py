@@ -173,3 +173,9 @@ def test_the_json_export_carries_the_whole_text_and_the_left_out_words(scripted_
 
 def test_the_json_export_of_a_text_that_kept_all_has_no_left_out_words(scripted_model: ScriptedBackend) -> None:
     assert "left_out" not in json.loads(export_json(sms_run(scripted_model, reply=KEPT)))
+
+
+def test_history_show_names_a_run_with_its_words_put_back_edited_by_hand_once(scripted_model: ScriptedBackend) -> None:
+    restored = put_words_back(engine(), sms_run(scripted_model))
+    shown = history_show(str(restored))
+    assert "Edited by hand ·" in shown and "(edited by hand)" not in shown, shown

@@ -29,7 +29,7 @@ from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
 from ..runview import RunView
 from ..storage import RunRecord
 from ..verdict import Verdict, decide, live_state
-from ..vocab import MAX_TARGET, mode_label, units_phrase
+from ..vocab import MAX_TARGET, made_by, mode_label, units_phrase
 from . import state
 from .layout import DOWNLOADS, VERDICT, hook
 from .live_text import live_text_area
@@ -338,7 +338,7 @@ def _footer(run: RunRecord, show_prompt: bool) -> None:
         with st.expander("Prompt sent"):
             st.code(run.prompt, language=None, wrap_lines=True)
     st.caption(
-        f"Run {run.id} · {run.origin} · {run.model} · {mode_label(run.mode)} · "
+        f"Run {run.id} · {run.origin} · {made_by(run.model, run.mode)} · "
         f"{run.lang} · {run.created_at:%Y-%m-%d %H:%M:%S} UTC"
     )
 
