@@ -424,26 +424,53 @@ _ZH_PAUSE = "[，、；：]"
 _ZH_STOP = "[。！？]"
 
 
-def _en_char_states(k: int, used_at_end: int, low: int) -> list[str]:
-    """The rules `s<k>` and `w<k>`: k characters still allowed; ending here makes the text `used_at_end` long.
-    A number is written whole: a dot, comma or colon inside it (3:30, 1.6, 3,400), a "$" before it, a "%" after."""
-    rules = [f"s{k} ::= {_EN_LETTER} w{k - 1}" + (f' | "$" [0-9] w{k - 2}' if k >= 3 else "")] if k >= 2 else []
-    alts = []
-    if k >= 2:
-        alts.append(f"{_EN_LETTER} w{k - 1}")
-    if k >= 3:
-        alts += [f'"\'" {_EN_LETTER} w{k - 2}', f'" " s{k - 1}', f"[.,:] [0-9] w{k - 2}"]
-    if k >= 4:
-        alts += [f'{_EN_PAUSE} " " s{k - 2}', f'{_EN_STOP} " " s{k - 2}', f'"%" " " s{k - 2}']
-    if k >= 5:
-        alts += [f'"%" {_EN_PAUSE} " " s{k - 3}', f'"%" {_EN_STOP} " " s{k - 3}']
-    if k >= 2 and used_at_end + 1 >= low:
-        alts.append(f'"%" {_EN_STOP}')
-    if used_at_end >= low:
-        alts.append(_EN_STOP)
-    if alts:
-        rules.append(f"w{k} ::= " + " | ".join(alts))
-    return rules
+def _en_char_rules(low: int, high: int) -> list[str]:
+    """The English rules, k characters still allowed: `s<k>` starts a word, `w<k>` follows a letter, `n<k>` a digit,
+    `p<k>` a "%"; a stop written with k left makes the text `high - k + 1` long. A number is written whole: a dot,
+    comma, colon or slash only between its digits (3:30, 1.6, 3,400, 11/03), a "$" before it, a "%" or letters
+    after it (12%, 21st, 9am); no stop or colon ends it inside a text ("3: 30 PM", "a 12. percent")."""
+    states: dict[str, list[tuple[str, str | None]]] = {}
+    for k in range(high, 0, -1):
+        end: list[tuple[str, str | None]] = [(_EN_STOP, None)] if high - k + 1 >= low else []
+        space = [('" "', f"s{k - 1}")]
+        states[f"s{k}"] = [("[A-Za-z]", f"w{k - 1}"), ("[0-9]", f"n{k - 1}"), ('"$" [0-9]', f"n{k - 2}")]
+        states[f"w{k}"] = [
+            (_EN_LETTER, f"w{k - 1}"),
+            ('"\'" [A-Za-z]', f"w{k - 2}"),
+            *space,
+            (f'{_EN_PAUSE} " "', f"s{k - 2}"),
+            (f'{_EN_STOP} " "', f"s{k - 2}"),
+            *end,
+        ]
+        states[f"n{k}"] = [
+            ("[0-9]", f"n{k - 1}"),
+            ("[.,:/] [0-9]", f"n{k - 2}"),
+            ("[a-z]", f"w{k - 1}"),
+            ('"%"', f"p{k - 1}"),
+            *space,
+            ('[,;!?] " "', f"s{k - 2}"),
+            *end,
+        ]
+        states[f"p{k}"] = [*space, (f'{_EN_PAUSE} " "', f"s{k - 2}"), (f'{_EN_STOP} " "', f"s{k - 2}"), *end]
+    return [f"{name} ::= {' | '.join(alts)}" for name, alts in _live(states).items()]
+
+
+def _live(states: dict[str, list[tuple[str, str | None]]]) -> dict[str, list[str]]:
+    """`states` (each a list of: what is written, the state it leads to or None for the end) without those that
+    can never reach the end, each as its GBNF alternatives."""
+    alive: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, alts in states.items():
+            if name not in alive and any(nxt is None or nxt in alive for _, nxt in alts):
+                alive.add(name)
+                grew = True
+    return {
+        name: [f"{what} {nxt}" if nxt else what for what, nxt in alts if nxt is None or nxt in alive]
+        for name, alts in states.items()
+        if name in alive
+    }
 
 
 def _zh_char_states(k: int, used_at_end: int, low: int) -> list[str]:
@@ -469,13 +496,13 @@ def char_grammar(lang: Lang, low: int, high: int) -> str:
     _check_bounds(low, high)
     if high < 2:
         raise ValueError("a character target must allow at least 2 characters (a word and its full stop)")
-    states = _en_char_states if lang == "en" else _zh_char_states if lang == "zh" else None
-    if states is None:
+    if lang == "en":
+        return "\n".join([f"root ::= s{high}", *_en_char_rules(low, high)]) + "\n"
+    if lang != "zh":
         raise ValueError(f"unknown language {lang!r}; use en or zh")
-    start = "s" if lang == "en" else "h"
-    rules = [f"root ::= {start}{high}"]
+    rules = [f"root ::= h{high}"]
     for k in range(high, 0, -1):
-        rules += states(k, high - k + 1, low)
+        rules += _zh_char_states(k, high - k + 1, low)
     return "\n".join(rules) + "\n"
 
 

@@ -106,7 +106,15 @@ def test_a_number_is_one_unit_in_every_countdown_too() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Call at 3:30 pm.", "It cost $3.4 million.", "A 12% cut.", "We sold 3,400 bikes.", "Up 1.6 million."],
+    [
+        "Call at 3:30 pm.",
+        "It cost $3.4 million.",
+        "A 12% cut.",
+        "We sold 3,400 bikes.",
+        "Up 1.6 million.",
+        "Open 9am, 21st May.",
+        "Rose 12%. Then fell.",
+    ],
 )
 def test_a_character_limit_writes_numbers_whole_and_counts_every_character(text) -> None:
     n = count(text, "chars")
@@ -114,6 +122,14 @@ def test_a_character_limit_writes_numbers_whole_and_counts_every_character(text)
         assert count(text, unit) == n  # one character each in every character unit the grammar serves
     assert accepts("gbnf", char_grammar("en", n, n), text)
     assert not accepts("gbnf", char_grammar("en", n + 1, n + 1), text)
+
+
+@pytest.mark.parametrize(
+    "text", ["Call at 3: 30 pm.", "A 12. percent cut.", "It began May 3. 2022 ended.", "At 9: AM."]
+)
+def test_a_character_limit_never_cuts_a_number_with_a_stop_or_a_colon(text) -> None:
+    n = count(text, "chars")
+    assert not accepts("gbnf", char_grammar("en", 2, n), text)
 
 
 def test_lifebench_keeps_its_own_rule_where_3_30_is_two_words() -> None:
