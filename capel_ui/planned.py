@@ -353,18 +353,15 @@ class EndingPlanner:
         with ThreadPoolExecutor(CLOSINGS, thread_name_prefix="ending") as pool:
             rivals = list(pool.map(lambda o: self._rival(messages, o, raw), each))
         extra = total(r.usage.completion_tokens if r.usage else r.chunks for r in rivals)
-        flaws = self.flaws(raw)
         texts = [
             (raw + r.text).strip()
             for r in rivals
             if r.finished and count(r.text, req.count_unit) < room  # the model ended it: not cut at the cap
         ]
-        kept = [
-            t
-            for t in dict.fromkeys(texts)
-            if req.target_spec.within(count(t, req.count_unit)) and (not raw or self.flaws(t) <= flaws)
-        ]
-        return kept, extra
+        inside = [t for t in dict.fromkeys(texts) if req.target_spec.within(count(t, req.count_unit))]
+        flaws = {t: self.flaws(t) for t in inside}
+        least = self.flaws(raw) if raw else min(flaws.values(), default=0)  # texts written anew: the fewest flaws
+        return [t for t in inside if flaws[t] <= least], extra
 
     def _rival(self, messages: list[Message], options: Options, before: str) -> Rival:
         """One rival closing, written to its end (or its failure), then its ending score after `before` asked at

@@ -242,6 +242,14 @@ def test_a_limit_where_nothing_the_model_wrote_ends_whole_is_written_anew() -> N
     )
 
 
+def test_of_the_texts_written_anew_a_loop_is_never_kept_over_a_plain_one() -> None:
+    anew = iter([" beacon beacon beacon beacon!", " Portland, the Best!", " beacon beacon beacon beacon!"])
+    reply = lambda messages, options: GLUED if options.prefill is None else next(anew)  # noqa: E731
+    model = ScriptedBackend(reply, capabilities=LLAMA_CPP, ending=lambda t: 0.9 if "beacon" in t else 0.2)
+    out = generate(model, Request(AD, 30, mode="exact", target_kind="at_most", unit="chars"))
+    assert out.text == "Portland, the Best!"
+
+
 def test_no_text_is_written_anew_where_a_clause_closes_whole() -> None:
     model = ScriptedBackend(_written_anew("Bike Repair Portland: A New E.", " Anew."), capabilities=LLAMA_CPP)
     out = generate(model, Request(AD, 30, mode="exact", target_kind="at_most", unit="chars"))
