@@ -273,6 +273,12 @@ def print_speed(rows: list[Row]) -> None:
             f"\nspeed (s/text, all lengths): planned exact / unplanned word list "
             f"{seconds(rows, 'exact') / seconds(rows, 'exact list'):.2f}x (issue 31's aim <= 2)"
         )
+        by_length = [
+            f"{n}: {seconds(chosen, 'exact') / seconds(chosen, 'exact list'):.2f}x"
+            for n in sorted({r.target for r in rows})
+            if (chosen := [r for r in rows if r.target == n])
+        ]
+        print(f"by length (N words: planned / unplanned): {', '.join(by_length)}")
     if labels != {label for label, _, _ in SETUPS}:
         return
     print(

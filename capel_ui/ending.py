@@ -47,8 +47,7 @@ SEARCH_UNITS = (3, 6, 10)
 no natural ending (a clause that needs more words to close: "…This can have both positive." found nothing in 3 or 6,
 and "…and respond by releasing stress hormones such as adrenaline." in 10)."""
 SEARCH_WIDTH = 4
-"""Paths kept at each step of the search; each step asks their next tokens at once (the embedded server has 4
-slots)."""
+"""Paths kept at each step of the search (and `LAST_WORDS` times as many with all their units)."""
 LAST_WORDS = 2
 """How many times `SEARCH_WIDTH` candidate last words the search tries: each costs one question."""
 Alternatives = Sequence[tuple[str, float]]
@@ -338,28 +337,58 @@ def search_ending(
     *,
     width: int = SEARCH_WIDTH,
     first: bool = False,
+    keep: Callable[[str], bool] | None = None,
 ) -> list[Ending]:
     """Texts of exactly `target` units that continue `head` (which holds `done` units) with the model's own most
     likely tokens, each ending where the model would end a phrase: a beam search of `width` paths, best first by
     the model's probability of the words and of a phrase end after them; natural ones first. `ask` gives the next
     tokens after each text; `known(unit)` whether a unit may be written (the grammar's word list); `first`: stop
-    at the step that finds the first natural ending (a run's wait, not the likeliest of all)."""
+    at the step that finds the first natural ending (a run's wait, not the likeliest of all) that the caller would
+    `keep` (a text with no more flaws than its own: one it would not keep does not stop the search)."""
     beam = [_Path(head, 0.0, done, 0.0)]
     found: dict[str, Ending] = {}
-    for _ in range(2 * (target - done) + 3):  # a word is one or two tokens
-        children: list[_Path] = []
-        for path, alternatives in zip(beam, ask([p.text for p in beam]), strict=True):
+    kept: dict[str, bool] = {}
+
+    def best_natural() -> float:
+        good = [e for e in found.values() if e.natural and (keep is None or kept.setdefault(e.text, keep(e.text)))]
+        return max((_joint(e) for e in good), default=-math.inf)
+
+    def step(paths: list[_Path], children: list[_Path]) -> None:
+        for path, alternatives in zip(paths, ask([p.text for p in paths]), strict=True):
             if not alternatives:
                 continue
             _finish(path, alternatives, target, lang, known, found)
             children += _extend(path, alternatives, target, lang, known)
-        beam = _keep(children, target, width)
-        best = max((_joint(e) for e in found.values() if e.natural), default=-math.inf)
+
+    for _ in range(2 * (target - done) + 3):  # a word is one or two tokens
+        children: list[_Path] = []
+        # The paths with all their units first, likeliest first, one at a time: with `first`, the step stops asking
+        # once one ends naturally and no path left could beat it (an ending is at most as likely as its words), and
+        # the paths still short are never asked (the search ends at this step).
+        for path in [p for p in beam if p.units == target and not _dead(p, lang, known)]:
+            if first and path.logprob < best_natural():
+                break
+            step([path], children)
+        best = best_natural()
         if first and best > -math.inf:
             break  # a natural ending found: the run's wait, not the likeliest of all
+        step([p for p in beam if p.units < target], children)
+        beam = _keep(children, target, width)
         if not beam or max(p.logprob for p in beam) < best:  # a longer path is less likely still: none can beat it
             break
     return sorted(found.values(), key=lambda e: (not e.natural, -_joint(e)))
+
+
+def _dead(path: _Path, lang: Lang, known: Callable[[str], bool]) -> bool:
+    """Whether a path with all its units is not worth a question: it ends on a list cut short ("…flour, yeast"),
+    which no rest of its last word can mend, or on a dangling word in small letters ("…made with the"), which the
+    model seldom goes on with letters (a capital one often starts a longer word: " A" then "wa" then "its" is
+    "Awaits"); a Chinese path at the target has nothing more to write after a dangling character."""
+    unit = last_unit(path.text)
+    if lang != "en":
+        return unit in ZH_DANGLING
+    dangling = len(unit) > 1 and unit.islower() and unit in DANGLING
+    return dangling or re.search(r",\s*\S+$", path.text) is not None
 
 
 def _keep(paths: list[_Path], target: int, width: int) -> list[_Path]:

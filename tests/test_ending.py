@@ -277,6 +277,63 @@ def test_the_search_keeps_width_paths_at_each_step() -> None:
     assert asked[0] == 1 and max(asked) <= 2
 
 
+def logged_search(table, log, **kwargs):
+    """The search with `table`'s answers, every question it asks kept in `log`."""
+
+    def ask(texts):
+        log.extend(texts)
+        return [table.get(t) for t in texts]
+
+    return search_ending("Fresh bread every", 3, 5, ask, "en", lambda w: w.lower() in LIST, **kwargs)
+
+
+ENDS_ON_LOAF = {  # "…every day loaf." ends naturally at the first step that has 5 words, beside a path still short
+    "Fresh bread every": [(" day", -0.1), (",", -0.5)],
+    "Fresh bread every,": [(" day", -0.1)],
+    "Fresh bread every day": [(" loaf", -0.1), (" crust", -0.5), (" warm", -3.0)],
+    "Fresh bread every day loaf": [(".", -0.1)],
+    "Fresh bread every day crust": [(".", -0.1)],
+    "Fresh bread every day warm": [(".", -0.1)],
+}
+
+
+def test_a_step_that_finds_a_natural_ending_asks_nothing_about_paths_still_short() -> None:
+    log: list[str] = []
+    [best, *_] = logged_search(ENDS_ON_LOAF, log, first=True)
+    assert best.text == "Fresh bread every day loaf." and best.natural
+    assert "Fresh bread every, day" not in log  # one word short: its next tokens would never be used
+
+
+def test_once_a_natural_ending_is_found_no_less_likely_last_word_is_asked() -> None:
+    log: list[str] = []
+    [best] = logged_search(ENDS_ON_LOAF, log, first=True)
+    assert best.text == "Fresh bread every day loaf."
+    assert "Fresh bread every day crust" not in log  # less likely than the ending found: it could not win
+
+
+def test_an_ending_the_caller_would_not_keep_does_not_end_the_search() -> None:
+    log: list[str] = []
+    found = logged_search(ENDS_ON_LOAF, log, first=True, keep=lambda t: "loaf" not in t)
+    assert "Fresh bread every day crust" in log  # "…day loaf." would not be kept: the next likeliest is asked
+    assert [e.text for e in found] == ["Fresh bread every day loaf.", "Fresh bread every day crust."]
+
+
+@pytest.mark.parametrize(
+    ("last", "asked"),
+    [
+        (" the", False),  # "…every day the": no rest of "the" ends a sentence
+        (", loaf", False),  # "…every day, loaf": a list cut short, whatever follows
+        (" A", True),  # a capital may start a longer word: " A" then "wa" then "its" is "Awaits"
+    ],
+)
+def test_a_path_that_can_never_end_the_search_is_not_asked(last, asked) -> None:
+    log: list[str] = []
+    table = {"Fresh bread every": [(" day", -0.1)], "Fresh bread every day": [(",", -0.2), (last, -0.1)]}
+    table["Fresh bread every day,"] = [(" loaf", -0.1)]
+    logged_search(table, log, first=True)
+    assert ("Fresh bread every day" + last in log) is asked
+
+
 def test_the_search_writes_chinese_characters() -> None:
     table = {"北京": [("很", -0.1)], "北京很": [("好", -0.1)], "北京很好": [("。", -0.1)]}
     [best] = search_ending("北京", 2, 4, table_ask(table), "zh", lambda ch: True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import time
 
 import pytest
 
@@ -91,6 +92,34 @@ def test_a_found_ending_with_a_flaw_the_own_lacks_is_not_taken() -> None:
     table[HEAD + " crust crust crust"] = [(".", -0.1)]
     out = generate(llama(OWN, ending=0.005, next_tokens=asked(table)), Request(INSTRUCTION, 12, mode="exact"))
     assert out.text == OWN  # "… made crust crust crust." goes round in circles
+
+
+def test_a_longer_search_never_asks_again_what_a_shorter_one_asked() -> None:
+    head6 = "The traditional Italian pizza is a"
+    table = {
+        head6: [(" classic", -0.1)],
+        head6 + " classic": [(" dish", -0.1)],
+        head6 + " classic dish": [(" made", -0.1)],
+    }
+    table |= {HEAD: [(" with", -0.1)], HEAD + " with": [(" the", -0.1)], HEAD + " with the": [(" oven", -0.1)]}
+    table[HEAD + " with the oven"] = [(" and", -0.1)]  # no phrase ends: the 3-word search finds nothing, then 6
+    log: list[str] = []
+    generate(llama(OWN, ending=0.005, next_tokens=asked(table, log)), Request(INSTRUCTION, 12, mode="exact"))
+    assert log.count(HEAD + " with the oven") == 1 and log.count(head6) == 1  # the 6-word search passed both
+
+
+def test_the_search_asks_its_questions_one_at_a_time() -> None:
+    waiting, most = [0], [0]
+
+    def next_tokens(text: str):
+        waiting[0] += 1
+        most[0] = max(most[0], waiting[0])
+        time.sleep(0.02)  # a server's answer takes a while: questions asked at once would overlap here
+        waiting[0] -= 1
+        return NEXT.get(text)
+
+    out = generate(llama(OWN, ending=0.005, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == HEAD + FOUND and most[0] == 1  # each finds the server's slot holding the text it follows
 
 
 @pytest.mark.parametrize(
