@@ -303,9 +303,19 @@ class EndingPlanner:
         if found is None or self.request.lang != "en":
             return found is not None
         word = found[1].strip()
-        if word.lower() in DANGLING:
+        if word.lower() in DANGLING or self._cut_at_cap(text):
             return False
         return self._known_unit(word) and (len(word) > 1 or word.lower() in ("a", "i") or word.isdigit())
+
+    def _cut_at_cap(self, text: str) -> bool:
+        """Whether a character limit's grammar closed `text` on its last character allowed while the model would
+        have gone on (its ending score, asked already, below `NATURAL`): a listed word there is likely a cut one
+        ("…a bike repair ap.", "ap" being a word of the list)."""
+        req = self.request
+        if grammar_kind(req.lang, req.count_unit) != "chars" or count(text, req.count_unit) != req.target_spec.high:
+            return False
+        score = self._scores.get(text.strip())
+        return score is not None and score < NATURAL
 
     def _worth_keeping(self, texts: list[str], raw: str) -> list[str]:
         """The candidate endings a writer could keep: none that ends on a cut word (where any does not; where all

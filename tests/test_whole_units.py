@@ -226,6 +226,13 @@ def test_a_text_ending_on_a_time_of_day_with_no_time_before_it_reads_cut_off(tex
     assert last_words_cut(text) is cut
 
 
+def test_a_listed_word_the_limit_closed_while_the_model_would_go_on_is_a_cut_word() -> None:
+    reply = "In Portland, a bike repair ap."  # 30 of 30 characters; "ap" is a word of the list
+    model = ScriptedBackend(reply, capabilities=LLAMA_CPP, ending=lambda t: 0.002 if t == reply else 0.5)
+    out = generate(model, Request(AD, 30, mode="exact", target_kind="at_most", unit="chars"))
+    assert out.text == "In Portland." and out.verified
+
+
 def _written_anew(own: str, anew: str):
     """The run's own call writes `own`; a text written anew (an empty prefill) writes `anew`; a closing, nothing."""
     return lambda messages, options: own if options.prefill is None else anew if options.prefill == "" else "."
