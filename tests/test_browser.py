@@ -472,13 +472,26 @@ def use_scripted_server(page, url: str) -> None:
 def test_a_writers_day_on_a_small_screen_target_to_copy_a_stop_and_failures(small_page, server, scripted) -> None:
     """One walk on 1280×720 against the scripted server (a page opened for each part took chromium and streamlit 5
     to 10 s of CPU): the writer kept informed from target to Copy, a long CAPEL run stopped and kept, then
-    failures and a stop before the first token (last: it leaves the server's URL broken)."""
+    failures and a stop before the first token (it leaves the server's URL broken), and History's filters kept."""
     page = small_page
     open_app(page, server.url)
     use_scripted_server(page, scripted.url)
     write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(page, scripted)
     stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server, scripted)
     failures_and_a_stop_before_the_first_token(page, server, scripted)
+    history_keeps_its_filters_across_a_visit_to_write(page)
+
+
+def history_keeps_its_filters_across_a_visit_to_write(page) -> None:
+    """The end of the writer's day (moved here from test_browser_layout.py, where it opened a page of its own)."""
+    go_to(page, "History")
+    page.get_by_label("Search text", exact=True).fill("three")
+    page.get_by_label("Search text", exact=True).press("Enter")
+    settle(page)
+    go_to(page, "Write")
+    go_to(page, "History")
+    expect(page.get_by_label("Search text", exact=True)).to_have_value("three")
+    screenshot(page, "history-1280")  # the table is canvas-drawn: test_app.py checks its column order
 
 
 def write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(page, scripted) -> None:

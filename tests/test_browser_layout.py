@@ -1,6 +1,7 @@
-"""Layout at the sizes writers use (issue 21): Compare with five columns on a 1280×720 screen, History's table and
-filters, and the Write page on a phone (390×844): the form, a result and three variants. Screenshots go to
-test-artifacts/ (`whole_page` for a page taller than the screen).
+"""Layout at the sizes writers use (issue 21): Compare with five columns on a 1280×720 screen, the Write page on
+1280×720 and on a phone (390×844): the form, a result and three variants (History's filters at 1280×720 are the
+end of test_browser.py's writer's day). Screenshots go to test-artifacts/ (`whole_page` for a page taller than the
+screen).
 
 Uses the server, browser and page fixtures of test_browser.py (the session's one server and database) and the
 scripted OpenAI-compatible server beside the embedded model (three-word texts: a few seconds of model time).
@@ -79,18 +80,6 @@ def test_five_compare_columns_keep_their_figures_and_buttons_whole_at_1280_px(sm
         for b in boxes[i + 1 :]:
             apart = a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
             assert apart or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"]
-
-
-def test_history_shows_the_text_in_view_and_keeps_its_filters(small_page, server) -> None:
-    page = small_page
-    open_app(page, server.url, "/history", heading="History")
-    page.get_by_label("Search text", exact=True).fill("three")
-    page.get_by_label("Search text", exact=True).press("Enter")
-    settle(page)
-    go_to(page, "Write")
-    go_to(page, "History")
-    expect(page.get_by_label("Search text", exact=True)).to_have_value("three")
-    screenshot(page, "history-1280")  # the table is canvas-drawn: test_app.py checks its column order
 
 
 def main_height(page) -> int:
