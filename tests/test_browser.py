@@ -222,11 +222,6 @@ def open_history_run(page, url: str, search_for: str, runs: int, run_id: int) ->
     rows and open the first: run `run_id`."""
     open_app(page, url)
     go_to(page, "History")
-    find_history_run(page, search_for, runs, run_id)
-
-
-def find_history_run(page, search_for: str, runs: int, run_id: int) -> None:
-    """On History, search `search_for`, wait for `runs` rows and open the first: run `run_id`."""
     search = page.get_by_label("Search text", exact=True)
     search.fill(search_for)
     search.press("Enter")
@@ -378,8 +373,8 @@ def stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server
 
 
 def test_hostile_model_output_and_a_url_in_a_failure_show_as_text_in_history(page, server: Server) -> None:
-    """Two saved runs opened one after the other on one History page (a page of its own each took chromium and
-    streamlit about 4 s of CPU): a model's tags and markers shown as text, then a failure's URL that is no link."""
+    """Two saved runs opened one after the other in one browser page (a context of its own each): a model's tags
+    and markers shown as text, then a failure's URL that is no link."""
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     hostile_model_output_shows_as_text(page, server)
@@ -406,13 +401,13 @@ def hostile_model_output_shows_as_text(page, server: Server) -> None:
 
 def a_url_in_a_servers_failure_text_is_not_a_link(page, server: Server) -> None:
     """Streamlit links a bare URL, `www.` or e-mail address it finds in an error box's text even with its `:`
-    escaped; the failure is shown as written and nothing in it can be clicked. (History is open.)"""
+    escaped; the failure is shown as written and nothing in it can be clicked."""
     engine = get_engine(server.database_url)
     run_id = save_parsed_run(engine, "<1> a <0>", 1, instruction="failure with a url")
     said = "Upstream said: log in at http://evil.example/login or www.evil.example, or mail root@evil.example"
     update_run(engine, run_id, failure=said, status="partial")
 
-    find_history_run(page, "failure with a url", 1, run_id)
+    open_history_run(page, server.url, "failure with a url", 1, run_id)  # a new session: no row ticked before
 
     box = page.locator("[data-testid='stAlertContentError']").first
     assert box.inner_text().strip() == said
