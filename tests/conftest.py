@@ -45,8 +45,11 @@ def _slowness(item: pytest.Item) -> int:
     return next((i for i, mark in enumerate(SLOW_FIRST) if item.get_closest_marker(mark)), len(SLOW_FIRST))
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: `-m "not model"` leaves out every test on the model
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if "embedded" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("model"):
+            item.add_marker(pytest.mark.model)  # runs the model, marked or not: started first with the others
         group = XDIST_GROUPS.get(item.path.name)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -7,12 +7,9 @@ and asserts the requests it sent.
 
 from __future__ import annotations
 
+import io
 import json
-import os
 import random
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -29,6 +26,7 @@ from capel_ui.backends import (
 from capel_ui.backends.jsonstring import JsonStringReader
 from capel_ui.backends.openai_responses import REASONING_ROOM, TOOL_NAME
 from capel_ui.backends.probe import PROBE_ANSWER
+from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.generation import Generation, Request, default_max_tokens, generate
 from capel_ui.grammar import char_grammar, countdown_grammar, exact_grammar, grammar_text
@@ -36,8 +34,6 @@ from tests.gbnf import sample
 from tests.llg import accepts
 from tests.scripted_server import MODEL, hang, honour_grammar, ok, stall_after, status
 from tests.stopping import stop_after_first_chunk, stop_while_waiting
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def words(n: int, seed: int = 1) -> str:
@@ -334,20 +330,18 @@ def test_exact_stays_plain_where_the_ending_is_searched_or_the_model_does_not_pl
         ("exact", "zh", 30, exact_grammar, ["--no-fallback"]),
     ],
 )
-def test_cli_generate_on_gpt5_takes_the_grammar_tool_route(scripted, mode, lang, target, make, flags):
+def test_cli_generate_on_gpt5_takes_the_grammar_tool_route(scripted, monkeypatch, mode, lang, target, make, flags):
+    """`generate` in this process (its start-up and exit codes are test_cli_startup.py's and test_cli.py's): the
+    key and base URL from the environment, as a user sets them."""
     text = sample(make(lang, target), random.Random(5))
     scripted.script(ok(chunks_of(text), reasoning_tokens=8))
-    env = {**os.environ, "OPENAI_API_KEY": "x", "OPENAI_BASE_URL": scripted.url, "PYTHONIOENCODING": "utf-8"}
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    monkeypatch.setenv("OPENAI_BASE_URL", scripted.url)
     argv = ["generate", "--model", "gpt-5-mini", "--mode", mode, "--lang", lang, "--target", str(target), *flags]
-    proc = subprocess.run(
-        [sys.executable, "-m", "capel_ui", *argv, "--json", "Describe a lighthouse"],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=120,
-        env=env,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()
-    result = json.loads(proc.stdout)
+    out, err = io.StringIO(), io.StringIO()
+    code = main([*argv, "--json", "Describe a lighthouse"], stdin=io.StringIO(), stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    result = json.loads(out.getvalue())
     assert result["verified"] is True and result["count"] == target and result["mode"] == mode
     assert count(result["text"], "en_words" if lang == "en" else "zh_chars") == target
     (request,) = scripted.responses_requests

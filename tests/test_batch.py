@@ -375,9 +375,10 @@ def test_a_batch_killed_half_way_and_run_again_finishes_the_rest_and_has_each_ro
     rows = "".join(f"r{i},Write headline {i},5,keep {i}\n" for i in range(1, 9))
     src = write(tmp_path / "in.csv", "id,instruction,target,note\n" + rows)
     out = tmp_path / "out.csv"
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'kill.db'}", "PYTHONUNBUFFERED": "1"}
-    argv = [sys.executable, "-m", "capel_ui", "batch", str(src), "--out", str(out), "--model", MODEL]
-    argv += ["--base-url", scripted.url, "--mode", "baseline", "--concurrency", "1"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the test's own database (DATABASE_URL), read here after
+    args = [str(src), "--out", str(out), "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline"]
+    args += ["--concurrency", "1"]
+    argv = [sys.executable, "-m", "capel_ui", "batch", *args]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     lines = []
     for line in proc.stderr:  # kill it once three texts are written
@@ -388,12 +389,12 @@ def test_a_batch_killed_half_way_and_run_again_finishes_the_rest_and_has_each_ro
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, lines
     assert not out.exists()  # nothing half-written
-    engine = get_engine(env["DATABASE_URL"])
+    engine = get_engine()
     first = list_runs(engine)
     assert 3 <= len([r for r in first if r.status == "complete"]) < 8
-    again = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 0, again.stderr
-    assert re.search(r"[3-7] complete from before", again.stderr)
+    code, err = run_cli(*args)  # run again (in this process: only the kill needs a process of its own)
+    assert code == 0, err
+    assert re.search(r"[3-7] complete from before", err)
     result = read_csv(out)
     assert [r["id"] for r in result] == [f"r{i}" for i in range(1, 9)]
     assert [r["note"] for r in result] == [f"keep {i}" for i in range(1, 9)]
@@ -407,9 +408,10 @@ def test_ctrl_c_writes_what_is_done_says_what_is_not_and_the_next_run_finishes(t
     scripted.script(FAST, FAST, SLOW, then=FAST)  # the third text is on its way at the Ctrl-C
     src = write(tmp_path / "in.csv", "instruction,target\n" + "".join(f"Write headline {i},5\n" for i in range(6)))
     out = tmp_path / "out.xlsx"
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'int.db'}", "PYTHONUNBUFFERED": "1"}
-    argv = [sys.executable, "-m", "capel_ui", "batch", str(src), "--out", str(out), "--model", MODEL]
-    argv += ["--base-url", scripted.url, "--mode", "baseline", "--concurrency", "1"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the test's own database (DATABASE_URL)
+    args = [str(src), "--out", str(out), "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline"]
+    args += ["--concurrency", "1"]
+    argv = [sys.executable, "-m", "capel_ui", "batch", *args]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     for line in proc.stderr:
         if line.startswith("[2/6]"):
@@ -425,8 +427,8 @@ def test_ctrl_c_writes_what_is_done_says_what_is_not_and_the_next_run_finishes(t
         "not written yet: run the same batch again to finish it",
         "stopped before it finished: run the same batch again to write it",
     }
-    again = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 0, again.stderr
+    code, err = run_cli(*args)  # run again (in this process: only the Ctrl-C needs a process of its own)
+    assert code == 0, err
     assert [r["verified"] for r in read_table(out.read_bytes(), "out.xlsx").rows] == ["true"] * 6
 
 

@@ -349,11 +349,11 @@ def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pi
     assert count(exported["text"], "en_words") == 12
 
 
-def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server, scripted) -> None:
-    open_app(page, server.url)
-    use_scripted_server(page, scripted.url)
+def stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server, scripted) -> None:
+    """Part of the writer's day below (Write open on the scripted server)."""
     page.get_by_label("Instruction", exact=True).fill("Write a long story about a lighthouse keeper and a storm.")
     set_number(page, "Target length", 300)
+    pick(page, "Mode", "CAPEL")  # the default on this model (checked first in the day); the day's last run was Baseline
     expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")
     scripted.script(ok(countdown(300), delay=0.1))  # a model counting down, 30 s to the end
 
@@ -372,12 +372,21 @@ def test_stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, s
     assert page.get_by_text("✓ exact").count() == 0
 
 
-def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server) -> None:
+def test_hostile_model_output_and_a_url_in_a_failure_show_as_text_in_history(page, server: Server) -> None:
+    """Two saved runs opened one after the other in one browser page (a context of its own each): a model's tags
+    and markers shown as text, then a failure's URL that is no link."""
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    hostile_model_output_shows_as_text(page, server)
+    assert dialogs == []
+    a_url_in_a_servers_failure_text_is_not_a_link(page, server)
+    assert dialogs == []
+
+
+def hostile_model_output_shows_as_text(page, server: Server) -> None:
     raw = "<3> <script>alert(1)</script> <2> <img src=x onerror=alert(1)> <2> hi <0>"
     result = check_output(raw, 3)
     run_id = save_parsed_run(get_engine(server.database_url), raw, 3, instruction="hostile output check")
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
     open_history_run(page, server.url, "hostile output check", 1, run_id)
     hand_out_anyway(page)  # tags and markers read as junk: tick the box so Copy's hidden copy is checked too
@@ -387,11 +396,10 @@ def test_hostile_model_output_shows_as_text_in_the_browser(page, server: Server)
     assert page.locator("img[src='x']").count() == 0
     assert page.locator(".capel-text script, .capel-raw script").count() == 0
     assert page.locator(".capel-raw mark.err").count() >= 2
-    assert dialogs == []
     assert get_run(get_engine(server.database_url), run_id) is not None
 
 
-def test_a_url_in_a_servers_failure_text_is_not_a_link_in_history(page, server: Server) -> None:
+def a_url_in_a_servers_failure_text_is_not_a_link(page, server: Server) -> None:
     """Streamlit links a bare URL, `www.` or e-mail address it finds in an error box's text even with its `:`
     escaped; the failure is shown as written and nothing in it can be clicked."""
     engine = get_engine(server.database_url)
@@ -399,7 +407,7 @@ def test_a_url_in_a_servers_failure_text_is_not_a_link_in_history(page, server: 
     said = "Upstream said: log in at http://evil.example/login or www.evil.example, or mail root@evil.example"
     update_run(engine, run_id, failure=said, status="partial")
 
-    open_history_run(page, server.url, "failure with a url", 1, run_id)
+    open_history_run(page, server.url, "failure with a url", 1, run_id)  # a new session: no row ticked before
 
     box = page.locator("[data-testid='stAlertContentError']").first
     assert box.inner_text().strip() == said
@@ -456,10 +464,32 @@ def use_scripted_server(page, url: str) -> None:
         expect(variants).to_have_value("1")
 
 
-def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(small_page, server, scripted) -> None:
+def test_a_writers_day_on_a_small_screen_target_to_copy_a_stop_and_failures(small_page, server, scripted) -> None:
+    """One walk on 1280×720 against the scripted server (a page opened for each part took chromium and streamlit 5
+    to 10 s of CPU): the writer kept informed from target to Copy, a long CAPEL run stopped and kept, then
+    failures and a stop before the first token (it leaves the server's URL broken), and History's filters kept."""
     page = small_page
     open_app(page, server.url)
     use_scripted_server(page, scripted.url)
+    write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(page, scripted)
+    stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server, scripted)
+    failures_and_a_stop_before_the_first_token(page, server, scripted)
+    history_keeps_its_filters_across_a_visit_to_write(page)
+
+
+def history_keeps_its_filters_across_a_visit_to_write(page) -> None:
+    """The end of the writer's day (moved here from test_browser_layout.py, where it opened a page of its own)."""
+    go_to(page, "History")
+    page.get_by_label("Search text", exact=True).fill("three")
+    page.get_by_label("Search text", exact=True).press("Enter")
+    settle(page)
+    go_to(page, "Write")
+    go_to(page, "History")
+    expect(page.get_by_label("Search text", exact=True)).to_have_value("three")
+    screenshot(page, "history-1280")  # the table is canvas-drawn: test_app.py checks its column order
+
+
+def write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(page, scripted) -> None:
     expect(page.get_by_text("needs a model that takes a grammar")).to_be_visible()  # the mode switch is said
     assert page.get_by_role("combobox", name="Mode", exact=True).input_value() == "CAPEL"
 
@@ -495,9 +525,8 @@ def test_write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(s
     assert body["seed"] == 7 and body["max_tokens"] >= 3
 
 
-def test_failures_and_a_stop_before_the_first_token_in_the_browser(page, server, scripted) -> None:
-    open_app(page, server.url)
-    use_scripted_server(page, scripted.url)
+def failures_and_a_stop_before_the_first_token(page, server, scripted) -> None:
+    """The last part of the writer's day above."""
     pick(page, "Mode", "Baseline")
     set_number(page, "Target length", 5)
     page.get_by_label("Instruction", exact=True).fill("Describe a storm.")

@@ -13,7 +13,6 @@ from tests.test_browser import (  # noqa: F401 (fixtures)
     Server,
     browser,
     go_to,
-    open_app,
     open_history_run,
     page,
     select_first_row,
@@ -25,7 +24,18 @@ from tests.test_browser import (  # noqa: F401 (fixtures)
 pytestmark = pytest.mark.browser
 
 
-def test_deleting_a_run_in_the_browser_closes_it_and_opens_no_other(page, server: Server) -> None:  # noqa: F811
+def test_deleting_a_run_closes_it_and_writes_target_is_kept_across_a_visit_to_compare(
+    page,  # noqa: F811
+    server: Server,  # noqa: F811
+) -> None:
+    """One walk (a page opened for each took chromium and streamlit about 4 s of CPU): History's Delete, then Write's
+    target across a visit to Compare."""
+    deleting_a_run_closes_it_and_opens_no_other(page, server)
+    go_to(page, "Write")
+    writes_target_is_kept_across_a_visit_to_compare(page)
+
+
+def deleting_a_run_closes_it_and_opens_no_other(page, server: Server) -> None:  # noqa: F811
     engine = get_engine(server.database_url)
     older = save_parsed_run(engine, "<3> One <2> two <1> three <0>", 3, instruction="delete check")
     newer = save_parsed_run(engine, "<3> Four <2> five <1> six <0>", 3, instruction="delete check")
@@ -40,8 +50,8 @@ def test_deleting_a_run_in_the_browser_closes_it_and_opens_no_other(page, server
     assert get_run(engine, newer) is None and get_run(engine, older) is not None
 
 
-def test_writes_target_is_kept_in_the_browser_across_a_visit_to_compare(page, server: Server) -> None:  # noqa: F811
-    open_app(page, server.url)
+def writes_target_is_kept_across_a_visit_to_compare(page) -> None:  # noqa: F811
+    """Write is open."""
     set_number(page, "Target length", 40)
     go_to(page, "Compare")
     go_to(page, "Write")

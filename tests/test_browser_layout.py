@@ -1,6 +1,7 @@
-"""Layout at the sizes writers use (issue 21): Compare with five columns on a 1280×720 screen, History's table and
-filters, and the Write page on a phone (390×844): the form, a result and three variants. Screenshots go to
-test-artifacts/ (`whole_page` for a page taller than the screen).
+"""Layout at the sizes writers use (issue 21): Compare with five columns on a 1280×720 screen, the Write page on
+1280×720 and on a phone (390×844): the form, a result and three variants (History's filters at 1280×720 are the
+end of test_browser.py's writer's day). Screenshots go to test-artifacts/ (`whole_page` for a page taller than the
+screen).
 
 Uses the server, browser and page fixtures of test_browser.py (the session's one server and database) and the
 scripted OpenAI-compatible server beside the embedded model (three-word texts: a few seconds of model time).
@@ -81,18 +82,6 @@ def test_five_compare_columns_keep_their_figures_and_buttons_whole_at_1280_px(sm
             assert apart or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"]
 
 
-def test_history_shows_the_text_in_view_and_keeps_its_filters(small_page, server) -> None:
-    page = small_page
-    open_app(page, server.url, "/history", heading="History")
-    page.get_by_label("Search text", exact=True).fill("three")
-    page.get_by_label("Search text", exact=True).press("Enter")
-    settle(page)
-    go_to(page, "Write")
-    go_to(page, "History")
-    expect(page.get_by_label("Search text", exact=True)).to_have_value("three")
-    screenshot(page, "history-1280")  # the table is canvas-drawn: test_app.py checks its column order
-
-
 def main_height(page) -> int:
     """How tall the page is: the app scrolls inside its main area, so the body is only as tall as the window."""
     return page.get_by_test_id("stMain").evaluate("e => e.scrollHeight")
@@ -117,8 +106,8 @@ def preset_rows(page) -> float:
     return (box["height"] - label["height"]) / pill["height"]
 
 
-def test_write_on_a_phone_shows_the_presets_in_one_row_and_generate_on_the_first_screen(phone, server) -> None:
-    open_app(phone, server.url)
+def phone_shows_the_presets_in_one_row_and_generate_on_the_first_screen(phone) -> None:
+    """The Write form on a phone, as opened (before any run): the first part of the phone walk below."""
     phone.get_by_role("button", name="Generate", exact=True).wait_for()
     settle(phone)
     screenshot(phone, "write-phone")
@@ -149,8 +138,17 @@ VARIANTS_CEILING = 2750
 """px: with three variants 3,804 before, 2,453 after."""
 
 
-def test_a_result_and_three_variants_on_a_phone_stay_compact_and_every_action_in_reach(phone, server, scripted) -> None:
+def test_write_on_a_phone_shows_the_presets_in_one_row_then_a_compact_result_and_three_variants_in_reach(
+    phone, server, scripted
+) -> None:
+    """One phone walk (a page opened for each part took 10 s of chromium and streamlit): the form as opened, then a
+    result and three variants."""
     open_app(phone, server.url)
+    phone_shows_the_presets_in_one_row_and_generate_on_the_first_screen(phone)
+    first = phone.get_by_text(PRESETS[0].name, exact=True)  # back to English words, exactly: the result's target
+    first.scroll_into_view_if_needed()
+    first.click()
+    settle(phone)
     use_scripted_server_on_a_phone(phone, scripted.url)
     phone.get_by_label("Instruction", exact=True).fill("Write a headline for a seaside pub called The Whaler's Rest.")
     set_number(phone, "Target length", 12)
@@ -195,7 +193,12 @@ def test_a_result_and_three_variants_on_a_phone_stay_compact_and_every_action_in
     screenshot(phone, "write-phone-variants-picked")
 
 
-def test_write_at_1280_by_720_shows_generate_and_every_preset_without_scrolling(small_page, server) -> None:
+def test_write_at_1280_by_720_shows_generate_and_every_preset_and_keeps_generate_in_view_with_a_limit_a_unit_or_chinese(
+    small_page, server
+) -> None:
+    """On a 1280×720 screen, as opened, Generate and every preset are in view; then no CAPEL note under Mode pushes
+    Generate below the fold (why CAPEL is not offered is the box's tooltip): three presets picked in turn on the
+    same page (a page of its own for each took 6 s)."""
     open_app(small_page, server.url)
     generate = small_page.get_by_role("button", name="Generate", exact=True)
     generate.wait_for()
@@ -206,13 +209,6 @@ def test_write_at_1280_by_720_shows_generate_and_every_preset_without_scrolling(
     for preset in PRESETS:  # wrapped into rows as they fit: none hides in a row that scrolls
         expect(small_page.get_by_text(preset.name, exact=True)).to_be_in_viewport(ratio=1)
 
-
-def test_write_at_1280_by_720_keeps_generate_in_view_with_a_limit_a_character_unit_or_chinese(
-    small_page, server
-) -> None:
-    """No CAPEL note under Mode pushes Generate below the fold: why CAPEL is not offered is the box's tooltip. The
-    three presets are picked in turn on one page (a page of its own for each took 6 s)."""
-    open_app(small_page, server.url)
     for preset in ("SMS · 1 segment", "Weibo blurb · ≤ 140 字", "Google Ads headline · ≤ 30"):
         small_page.get_by_text(preset, exact=True).click()
         settle(small_page)
