@@ -123,6 +123,9 @@ def adjective_like(word: str) -> bool:
 
 
 _TIME_END = re.compile(r"(\S+)\s+[ap]\.m\.[\"')\]”’]*\s*$", re.IGNORECASE)
+"""A text ending on "a.m." or "p.m." (group 1: the word before it, a time or not)."""
+_TIME_RUN_TOGETHER = re.compile(r"\d(?:am|pm)[.!?]?[\"')\]”’]*\s*$", re.IGNORECASE)
+"""A text ending on a time run together ("…before 9am."), whose "am" is no verb."""
 
 
 def last_words_cut(text: str) -> bool:
@@ -136,7 +139,7 @@ def last_words_cut(text: str) -> bool:
     time = _TIME_END.search(text)
     if time and not any(ch.isdigit() for ch in time.group(1)):
         return True  # "…skilled workers to create a.m.": a time of day with no time before it
-    if re.search(r"\d(?:am|pm)[.!?]?[\"')\]”’]*\s*$", text, re.IGNORECASE):
+    if _TIME_RUN_TOGETHER.search(text):
         return False  # "…before 9am.": a time, not the verb "am"
     found = _LAST_WORDS.findall(text)
     if not found or not re.search(r"[A-Za-z]['’]?[.!?]?[\"')\]”’]*\s*$", text):

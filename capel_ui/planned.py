@@ -171,6 +171,10 @@ class EndingPlanner:
         req = self.request
         head = self._without_last(text, units)
         flaws = self.flaws(text)
+
+        def keep(ending: str) -> bool:  # no more quality warnings than the text's own ending
+            return self.flaws(ending) <= flaws
+
         found = search_ending(
             head,
             req.target - units,
@@ -180,10 +184,10 @@ class EndingPlanner:
             self._known_unit,
             width=SEARCH_WIDTHS[units],
             first=True,
-            keep=lambda t: self.flaws(t) <= flaws,
+            keep=keep,
         )
         plan["searched"] += [{"units": units, "text": e.text, "end_probability": e.score} for e in found[:3]]
-        return next((e for e in found if e.natural and self.flaws(e.text) <= flaws), None)
+        return next((e for e in found if e.natural and keep(e.text)), None)
 
     def _ask(self, texts: Sequence[str]) -> list[Alternatives | None]:
         """The model's next tokens after each of `texts` (a step of the search); none once halted. Asked one after
@@ -270,7 +274,7 @@ class EndingPlanner:
                 start = next(roomy, None)
                 # and its clauses closed whole: "Your Local Injury Scene: A 72." may end "Your Local Injury Scene."
                 clauses = [c for c in self._clauses(raw, drop_words=False) if c not in texts]
-                if start is None and not any(self.whole_ending(t) for t in texts + self._cut_back(texts + clauses)):
+                if start is None and not self._whole(texts + clauses):
                     start = ""  # nothing the model wrote ends whole ("Packin'ABikeRepaireter: The B."): write anew
                 closed, extra = self._closings(start, messages, options) if start is not None else ([], None)
                 texts += closed + clauses
@@ -322,7 +326,7 @@ class EndingPlanner:
         do, each cut back to its last clause that closes whole: "Bike Repair Portland: A New E." to "Bike Repair
         Portland."), and none that drops the request's main point the longest candidate keeps (the instruction's
         own content words: "Dear Dr. Patel!" loses to the reminder of the appointment)."""
-        whole = [t for t in texts if self.whole_ending(t)] or self._cut_back(texts) or texts
+        whole = self._whole(texts) or texts
         point = _content_words(self.request.instruction) & _content_words(raw)
         if not point:
             return whole
@@ -330,10 +334,11 @@ class EndingPlanner:
         most = max(kept.values())
         return [t for t in whole if 2 * kept[t] >= most]
 
-    def _cut_back(self, texts: list[str]) -> list[str]:
-        """`texts` each cut back to its clauses that close whole ("Bike Repair Portland: A New E." to "Bike Repair
-        Portland.")."""
-        return [c for t in texts for c in self._clauses(t) if self.whole_ending(c)]
+    def _whole(self, texts: list[str]) -> list[str]:
+        """Those of `texts` that end on a whole word; where none does, each cut back to its clauses that close whole
+        ("Bike Repair Portland: A New E." to "Bike Repair Portland."); empty where nothing ends whole."""
+        whole = [t for t in texts if self.whole_ending(t)]
+        return whole or [c for t in texts for c in self._clauses(t) if self.whole_ending(c)]
 
     def _clauses(self, text: str, drop_words: bool = True) -> list[str]:
         """`text` cut after each pause (, ; :) that leaves at least two words before it, closed with a stop, inside
