@@ -259,7 +259,13 @@ def texts_of(r: Row) -> dict[str, Any]:
         "target": r.target,
         "instruction": r.instruction,
         "texts": [
-            {"text": o.text, "end_probability": o.end_probability, "seconds": o.seconds, "padded": p}
+            {
+                "text": o.text,
+                "end_probability": o.end_probability,
+                "seconds": o.seconds,
+                "padded": p,
+                "more": (o.planned_ending or {}).get("more"),  # the call for more content: the padded text, kept?
+            }
             for o, p in zip(r.outcomes, r.padded, strict=True)
         ],
     }

@@ -341,15 +341,24 @@ class Generation:
         """An exact text whose own ending reads cut off gets it written again where the model would end a phrase
         (`EndingPlanner.search`); a text under a limit or in a range ends at the last sentence end the model would
         end on (`EndingPlanner.end_naturally`; what was left out is said in the notice); then a complete text gets
-        its ending score. Nothing changes for a stopped, cut or failed run, or where no better ending is found."""
+        its ending score. Nothing changes for a stopped, cut or failed run, or where no better ending is found.
+        Where a call asked for more content (`_ask_more`), its text stands only if it reads better than the padded
+        one (`EndingPlanner.more_reads_better`); else the padded text is planned instead and the other kept aside."""
         call, halted = self.current, self.limits.halted
         planned: Planned | None = None
-        if self.plan_units and call.status == "complete" and not halted():
-            planned = self.planner.search(self.raw, self.plan_units)
-        if planned is not None:
+        tries = [self.raw] if self.more is None else [self.raw, self.more["written"]]
+        for i, raw in enumerate(tries):  # a call for more content is kept only where it reads better
+            if not self.plan_units or call.status != "complete" or halted():
+                break
+            if i:  # the padded first text comes back, its ending planned as any exact text's; the other is kept
+                self.more.update(kept=False, answer=self.raw)
+                self._replace(call, raw)
+            planned = self.planner.search(raw, self.plan_units)
             self.planned_ending = planned.plan
-        if planned is not None and planned.raw is not None:
-            self._replace(call, planned.raw)
+            if planned.raw is not None:
+                self._replace(call, planned.raw)
+            if i or self.more is None or self.planner.more_reads_better(self.more["written"], self.raw):
+                break
         if self.plan.bounded and not halted() and call.status == "complete" and call.parser is None:
             planned = self.planner.end_naturally(self.raw, call.messages, call.options)
             if planned is not None:
@@ -406,6 +415,11 @@ class Generation:
         """Start the next call if this one went wrong and another is allowed, or if the model ended an exact answer
         before N (`_ask_more`); False when the run is over."""
         call = self.current
+        if self.more is not None and call.failure is not None:  # the call for more broke: the first text stands
+            self.more.update(kept=False, answer=self.raw, failure=FAILURES[call.failure.kind].meaning)
+            with self._lock:
+                self.calls.pop()
+            return False
         if self.limits.halted() or (call.status == "cancelled" and not call.stopped):
             return False
         if self._ask_more(call):
@@ -432,7 +446,7 @@ class Generation:
         kept = raw[:at]
         done = count(kept, self.request.count_unit)
         messages, grammar = self.plan.more(done)
-        self.more = {"ended_at": done, "asked": self.request.target - done, "written": raw}
+        self.more = {"ended_at": done, "asked": self.request.target - done, "written": raw, "kept": True}
         options = dataclasses.replace(
             call.options,
             grammar=grammar,

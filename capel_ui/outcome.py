@@ -288,6 +288,21 @@ def _read(
     return text, n, list(result.errors), result.countdown_end, result.draft
 
 
+def _more_notice(more: dict[str, Any]) -> str:
+    """What became of the call for more content (generation.Generation._ask_more): kept, or why not."""
+    ended, asked = more["ended_at"], more["asked"]
+    if more.get("kept"):
+        return (
+            f"The model wanted to end after {ended} words; asked for more content, it wrote the other {asked} "
+            "(its first text, padded to the count, is kept with the run)."
+        )
+    why = f"failed ({more['failure']})" if more.get("failure") else "read no better"
+    return (
+        f"The model wanted to end after {ended} words; asking it for {asked} more {why}, so its first text stands "
+        "(the other answer is kept with the run)."
+    )
+
+
 def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool, apart: LeftOut | None) -> str | None:
     plan, all_calls = run.plan, run.calls
     parts = [plan.notice] if plan.notice else []
@@ -316,6 +331,8 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool, apart
             f"({len(apart.words.split())} word(s), kept with the run)."
         )
     searched = run.planned_ending or {}
+    if searched.get("more") and status == "complete":
+        parts.append(_more_notice(searched["more"]))
     if searched.get("chosen") and status == "complete":
         own = searched.get("own", {}).get("text", "")
         parts.append(

@@ -37,7 +37,7 @@ from .grammar import closing_rules
 from .lexicon import DANGLING, known_unit
 from .plan import RunPlan
 from .prompts import Message
-from .quality import warnings
+from .quality import JUNK_KINDS, warnings
 from .request import Request
 from .vocab import MARKER_MODES, grammar_kind
 
@@ -245,6 +245,22 @@ class EndingPlanner:
             if p_end >= WANTED_END:
                 return i
         return None
+
+    def more_reads_better(self, written: str, raw: str) -> bool:
+        """Whether the text that went on asking for more content (`raw`, its ending planned) may stand for the padded
+        one the first call wrote (`written`): it ends naturally, at least half as surely as the padded one
+        ("…You're more than your job, so keep going." at 0.88 beats "…a balance that's perfect." at 0.01), brings
+        in no kind of junk the padded one lacked (a number list, text about itself, word salad) and has no more
+        quality warnings. Else the padded text is kept and its ending planned as any exact text's: ungated, the
+        call for more read worse as often as better (docs/results.md)."""
+        first, then = self.clean(written), self.clean(raw)
+        score, was_score = self.score(then), self.score(first)
+        if score is None or score < max(NATURAL, (was_score or 0.0) / 2):
+            return False
+        lang, own = self.request.lang, self.request.instruction
+        was, now = warnings(first, lang, own), warnings(then, lang, own)
+        new_junk = {w.kind for w in now if w.kind in JUNK_KINDS} - {w.kind for w in was}
+        return not new_junk and len(now) <= len(was)
 
     # ----- at most, a range: end at the sentence end the model would end on -------------------------------------
     def end_naturally(self, raw: str, messages: list[Message], options: Options) -> Planned | None:

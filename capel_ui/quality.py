@@ -404,6 +404,7 @@ def word_salad(found: Sequence[str]) -> bool:
 # ----- number lists ------------------------------------------------------------------------------------------
 
 _ENUMERATOR = re.compile(r"(?<![\w.,])(\d{1,3})[.):](?=\s|$)")
+_SECTION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{1,3}){2,})\.?(?=\s|$)")  # "2.1.1", "1.2.3": a section number
 _NUMBER = re.compile(r"^\d[\d.,:]*$")
 _LIST_ASKED = re.compile(r"\b(lists?|steps?|numbered|rank|top \d+)\b|清单|列表|步骤", re.IGNORECASE)
 NUMBER_LIST_MIN = 3
@@ -412,15 +413,15 @@ NUMBER_LIST_MIN = 3
 
 def number_list(text: str, own_text: str = "") -> str | None:
     """The enumerators of a text that is a number list rather than prose (`1., 2., 41.`), or None: three or more
-    enumerators, or numbers making up a third of a text of six words or more. A list the instruction asked for
-    ("list five steps") is not flagged."""
+    enumerators or section numbers ("1.2.1 1.2.2"), or numbers making up a third of a text of six words or more. A
+    list the instruction asked for ("list five steps") is not flagged."""
     if _LIST_ASKED.search(own_text):
         return None
-    marks = _ENUMERATOR.findall(text)
+    marks = [f"{m}." for m in _ENUMERATOR.findall(text)] + _SECTION.findall(text)
     tokens = text.split()
     numbers = [t for t in tokens if _NUMBER.match(t)]
     if len(marks) >= NUMBER_LIST_MIN:
-        shown = [f"{m}." for m in dict.fromkeys(marks)]
+        shown = list(dict.fromkeys(marks))
     elif len(tokens) >= 6 and len(numbers) >= 3 and len(numbers) >= len(tokens) / 3:
         shown = list(dict.fromkeys(numbers))
     else:

@@ -377,7 +377,34 @@ def test_unless_asked_an_exact_answer_the_model_wanted_to_end_early_is_one_call_
 def test_the_padded_text_is_kept_with_the_plan_and_nothing_the_model_wrote_is_lost() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
-    assert out.planned_ending["more"] == {"ended_at": 12, "asked": 8, "written": PADDED}
+    assert out.planned_ending["more"] == {"ended_at": 12, "asked": 8, "written": PADDED, "kept": True}
+
+
+NUMBER_LIST = " 1. Dough. 2. Sauce. 3. Cheese. 4. Basil."  # 8 more words: a number list the padding was not
+CUT_OFF = " A wood oven bakes it in ninety of."  # 8 more words, ending on a dangling word
+GATE = [  # what the call for more wrote, and whether it may stand for the padded text
+    pytest.param(MORE, 0.9, SHORT + MORE, id="a new point that ends naturally is kept"),
+    pytest.param(NUMBER_LIST, 0.9, PADDED, id="a number list loses to the padded text"),
+    pytest.param(MORE, 0.005, PADDED, id="an ending that reads cut off loses to the padded text"),
+    pytest.param(CUT_OFF, 0.9, PADDED, id="a dangling last word loses to the padded text"),
+    pytest.param(MORE, 0.3, PADDED, id="an ending less than half as sure as the padded one loses to it"),
+    pytest.param(MORE, 0.5, SHORT + MORE, id="an ending at least half as sure as the padded one is kept"),
+]
+
+
+@pytest.mark.parametrize(("more", "score", "kept"), GATE)
+def test_a_call_for_more_content_is_kept_only_where_it_reads_better_than_the_padding(more, score, kept) -> None:
+    ending = lambda text: score if text.strip() == (SHORT + more).strip() else 0.9  # noqa: E731
+    model = llama(by_prefill(PADDED, more), ending=ending, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
+    assert (out.text, out.verified, out.count) == (kept, True, 20)
+
+
+def test_the_answer_for_more_that_was_not_kept_stays_with_the_run() -> None:
+    model = llama(by_prefill(PADDED, NUMBER_LIST), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
+    more = out.planned_ending["more"]
+    assert (more["kept"], more["answer"]) == (False, SHORT + NUMBER_LIST)
 
 
 def test_the_call_that_asks_for_more_must_write_exactly_the_room_left() -> None:
@@ -451,3 +478,16 @@ def test_a_limited_text_whose_ending_could_not_be_scored_is_kept_whole_not_cut_t
     busy = lambda text: None if text.endswith("confirm.") else 0.9  # noqa: E731  (the whole text's score timed out)
     request = Request("Remind a patient.", 160, mode="exact", target_kind="at_most", unit="sms")
     assert generate(llama(reply, ending=busy), request).text == reply
+
+
+@pytest.mark.parametrize("fail", ["cut", "server", "timeout"])
+def test_a_call_for_more_that_breaks_leaves_the_first_text_complete_and_verified(fail) -> None:
+    model = llama(by_prefill(PADDED, Turn((" A wood",), fail=fail)), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
+    assert (out.status, out.verified, out.text) == ("complete", True, PADDED)
+
+
+def test_the_notice_says_why_the_first_text_stands_when_the_call_for_more_broke() -> None:
+    model = llama(by_prefill(PADDED, Turn((" A wood",), fail="cut")), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
+    assert "asking it for 8 more failed (the stream broke off" in out.notice and out.planned_ending["more"]["answer"]

@@ -186,6 +186,9 @@ def test_the_instructions_own_name_coming_back_is_not_a_loop(text: str, own: str
         ("The 50 words: 1. Stone: 1. Ware: 2. Dish: 41. 42.", "", "1., 2., 41., …"),
         ("Tips 1) rest 2) eat 3) walk more.", "", "1., 2., 3."),
         ("12 34 56 78 and 90 more.", "", "12, 34, 56, …"),  # numbers a third of the text
+        ("Examples: 2.1.1 A learner must adapt. 1.2.1 1.2.2 1.2.3 It is hard.", "", "2.1.1, 1.2.1, 1.2.2, …"),
+        ("Costs fell from 1.6 to 2.5 and then 3.4 million over the years since the plan began.", "", None),
+        ("Version 3.11.7 of the tool runs on the server at 10.0.0.1 today.", "", None),
         ("This humble pot holds 350.", "", None),
         ("Open 24/7 since 1999, at 3:30 pm on 5 May.", "", None),
         ("Steps: 1. Mix. 2. Bake. 3. Serve.", "List three steps to bake bread.", None),  # asked for a list
