@@ -88,8 +88,8 @@ SETUPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("exact plain", "exact", {"word_list": False, "plan_ending": False}),
     ("exact as filed", "exact", {"plan_ending": False}),
     ("exact list", "exact", {"plan_ending": False}),
+    ("exact padded", "exact", {"ask_more": False}),  # issue 31 point 4: no call for more where it wanted to end
     ("exact", "exact", {}),
-    ("exact + more", "exact", {"ask_more": True}),  # issue 31 point 4, opt-in: asks for more where it wanted to end
     ("exact-countdown", "exact-countdown", {}),
     ("countdown forced", "exact-countdown", {"allow_fallback": False}),
 )

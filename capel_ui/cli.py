@@ -186,9 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ge.add_argument(
         "--ask-more",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="exact mode on llama.cpp: where the model wanted to end before N, ask it for more content from there "
-        "instead of keeping the padding the count forced (experimental: as often worse as better, docs/results.md)",
+        "instead of keeping the padding the count forced; kept only where it reads better (default: on)",
     )
     ge.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
     ge.add_argument("--no-save", action="store_true", help="do not keep this run in History")

@@ -342,23 +342,21 @@ class Generation:
         (`EndingPlanner.search`); a text under a limit or in a range ends at the last sentence end the model would
         end on (`EndingPlanner.end_naturally`; what was left out is said in the notice); then a complete text gets
         its ending score. Nothing changes for a stopped, cut or failed run, or where no better ending is found.
-        Where a call asked for more content (`_ask_more`), its text stands only if it reads better than the padded
-        one (`EndingPlanner.more_reads_better`); else the padded text is planned instead and the other kept aside."""
+        Where a call asked for more content (`_ask_more`), the padded first text is planned too, and the answer for
+        more stands only if it reads better (`EndingPlanner.more_reads_better`); else it is kept aside."""
         call, halted = self.current, self.limits.halted
         planned: Planned | None = None
-        tries = [self.raw] if self.more is None else [self.raw, self.more["written"]]
-        for i, raw in enumerate(tries):  # a call for more content is kept only where it reads better
-            if not self.plan_units or call.status != "complete" or halted():
-                break
-            if i:  # the padded first text comes back, its ending planned as any exact text's; the other is kept
-                self.more.update(kept=False, answer=self.raw)
-                self._replace(call, raw)
-            planned = self.planner.search(raw, self.plan_units)
+        if self.plan_units and call.status == "complete" and not halted():
+            tries = [self.raw, *([self.more["written"]] if self.more else [])]  # and the padded text, if any
+            found = [self.planner.search(raw, self.plan_units) for raw in tries]
+            texts = [p.raw or raw for p, raw in zip(found, tries, strict=True)]
+            pick = 0 if len(texts) == 1 or self.planner.more_reads_better(texts[1], texts[0]) else 1
+            if pick and self.more is not None:  # the padded text stands; the answer for more stays with the run
+                self.more.update(kept=False, answer=tries[0])
+            planned = found[pick]
             self.planned_ending = planned.plan
-            if planned.raw is not None:
-                self._replace(call, planned.raw)
-            if i or self.more is None or self.planner.more_reads_better(self.more["written"], self.raw):
-                break
+            if texts[pick] != self.raw:
+                self._replace(call, texts[pick])
         if self.plan.bounded and not halted() and call.status == "complete" and call.parser is None:
             planned = self.planner.end_naturally(self.raw, call.messages, call.options)
             if planned is not None:

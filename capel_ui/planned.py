@@ -246,14 +246,14 @@ class EndingPlanner:
                 return i
         return None
 
-    def more_reads_better(self, written: str, raw: str) -> bool:
-        """Whether the text that went on asking for more content (`raw`, its ending planned) may stand for the padded
-        one the first call wrote (`written`): it ends naturally, at least half as surely as the padded one
-        ("…You're more than your job, so keep going." at 0.88 beats "…a balance that's perfect." at 0.01), brings
-        in no kind of junk the padded one lacked (a number list, text about itself, word salad) and has no more
-        quality warnings. Else the padded text is kept and its ending planned as any exact text's: ungated, the
-        call for more read worse as often as better (docs/results.md)."""
-        first, then = self.clean(written), self.clean(raw)
+    def more_reads_better(self, padded: str, raw: str) -> bool:
+        """Whether the text that went on asking for more content (`raw`) may stand for the padded one the first call
+        wrote (`padded`), each with its ending planned: it ends naturally, at least half as surely as the padded one
+        ("…to take the time you need to recharge. It's all about finding a balance that's perfect." at 0.01 loses to
+        "…You're more than your job, so keep going." at 0.88), brings in no kind of junk the padded one lacked (a
+        number list, text about itself, word salad) and has no more quality warnings. Ungated, the call for more
+        read worse as often as better (docs/results.md)."""
+        first, then = self.clean(padded), self.clean(raw)
         score, was_score = self.score(then), self.score(first)
         if score is None or score < max(NATURAL, (was_score or 0.0) / 2):
             return False

@@ -68,9 +68,9 @@ class Request:
     target_kind: TargetKind = "exactly"
     target_low: int | None = None
     plan_ending: bool = True  # llama.cpp: choose the last units among candidate endings / end at a natural stop
-    ask_more: bool = False  # exact, planned: where the model wanted to end before N, ask for more content from
-    # there instead of keeping the padding (issue 31 point 4). Off by default: of 45 benchmark texts, 18 changed,
-    # 5 read better and 7 worse (docs/results.md), and the stream holds its text back after the first sentence
+    ask_more: bool = True  # exact, planned: where the model wanted to end before N, ask for more content from
+    # there instead of keeping the padding (issue 31 point 4); that text stands only where it reads better than the
+    # padded one (planned.EndingPlanner.more_reads_better)
 
     @classmethod
     def of(cls, target: Target, instruction: str, **fields: Any) -> Request:

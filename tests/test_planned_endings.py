@@ -368,9 +368,15 @@ def test_an_exact_answer_the_model_wanted_to_end_early_is_asked_for_more_content
     assert options.prefill == SHORT and more[0]["content"].startswith(INSTRUCTION) and "detailed" in more[0]["content"]
 
 
-def test_unless_asked_an_exact_answer_the_model_wanted_to_end_early_is_one_call_as_written() -> None:
+def test_an_exact_answer_the_model_wanted_to_end_early_is_asked_for_more_by_default() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert len(model.requests) == 2 and out.text == SHORT + MORE
+
+
+def test_with_the_call_for_more_turned_off_an_early_end_is_one_call_as_written() -> None:
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=False))
     assert len(model.requests) == 1 and out.text == PADDED
 
 
@@ -471,6 +477,17 @@ def test_generate_ask_more_asks_for_more_content_where_the_model_wanted_to_end(s
     out = io.StringIO()
     main(argv, stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
     assert out.getvalue().strip() == SHORT + MORE
+
+
+def test_generate_no_ask_more_keeps_the_first_answer_as_written(scripted_model) -> None:
+    scripted_model.capabilities = LLAMA_CPP
+    scripted_model.ending = lambda text: 0.9
+    scripted_model.alternatives = asked(WANTS_TO_END)
+    scripted_model.reply(by_prefill(PADDED, MORE))
+    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "20", "--no-ask-more", INSTRUCTION]
+    out = io.StringIO()
+    main(argv, stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
+    assert out.getvalue().strip() == PADDED
 
 
 def test_a_limited_text_whose_ending_could_not_be_scored_is_kept_whole_not_cut_to_a_scored_sentence() -> None:
