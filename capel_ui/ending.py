@@ -128,14 +128,26 @@ _TIME_RUN_TOGETHER = re.compile(r"\d(?:am|pm)[.!?]?[\"')\]”’]*\s*$", re.IGNO
 """A text ending on a time run together ("…before 9am."), whose "am" is no verb."""
 
 
+_CLAUSE_ALONE = re.compile(
+    r"(?:^|[.!?]\s+)(?:when|if|because|although|though|while|since|unless|whenever|whereas|once|until)\s+"
+    r"(?:i|you|we|they|he|she|it|there|the|a|an|this|that|these|those|your|our|their|my|his|her|its)\b"
+    r"[^,.!?;:]*[.!?][\"')\]”’]*\s*$",
+    re.IGNORECASE,
+)
+"""A last sentence that is only a clause opened by "when", "if", "because"… ("…diseases. When we are under
+stress."): its main sentence never comes."""
+
+
 def last_words_cut(text: str) -> bool:
     """Whether the last words say the sentence is not over, whatever the model's score: it ends on a list's next
-    number ("…properly. 2."), on a word that asks
+    number ("…properly. 2."), on a clause alone ("…. When we are under stress."), on a word that asks
     for another ("…Each candle is.", "…which is then."), or on describing words opened by "a", "of", "with"…
     before the stop with no noun after them ("…features a durable.", "…a blend of sweet.", "…a unique and
     luxurious.") rather than after a linking verb ("The bread is warm and fresh.")."""
     if _ENUMERATOR_END.search(text):
         return True  # "…1. Make sure to sleep properly. 2.": a numbered list cut at its next number
+    if _CLAUSE_ALONE.search(text):
+        return True  # "…diseases. When we are under stress.": a clause whose sentence never comes
     time = _TIME_END.search(text)
     if time and not any(ch.isdigit() for ch in time.group(1)):
         return True  # "…skilled workers to create a.m.": a time of day with no time before it

@@ -359,6 +359,12 @@ def test_the_search_writes_chinese_characters() -> None:
         ("Each candle is poured by hand and ready to stay fresh.", False),
         ("It gives them the energy they need to grow and thrive.", False),  # a verb, and the words after "and"
         ("Each loaf is ready to enjoy warm and fresh.", True),
+        ("It raises the risk of chronic diseases. When we are under stress.", True),  # a clause with no sentence
+        ("Call us first. If you need a table for six.", True),
+        ("When in doubt, ask the staff.", False),  # the clause has its sentence after the comma
+        ("If so, call us today.", False),
+        ("Come by when you are in town.", False),
+        ("Stay until the sun sets.", False),
     ],
 )
 def test_the_last_words_say_when_a_sentence_is_not_over(text: str, cut: bool) -> None:
