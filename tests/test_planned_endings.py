@@ -468,26 +468,22 @@ def test_the_embedded_model_that_wanted_to_stop_early_goes_on_from_its_own_answe
     assert more["ended_at"] + more["asked"] == 40 and not repeated_sentences(out.text)
 
 
-def test_generate_ask_more_asks_for_more_content_where_the_model_wanted_to_end(scripted_model) -> None:
+@pytest.mark.parametrize(
+    ("flag", "printed"),
+    [("--ask-more", SHORT + MORE), ("--no-ask-more", PADDED), (None, SHORT + MORE)],
+    ids=["asked", "turned off", "the default asks"],
+)
+def test_generate_asks_for_more_content_where_the_model_wanted_to_end_unless_turned_off(
+    scripted_model, flag, printed
+) -> None:
     scripted_model.capabilities = LLAMA_CPP
     scripted_model.ending = lambda text: 0.9
     scripted_model.alternatives = asked(WANTS_TO_END)
     scripted_model.reply(by_prefill(PADDED, MORE))
-    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "20", "--ask-more", INSTRUCTION]
+    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "20", *filter(None, [flag]), INSTRUCTION]
     out = io.StringIO()
     main(argv, stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
-    assert out.getvalue().strip() == SHORT + MORE
-
-
-def test_generate_no_ask_more_keeps_the_first_answer_as_written(scripted_model) -> None:
-    scripted_model.capabilities = LLAMA_CPP
-    scripted_model.ending = lambda text: 0.9
-    scripted_model.alternatives = asked(WANTS_TO_END)
-    scripted_model.reply(by_prefill(PADDED, MORE))
-    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "20", "--no-ask-more", INSTRUCTION]
-    out = io.StringIO()
-    main(argv, stdin=io.StringIO(), stdout=out, stderr=io.StringIO())
-    assert out.getvalue().strip() == PADDED
+    assert out.getvalue().strip() == printed
 
 
 def test_a_limited_text_whose_ending_could_not_be_scored_is_kept_whole_not_cut_to_a_scored_sentence() -> None:
