@@ -413,8 +413,10 @@ class Generation:
         """Start the next call if this one went wrong and another is allowed, or if the model ended an exact answer
         before N (`_ask_more`); False when the run is over."""
         call = self.current
-        if self.more is not None and call.failure is not None:  # the call for more broke: the first text stands
-            self.more.update(kept=False, answer=self.raw, failure=FAILURES[call.failure.kind].meaning)
+        if self.more is not None and (call.failure is not None or call.status == "cancelled"):
+            # the call for more broke or was stopped: the first text, complete and verified, stands
+            why = FAILURES[call.failure.kind].meaning if call.failure else "stopped"
+            self.more.update(kept=False, answer=self.raw, failure=why)
             with self._lock:
                 self.calls.pop()
             return False

@@ -296,7 +296,8 @@ def _more_notice(more: dict[str, Any]) -> str:
             f"The model wanted to end after {ended} words; asked for more content, it wrote the other {asked} "
             "(its first text, padded to the count, is kept with the run)."
         )
-    why = f"failed ({more['failure']})" if more.get("failure") else "read no better"
+    failure = more.get("failure")
+    why = "was stopped" if failure == "stopped" else f"failed ({failure})" if failure else "read no better"
     return (
         f"The model wanted to end after {ended} words; asking it for {asked} more {why}, so its first text stands "
         "(the other answer is kept with the run)."

@@ -504,3 +504,14 @@ def test_the_notice_says_why_the_first_text_stands_when_the_call_for_more_broke(
     model = llama(by_prefill(PADDED, Turn((" A wood",), fail="cut")), ending=0.9, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
     assert "asking it for 8 more failed (the stream broke off" in out.notice and out.planned_ending["more"]["answer"]
+
+
+def test_a_stop_while_asking_for_more_leaves_the_first_text_complete_and_verified() -> None:
+    slow = Turn(tuple(f" w{i}" for i in range(8)), delay=0.05)
+    model = llama(by_prefill(PADDED, slow), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    run = Generation(model, Request(INSTRUCTION, 20, mode="exact"))
+    for _ in run.stream():
+        if len(run.calls) == 2 and "w2" in run.raw:
+            run.cancel()
+    out = run.outcome()
+    assert (out.status, out.verified, out.text) == ("complete", True, PADDED) and "was stopped" in out.notice
