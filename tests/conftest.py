@@ -13,6 +13,7 @@ from capel_ui.backends import Backend, ScriptedBackend, get_backend, registry, s
 from capel_ui.backends.probe import clear_cache as clear_probe_cache
 from tests.scripted_hub import ScriptedHub
 from tests.scripted_server import ScriptedServer
+from tests.xdist_groups import name_the_group
 
 if TYPE_CHECKING:
     from streamlit.testing.v1 import AppTest
@@ -28,11 +29,25 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
 # to the guard, the rest (a server stopped on purpose, a 500 scripted three times) need not sit through them.
 os.environ.setdefault("CAPEL_RETRY_BACKOFF", "0.01")
 
-XDIST_GROUPS = {"test_storage_postgres.py": "postgres"}
+XDIST_GROUPS = {
+    "test_storage_postgres.py": "postgres",
+    "test_browser.py": "browser-a",
+    **dict.fromkeys(
+        (
+            "test_browser_layout.py",
+            "test_browser_presets.py",
+            "test_browser_kept.py",
+            "test_browser_vendors.py",
+            "test_batch_browser.py",
+        ),
+        "browser-b",
+    ),
+}
 """Tests that share a costly session fixture run in one pytest-xdist worker: the PostgreSQL ones (one throwaway
-cluster). The browser tests are not grouped: each worker starts its own `streamlit run` and chromium (about 5 s)
-the first time it gets one, and the model-bound browser tests then share both workers instead of queueing
-behind each other in one."""
+cluster), and the browser walks in two halves of about equal time. Each worker that gets a walk starts its own
+`streamlit run` and chromium (about 5 s of CPU), and that streamlit its own embedded model for the walks on it: in
+two workers, not three, and two walks at once, not three (three streamlit servers, three chromiums and the workers'
+models on 2 cores made every walk take twice its time). The third worker runs the rest meanwhile."""
 
 
 SLOW_FIRST = ("model", "browser")
@@ -41,18 +56,22 @@ test in collection order as it runs dry: a 20 s model test collected last (test_
 kept one worker busy while the others had finished. Started first, the long tests overlap the short ones."""
 
 
-def _slowness(item: pytest.Item) -> int:
-    return next((i for i, mark in enumerate(SLOW_FIRST) if item.get_closest_marker(mark)), len(SLOW_FIRST))
+def _slowness(item: pytest.Item) -> float:
+    """Model tests, then browser walks, then the other groups (each one work unit: the word-list grammars took 40 s
+    on the last worker when scheduled at the end), then the rest."""
+    slow = next((i for i, mark in enumerate(SLOW_FIRST) if item.get_closest_marker(mark)), len(SLOW_FIRST))
+    return slow if slow < len(SLOW_FIRST) or not item.get_closest_marker("xdist_group") else len(SLOW_FIRST) - 0.5
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects: `-m "not model"` leaves out every test on the model
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "embedded" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("model"):
             item.add_marker(pytest.mark.model)  # runs the model, marked or not: started first with the others
         group = XDIST_GROUPS.get(item.path.name)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+        name_the_group(config, item)  # what pytest-xdist 3.8 no longer manages on pytest 9.2
     items.sort(key=_slowness)  # stable: the same order on every worker, files in order within each kind
 
 

@@ -162,12 +162,31 @@ def go_to(page, name: str) -> None:
     settle(page)
 
 
-QUIET_MS = 400
+QUIET_MS = 200
+"""How long the app must stay idle, once the server has answered everything the page sent."""
+UNANSWERED_MS = 800
+"""How long it must stay idle while a message the page sent has had no answer yet (the rerun it asked for may not
+have started: the server answers a rerun within a few ms on a quiet machine, later on a loaded one)."""
 SETTLED = f"""() => new Promise(done => {{
-    let quiet = 0;
+    const w = window;
+    if (!w.__capelWire) {{  // when the page last sent a message and last heard from the server
+        w.__capelWire = {{sent: 0, heard: 0}};
+        const send = WebSocket.prototype.send;
+        WebSocket.prototype.send = function (data) {{
+            w.__capelWire.sent = performance.now();
+            if (!this.__capelHeard) {{
+                this.__capelHeard = true;
+                this.addEventListener("message", () => {{ w.__capelWire.heard = performance.now(); }});
+            }}
+            return send.call(this, data);
+        }};
+    }}
+    let since = performance.now();
     const tick = () => {{
-        quiet = document.querySelector("{IDLE}") ? quiet + 100 : 0;
-        if (quiet >= {QUIET_MS}) done(true); else setTimeout(tick, 100);
+        const now = performance.now(), wire = w.__capelWire;
+        if (!document.querySelector("{IDLE}")) since = now;
+        const quiet = now - Math.max(since, wire.heard);
+        if (quiet >= (wire.heard >= wire.sent ? {QUIET_MS} : {UNANSWERED_MS})) done(true); else setTimeout(tick, 50);
     }};
     tick();
 }})"""
@@ -175,7 +194,9 @@ SETTLED = f"""() => new Promise(done => {{
 
 def settle(page) -> None:
     """Wait until the app has been idle for a moment: the rerun a widget asks for can start a frame after the event,
-    so an idle state seen at once may be the one before it (and its reply can then overwrite what the test typed)."""
+    so an idle state seen at once may be the one before it (and its reply can then overwrite what the test typed).
+    The page's WebSocket is watched (from the first settle on): once the server has answered the last message the
+    page sent, 200 ms of quiet are enough; a message still unanswered keeps the wait going for 800 ms."""
     page.wait_for_function(SETTLED)
 
 
@@ -196,7 +217,9 @@ def pick(page, label: str, option: str, tries: int = 3) -> None:
     """Choose an option of a st.selectbox by its visible label. A rerun that arrives late (a loaded machine) redraws
     the box and closes its list under the click: open it again, as a user would."""
     for attempt in range(tries):
-        page.get_by_role("combobox", name=label, exact=True).click()
+        box = page.get_by_role("combobox", name=label, exact=True)
+        box.scroll_into_view_if_needed()  # clicked while the page scrolls to it, the box takes focus but stays shut
+        box.click()
         try:
             page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
             break
@@ -512,7 +535,7 @@ def write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(page, 
 
     page.get_by_text("Options", exact=True).click()
     set_number(page, "Seed", 7)
-    scripted.script(ok([f"w{i} " for i in range(30)], delay=0.15))  # over the target for about 4 s
+    scripted.script(ok([f"w{i} " for i in range(30)], delay=0.1))  # over the target for about 3 s
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile(r"over by \d+ · \d+ of 3 English words")).first.wait_for()
     expect(page.locator(".capel-count")).to_be_in_viewport()  # the live part is in view on 1280×720
@@ -631,7 +654,7 @@ def test_a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, s
 
     with ScriptedServer() as vendor:
         broken = countdown(6, wrong="skip", at=4)  # <6> <5> <4>, then <2>: the skip
-        vendor.script(ok(broken), ok(["<3>tide", "<2>foam", "<1>sand", "<0>"], delay=1.0))
+        vendor.script(ok(broken), ok(["<3>tide", "<2>foam", "<1>sand", "<0>"], delay=0.5))  # the repair seen for 2 s
         open_app(page, server.url)
         use_scripted_server(page, vendor.url)
         page.get_by_label("Instruction", exact=True).fill("Write about the sea.")
