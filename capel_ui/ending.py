@@ -433,9 +433,9 @@ def _finish(
         return
     if lang == "en" and re.search(r",\s*\S+$", path.text):
         return  # "…made with flour, yeast." reads as a list cut short
-    score = math.exp(path.rest) * phrase_end_share(alternatives)
     stop = "." if lang == "en" else "。"
     text = path.text.strip() + stop
+    score = adjusted(math.exp(path.rest) * phrase_end_share(alternatives), text) or 0.0  # as any text's last words
     if text not in found or found[text].score < score:
         found[text] = Ending(text, round(score, 4), path.logprob)
 

@@ -383,3 +383,17 @@ def test_the_last_words_say_when_a_sentence_is_not_over(text: str, cut: bool) ->
 def test_the_ending_score_is_the_models_read_with_the_last_words(p, text: str, expected) -> None:
     assert adjusted(p, text) == expected
     assert ends_naturally(adjusted(p, text)) is (None if p is None else expected >= NATURAL)
+
+
+def test_the_search_reads_a_found_endings_last_words_as_any_texts() -> None:
+    table = {  # "…When we rest." likeliest, but a clause alone; "…We all rest." is plainly over
+        "It harms.": [(" When", -0.01), (" We", -2.0)],
+        "It harms. When": [(" we", -0.01)],
+        "It harms. When we": [(" rest", -0.01)],
+        "It harms. When we rest": [(".", -0.01)],
+        "It harms. We": [(" all", -0.01)],
+        "It harms. We all": [(" rest", -0.01)],
+        "It harms. We all rest": [(".", -0.01)],
+    }
+    found = search_ending("It harms.", 2, 5, table_ask(table), "en", lambda w: True)
+    assert [e.text for e in found if e.natural] == ["It harms. We all rest."]
