@@ -347,7 +347,8 @@ class Generation:
         call, halted = self.current, self.limits.halted
         planned: Planned | None = None
         if self.plan_units and call.status == "complete" and not halted():
-            tries = [self.raw, *([self.more["written"]] if self.more else [])]  # and the padded text, if any
+            # the padded first text too, while the answer for more stands (not after it broke or was stopped)
+            tries = [self.raw, *([self.more["written"]] if self.more and self.more["kept"] else [])]
             found = [self.planner.search(raw, self.plan_units) for raw in tries]
             texts = [p.raw or raw for p, raw in zip(found, tries, strict=True)]
             pick = 0 if len(texts) == 1 or self.planner.more_reads_better(texts[1], texts[0]) else 1
@@ -415,8 +416,9 @@ class Generation:
         call = self.current
         if self.more is not None and (call.failure is not None or call.status == "cancelled"):
             # the call for more broke or was stopped: the first text, complete and verified, stands
-            why = FAILURES[call.failure.kind].meaning if call.failure else "stopped"
-            self.more.update(kept=False, answer=self.raw, failure=why)
+            if call.failure is not None:
+                self.more["failure"] = FAILURES[call.failure.kind].meaning
+            self.more.update(kept=False, answer=self.raw, stopped=call.failure is None)
             with self._lock:
                 self.calls.pop()
             return False

@@ -297,7 +297,7 @@ def _more_notice(more: dict[str, Any]) -> str:
             "(its first text, padded to the count, is kept with the run)."
         )
     failure = more.get("failure")
-    why = "was stopped" if failure == "stopped" else f"failed ({failure})" if failure else "read no better"
+    why = "was stopped" if more.get("stopped") else f"failed ({failure})" if failure else "read no better"
     return (
         f"The model wanted to end after {ended} words; asking it for {asked} more {why}, so its first text stands "
         "(the other answer is kept with the run)."

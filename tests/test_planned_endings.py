@@ -515,3 +515,10 @@ def test_a_stop_while_asking_for_more_leaves_the_first_text_complete_and_verifie
             run.cancel()
     out = run.outcome()
     assert (out.status, out.verified, out.text) == ("complete", True, PADDED) and "was stopped" in out.notice
+
+
+def test_what_a_broken_call_for_more_wrote_stays_with_the_run_whatever_the_padded_texts_ending() -> None:
+    broken = Turn((" A wood",), fail="cut")  # the padded text's ending reads cut off: it is planned, not compared
+    model = llama(by_prefill(PADDED, broken), ending=0.005, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert out.planned_ending["more"]["answer"] == SHORT + " A wood"
