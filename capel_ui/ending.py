@@ -102,6 +102,8 @@ _ADJECTIVES = frozenset(
 )
 """Common describing words that a writer's text seldom ends on after "a", "of" or "with" ("…a blend of sweet.")."""
 _LAST_WORDS = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_LIST_CUT_SHORT = re.compile(r",\s*\S+$")
+"""A path ending on a list's next item ("…made with flour, yeast"): a list cut short, whatever follows."""
 _ENUMERATOR_END = re.compile(r"(?:^|[.!?:]\s+)\d{1,3}[.)]\s*$")
 CUT_CAP = NATURAL / 2
 """Where the last words say the sentence is not over, the ending score is at most this (below `NATURAL`, keeping the
@@ -403,7 +405,7 @@ def _dead(path: _Path, lang: Lang, known: Callable[[str], bool]) -> bool:
     if lang != "en":
         return unit in ZH_DANGLING
     dangling = len(unit) > 1 and unit.islower() and unit in DANGLING
-    return dangling or re.search(r",\s*\S+$", path.text) is not None
+    return dangling or _LIST_CUT_SHORT.search(path.text) is not None
 
 
 def _keep(paths: list[_Path], target: int, width: int) -> list[_Path]:
@@ -431,7 +433,7 @@ def _finish(
         or unit.lower() in (DANGLING if lang == "en" else ZH_DANGLING)
     ):
         return
-    if lang == "en" and re.search(r",\s*\S+$", path.text):
+    if lang == "en" and _LIST_CUT_SHORT.search(path.text):
         return  # "…made with flour, yeast." reads as a list cut short
     stop = "." if lang == "en" else "。"
     text = path.text.strip() + stop
