@@ -126,7 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ch = sub.add_parser("check", help="validate a raw CAPEL output and print JSON")
     ch.add_argument("--lang", choices=LANGS, default="en")
-    ch.add_argument("--target", type=_target, required=True)
+    ch_kinds = ch.add_mutually_exclusive_group(required=True)
+    ch_kinds.add_argument("--target", type=_target, help="exactly N units: the countdown runs to <1> before <0>")
+    ch_kinds.add_argument("--at-most", type=_target, metavar="N", help="at most N: <0> may close at any unit")
+    ch_kinds.add_argument("--range", metavar="A-B", help="between A and B: <0> may close from the A-th unit on")
     ch.add_argument("--unit", choices=UNITS)
     ch.add_argument("--draft", action="store_true", help="the output starts with a <draft>…</draft> to discard")
     ch.add_argument("--code", action="store_true", help="a code line after a marker counts as one unit")
@@ -255,7 +258,9 @@ def cmd_count(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO)
 def cmd_check(args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     raw = read_input(args.file, stdin)
     unit = args.unit or DEFAULT_UNIT[args.lang]
-    result = check_output(raw, args.target, args.lang, unit, draft=args.draft, code=args.code)
+    target = _target_of(args)
+    assert target is not None  # argparse requires one of the three
+    result = check_output(raw, target, args.lang, unit, draft=args.draft, code=args.code)
     out.write(json.dumps(result.as_dict(), ensure_ascii=False) + "\n")
     return EXIT_OK if result.verified else EXIT_MISS
 

@@ -146,10 +146,16 @@ def _group(e: Expr, d: _Dialect) -> str:
 
 @dataclass(frozen=True)
 class Grammar:
-    """A start expression and its unit rules; `render(syntax)` is the text a server takes."""
+    """A start expression, its unit rules and its steps; `render(syntax)` is the text a server takes.
+
+    `rules` are the units (`word`, `wend`, ...): a word list replaces them (`with_word_list`), LLGuidance lexes each
+    as one terminal. `steps` are named parts of the text's shape (a limit's countdown, `countdown_rules`): kept
+    under a word list, parser rules in Lark, each referring only to steps before it (so a regex inlines them in
+    one pass, however many)."""
 
     start: Expr
     rules: tuple[tuple[str, Expr], ...] = ()
+    steps: tuple[tuple[str, Expr], ...] = ()
 
     def render(self, syntax: Syntax = "gbnf") -> str:
         if syntax == "gbnf":
@@ -163,16 +169,18 @@ class Grammar:
     def _gbnf(self) -> str:
         d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), lambda s: f"[{s}]", lambda n: n, " ")
         lines = [f"root ::= {_render(self.start, d)}"]
-        lines += [f"{name} ::= {_render(expr, d)}" for name, expr in self.rules]
+        lines += [f"{name} ::= {_render(expr, d)}" for name, expr in self.steps + self.rules]
         return "\n".join(lines) + "\n"
 
     def _lark(self, rules: frozenset[str] = frozenset()) -> str:
         """Unit rules as terminals (upper case), so LLGuidance lexes each unit as one lexeme; the names in `rules`
         stay parser rules (lower case)."""
         chars = lambda s: "/[" + s.replace("/", "\\/") + "]/"  # noqa: E731
-        ref = lambda n: n if n in rules else n.upper()  # noqa: E731
+        parser_rules = rules | {name for name, _ in self.steps}
+        ref = lambda n: n if n in parser_rules else n.upper()  # noqa: E731
         d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), chars, ref, " ")
         lines = [f"start: {_render(self.start, d)}"]
+        lines += [f"{name}: {_render(expr, d)}" for name, expr in self.steps]
         lines += [f"{name.upper()}: {_render(expr, d)}" for name, expr in self.rules]
         return "\n".join(lines) + "\n"
 
@@ -183,7 +191,11 @@ class Grammar:
     def regex(self) -> str:
         """One regular expression (no anchors) with every unit rule inlined."""
         rules: Mapping[str, Expr] = dict(self.rules)
-        d = _Dialect(_regex_lit, lambda s: f"[{s}]", lambda n: _group(rules[n], d), "")
+        done: dict[str, str] = {}  # the steps rendered so far, each once
+        ref = lambda n: f"({done[n]})" if n in done else _group(rules[n], d)  # noqa: E731
+        d = _Dialect(_regex_lit, lambda s: f"[{s}]", ref, "")
+        for name, expr in self.steps:
+            done[name] = _render(expr, d)
         return _render(self.start, d)
 
 
@@ -269,9 +281,13 @@ def exact_rules(lang: Lang, target: int, unit: Unit | None = None) -> Grammar:
     return Grammar(Seq((Rep(unit, target - 1, target - 1), Ref("wend"))), rules)
 
 
-def countdown_rules(lang: Lang, target: int, unit: Unit | None = None) -> Grammar:
-    """The CAPEL countdown with markers forced: `<N>` unit `<N-1>` unit ... `<1>` unit `<0>`."""
+def countdown_rules(lang: Lang, target: int, unit: Unit | None = None, low: int | None = None) -> Grammar:
+    """The CAPEL countdown with markers forced: `<N>` unit `<N-1>` unit ... `<1>` unit `<0>`. With `low` below
+    `target` (a limit or a range) the markers show the room left and, once `low` units are written, a unit that
+    closes a sentence may end the text at once: `<N>` unit ... `<k>` unit. `<0>`."""
     validate_target(target)
+    if low is not None and low < target:
+        return _room_countdown(lang, target, low, unit)
     items: list[Expr] = []
     for k in range(target, 1, -1):
         items += [Lit(f"<{k}>"), Ref("word")]
@@ -279,12 +295,27 @@ def countdown_rules(lang: Lang, target: int, unit: Unit | None = None) -> Gramma
     return Grammar(Seq(tuple(items)), _rules(lang, unit))
 
 
-def grammar_for(mode: Mode, lang: Lang, target: int, unit: Unit | None = None) -> Grammar | None:
-    """The grammar a mode sends, or None for the modes that send none."""
+def _room_countdown(lang: Lang, target: int, low: int, unit: Unit | None) -> Grammar:
+    """`countdown_rules` under a limit: one step per marker (`c<k>`: the marker, then a unit and the next step, or,
+    from the `low`-th unit on, a unit that closes a sentence and `<0>`)."""
+    _check_bounds(low, target)
+    steps: list[tuple[str, Expr]] = [("c1", Seq((Lit("<1>"), Ref("wend"), Lit("<0>"))))]
+    for k in range(2, target + 1):
+        go_on = Seq((Ref("word"), Ref(f"c{k - 1}")))
+        can_end = target - k + 1 >= low  # units written once this marker's unit is
+        body = Alt((go_on, Seq((Ref("wend"), Lit("<0>"))))) if can_end else go_on
+        steps.append((f"c{k}", Seq((Lit(f"<{k}>"), body))))
+    return Grammar(Ref(f"c{target}"), _rules(lang, unit), tuple(steps))
+
+
+def grammar_for(
+    mode: Mode, lang: Lang, target: int, unit: Unit | None = None, low: int | None = None
+) -> Grammar | None:
+    """The grammar a mode sends, or None for the modes that send none (`low`: a limit's or a range's least)."""
     if mode == "exact":
         return exact_rules(lang, target, unit)
     if mode == "exact-countdown":
-        return countdown_rules(lang, target, unit)
+        return countdown_rules(lang, target, unit, low)
     return None
 
 
@@ -296,10 +327,16 @@ def exact_grammar(
 
 
 def countdown_grammar(
-    lang: Lang, target: int, syntax: Syntax = "gbnf", *, words: str | None = None, unit: Unit | None = None
+    lang: Lang,
+    target: int,
+    syntax: Syntax = "gbnf",
+    *,
+    words: str | None = None,
+    unit: Unit | None = None,
+    low: int | None = None,
 ) -> str:
     """`countdown_rules` as text in `syntax`; `words` (`lexicon_rules` in the same syntax) replaces the unit rules."""
-    return _text(countdown_rules(lang, target, unit), syntax, words)
+    return _text(countdown_rules(lang, target, unit, low), syntax, words)
 
 
 def _text(grammar: Grammar, syntax: Syntax, words: str | None) -> str:
@@ -316,12 +353,14 @@ WordListSyntax = Literal["gbnf", "lark"]
 WORD_LIST_SYNTAXES: tuple[WordListSyntax, ...] = ("gbnf", "lark")
 LLGUIDANCE = "%llguidance {}\n"
 """The first line that tells llama.cpp a grammar is LLGuidance's Lark, not GBNF (a build with LLGuidance)."""
-WORD_LIST_END = frozenset({"wend"})
-"""In LLGuidance Lark, the word list's last word is a parser rule (a word terminal, then a stop terminal), not one
-terminal like `WORD`. Where a grammar lets a word be the last or not (a limit, a range, a closing sentence), both
-would be lexed at once; two terminals that share the whole 20,000-word list and differ only in their punctuation
-make LLGuidance give up on llama.cpp's real tokens ("lexer error: too many expressions constructed; stopping"), and
-llama.cpp then writes with no grammar at all: "at most 30 words" came back 35."""
+WORD_LIST_END = frozenset({"word", "wend"})
+"""In LLGuidance Lark, a word of the word list is a parser rule (a word terminal, then a punctuation terminal), not
+one terminal. Where a grammar lets a word be the last or not (a limit, a range, a closing sentence), both are lexed
+at once. Two terminals that share the whole 20,000-word list and differ only in their punctuation make LLGuidance
+give up on llama.cpp's real tokens ("lexer error: too many expressions constructed; stopping"), and llama.cpp then
+writes with no grammar at all: "at most 30 words" came back 35. And a `word` terminal with its punctuation inside
+is lexed greedily: "Paris." was always a word that goes on, never the last one, so a limit ran to its ceiling
+("The capital of France is Paris. Please make it a little more concise. …", 30 of at most 30)."""
 
 
 def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf", unit: Unit | None = None) -> str:
@@ -344,16 +383,20 @@ def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf
     raise ValueError(f"unknown language {lang!r}; use en or zh")
 
 
-def with_word_list(grammar: Grammar, words: str, syntax: WordListSyntax = "gbnf") -> str:
+def with_word_list(grammar: Grammar, words: str, syntax: WordListSyntax = "gbnf", end: str | None = None) -> str:
     """`grammar` as text, its unit rules (`word`, `wend`) replaced by the word list's `words` in the same syntax:
     GBNF for llama.cpp's own engine, or Lark (marked `%llguidance`) where llama.cpp was built with LLGuidance.
 
     The list is written as text, not as a tree: it is only ever sent to llama.cpp, and at 20k words a
     tree rendered per request would cost more than the request's own grammar work.
     """
-    start = Grammar(grammar.start)
+    start = Grammar(grammar.start, steps=grammar.steps)
     if syntax == "lark":
-        return LLGUIDANCE + start._lark(WORD_LIST_END) + words.strip() + "\n"
+        text = start._lark(WORD_LIST_END)
+        if end:  # the model's end-of-turn token (`Capabilities.end_token`): LLGuidance stops only on a named one
+            first, rest = text.split("\n", 1)
+            text = f"start: ({first.removeprefix('start: ')}) {end}\n{rest}"
+        return LLGUIDANCE + text + words.strip() + "\n"
     return start.render(syntax) + words.strip() + "\n"
 
 

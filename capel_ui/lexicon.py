@@ -301,8 +301,8 @@ def english_lexicon_rules(extra_words: Iterable[str] = (), whole: bool = True) -
 
 
 def english_lexicon_lark(extra_words: Iterable[str] = (), whole: bool = True) -> str:
-    """`english_lexicon_rules` as Lark for LLGuidance: the same words, the same shape; `WORD` a terminal, `wend` a
-    rule of two (grammar.WORD_LIST_END says why)."""
+    """`english_lexicon_rules` as Lark for LLGuidance: the same words, the same shape; `word` and `wend` rules of
+    a word terminal and a punctuation terminal (grammar.WORD_LIST_END says why)."""
     return _english_rules(extra_words, lark=True, whole=whole)
 
 
@@ -313,7 +313,7 @@ def _english_rules(extra_words: Iterable[str], *, lark: bool, whole: bool = True
     extras = [w for w in dict.fromkeys(extra_words) if _INSTRUCTION_WORD.fullmatch(w)]
 
     def n(name: str) -> str:
-        return name.upper() if lark and name != "wend" else name  # Lark: `wend` is a rule (WORD_LIST_END)
+        return name.upper() if lark and name not in ("word", "wend") else name  # Lark: rules (WORD_LIST_END)
 
     def cls(chars: str) -> str:
         return f"/[{chars}]/" if lark else f"[{chars}]"
@@ -389,7 +389,7 @@ def chinese_lexicon_lark() -> str:
     """`chinese_lexicon_rules` as Lark terminals for LLGuidance."""
     chars = chinese_chars()
     enders = "".join(ch for ch in chars if ch not in ZH_DANGLING)
-    rules = ("WORD: HAN /[，、；：。！？]/?", "wend: HANEND STOP", "STOP: /[。！？]/")
+    rules = ("word: HAN /[，、；：。！？]/?", "wend: HANEND STOP", "STOP: /[。！？]/")
     rules += (f"HAN: /[{chars}]/", f"HANEND: /[{enders}]/")
     return "\n".join(rules) + "\n"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from .counting import HAN_RANGES, count, marker_unit, refusal
 from .prompts import DRAFT_CLOSE, DRAFT_OPEN
-from .verdict import Verdict, decide
+from .verdict import Target, Verdict, decide
 from .vocab import ErrorType, Lang, Unit
 
 _MAX_MARKER = 40  # longest marker-like text held back: `<`, up to 4 digit groups, spaces
@@ -85,6 +85,7 @@ class ParseResult:
     draft: str | None = None
     draft_span: tuple[int, int] | None = None
     marker_spans: tuple[tuple[int, int], ...] = ()
+    limit: Target | None = None  # a limit or a range the countdown aimed under (None: exactly `target`)
 
     @property
     def exact(self) -> bool:
@@ -97,7 +98,8 @@ class ParseResult:
     @property
     def verdict(self) -> Verdict:
         """The verdict of this output taken as finished (a parse is of a whole output)."""
-        return decide("complete", self.count, self.target, self.errors, refusal(self.text, self.unit))
+        target = self.limit or self.target
+        return decide("complete", self.count, target, self.errors, refusal(self.text, self.unit))
 
     @property
     def verified(self) -> bool:
@@ -170,11 +172,21 @@ class MarkerParser:
     `lang` decides what one marker pays for (a word, a character); `unit` is what the final text is counted
     in. With `draft=True` everything up to `</draft>` is the draft: reported separately, never counted.
     With `code=True` a segment that ends a line (a code line) counts as one unit, as the code-aware rule says.
+    A `Target` limit or range counts down the room from its most: `<0>` may close the text after any unit from
+    the least on (`<30>` … `<19>Paris.<0>` under at most 30 words), not only after `<1>`'s.
     """
 
     def __init__(
-        self, target: int, lang: Lang = "en", unit: Unit | None = None, *, draft: bool = False, code: bool = False
+        self,
+        target: int | Target,
+        lang: Lang = "en",
+        unit: Unit | None = None,
+        *,
+        draft: bool = False,
+        code: bool = False,
     ) -> None:
+        self.limit = target if isinstance(target, Target) and target.kind != "exactly" else None
+        target = target.high if isinstance(target, Target) else target
         self.target = target
         self.lang: Lang = lang
         self.unit: Unit = unit or marker_unit(lang)
@@ -432,12 +444,12 @@ class MarkerParser:
             self._error(
                 "repeat", mk.start, mk.end, f"<{mk.value}> {what} <{last.value}>; each marker must be one lower"
             )
+        elif mk.value == 0 and self._may_end_after(last.value):
+            pass  # a limit's text closed before its most: what the room countdown is for
         elif mk.value == 0 and last.value > 1:
+            short = f"{last.value - 1} early" if self.limit is None else f"before the least, {self.limit.low}"
             self._error(
-                "early_stop",
-                mk.start,
-                mk.end,
-                f"<0> right after <{last.value}>: the countdown stopped {last.value - 1} early",
+                "early_stop", mk.start, mk.end, f"<0> right after <{last.value}>: the countdown stopped {short}"
             )
         elif mk.value < last.value - 1:
             missing = last.value - mk.value - 1
@@ -446,6 +458,10 @@ class MarkerParser:
         if mk.value == 0:
             self._ended = True
         self._seg = _Segment(mk.end)
+
+    def _may_end_after(self, value: int) -> bool:
+        """Whether `<0>` may follow the unit of `<value>`: under a limit, once its least is written."""
+        return self.limit is not None and self.target - value + 1 >= self.limit.low
 
     def _close_segment(self, next_marker: Marker | None) -> None:
         """The text since the last marker is complete: check it holds exactly one unit and keep that unit."""
@@ -505,7 +521,7 @@ class MarkerParser:
         if self._in_draft:
             # No `</draft>` ever came: there is no separate draft; read the whole output as the answer.
             raw = self.raw
-            reparse = MarkerParser(self.target, self.lang, self.unit, code=self.code)
+            reparse = MarkerParser(self.limit or self.target, self.lang, self.unit, code=self.code)
             reparse.feed(raw)
             self._closed = reparse.close()
             self._reparsed = reparse
@@ -548,6 +564,7 @@ class MarkerParser:
             draft=self._draft_text(),
             draft_span=self._draft_span,
             marker_spans=tuple(self._spans),
+            limit=self.limit,
         )
         return self._closed
 
@@ -586,7 +603,13 @@ class MarkerParser:
 
 
 def check_output(
-    raw: str, target: int, lang: Lang = "en", unit: Unit | None = None, *, draft: bool = False, code: bool = False
+    raw: str,
+    target: int | Target,
+    lang: Lang = "en",
+    unit: Unit | None = None,
+    *,
+    draft: bool = False,
+    code: bool = False,
 ) -> ParseResult:
     """Parse a whole output at once: the same result as feeding it chunk by chunk."""
     parser = MarkerParser(target, lang, unit, draft=draft, code=code)

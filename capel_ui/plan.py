@@ -114,12 +114,13 @@ class RunPlan:
         if self.mode not in MARKER_MODES:
             return None
         req = self.request
-        return MarkerParser(req.target, req.lang, req.count_unit, draft=self.mode == "draft-capel", code=req.code)
+        draft = self.mode == "draft-capel"
+        return MarkerParser(req.target_spec, req.lang, req.count_unit, draft=draft, code=req.code)
 
     def parse(self, raw: str) -> ParseResult:
         """`raw` parsed as a whole: the live result as if the output ended now, or a repaired run's cut text."""
         req = self.request
-        probe = MarkerParser(req.target, req.lang, req.count_unit, draft=self.mode == "draft-capel", code=req.code)
+        probe = MarkerParser(req.target_spec, req.lang, req.count_unit, draft=self.mode == "draft-capel", code=req.code)
         probe.feed(raw)
         return probe.close()
 
@@ -171,7 +172,7 @@ def _grammar(req: Request, caps: Capabilities, mode: Mode, rewrite: Route | None
     """The guaranteed modes' grammar; on llama.cpp its words come from a word list (no glued words)."""
     if rewrite is not None and rewrite.grammar is not None:
         return rewrite.grammar  # the writer's own words, nothing else (rewrite.py)
-    grammar: AnyGrammar | None = grammar_for(mode, req.lang, req.target, req.count_unit)
+    grammar: AnyGrammar | None = grammar_for(mode, req.lang, req.target, req.count_unit, req.target_spec.low)
     if mode == "exact":  # any target kind and unit; a character limit is GBNF text (Lark by conversion)
         spec = req.target_spec
         grammar = target_grammar(req.lang, req.count_unit, spec.low, spec.high)
@@ -184,5 +185,6 @@ def _word_list(req: Request, caps: Capabilities, grammar: AnyGrammar | None) -> 
     """`grammar` with its words drawn from the word list, on llama.cpp (unless the request turned it off)."""
     syntax = caps.word_list_syntax
     if isinstance(grammar, Grammar) and req.word_list and syntax is not None:
-        return with_word_list(grammar, lexicon_rules(req.lang, req.instruction, syntax, req.count_unit), syntax)
+        words = lexicon_rules(req.lang, req.instruction, syntax, req.count_unit)
+        return with_word_list(grammar, words, syntax, caps.end_token)
     return grammar

@@ -48,6 +48,65 @@ Typical errors to avoid
 - Markers-only tail: long stretch of bare markers
   <7>Starts<6>well<5>then<4>stop.<3><2><1><0>"""
 
+CAPEL_EN_ROOM = """\
+Required output format
+1. Count down the room you have: for each word you write, first print the marker <k>, where k starts at \
+{target_length} and goes down by 1 for each word.
+   - Immediately append one English token: letters with optional leading/trailing punctuation \
+(comma, period, apostrophe, hyphen, digits, ...). No spaces inside this token.
+2. When your answer is complete, right after a word that ends a sentence, write <0> and stop generating. The \
+markers show how much room is left: plan your last sentence so that it ends before the room runs out. After the \
+word paired with <1> you must write <0>.{least}
+3. Markers and punctuation are not counted toward the {target_length}-word limit; only the English words \
+themselves count.{code_rule}
+
+Word-count and ordering rules
+- At most {target_length} markers (<{target_length}> ... ) and at most {target_length} words.
+- The numbers inside successive markers must decrease by 1: no skips or repeats.
+- Two markers may never appear back-to-back without an intervening word.
+- No extra text is allowed after <0> (not even a newline).
+
+Correct example (at most 8 words)
+<8>Hello,<7>world!<6>How's<5>everything?<0>
+
+Typical errors to avoid
+- Stopping in the middle of a sentence:
+  <8>The<7>answer<6>is<0>
+- Duplicate markers: e.g. two <0>s
+  <8>Wrong<7>marker<6>again.<0><0>
+- Markers-only tail: long stretch of bare markers
+  <8>Starts<7>well.<6><5><4><0>"""
+"""CAPEL under a limit or a range (the paper's suffix for exactly N, its counting rules kept): the markers count down
+the room left, and `<0>` closes the text at a sentence end of the model's choosing (parser.MarkerParser)."""
+
+ROOM_LEAST_EN = " Write at least {low} words: do not write <0> before the word paired with <{last}>."
+
+CAPEL_ZH_ROOM = """\
+输出格式要求
+1. 倒数剩余的字数：每写一个汉字之前，先输出标记 <k>，k 从 {target_length} 开始，每写一个字减 1。
+   - 紧接着输出恰好一个汉字。标点符号（，。！？、：；“”等）可以紧跟在这个汉字后面，但不算字数。标记与汉字之间不要加空格。
+2. 回答完整时，在一个结束句子的汉字（后面带。！？）之后输出 <0>，然后立即停止生成。标记显示还剩多少字：请安排好最后一句，在字数用完之前结束。与 <1> 配对的汉字之后必须输出 <0>。{least}
+3. 标记和标点符号都不计入 {target_length} 字的上限，只有汉字本身计数。{code_rule}
+
+字数与顺序规则
+- 最多 {target_length} 个标记（<{target_length}> …），最多 {target_length} 个汉字。
+- 相邻标记中的数字必须每次减 1：不能跳号，也不能重复。
+- 两个标记之间必须有一个汉字，不能紧挨着出现。
+- <0> 之后不允许有任何内容（包括换行）。
+
+正确示例（最多 8 个字）
+<8>今<7>天<6>天<5>气<4>好。<0>
+
+常见错误（请避免）
+- 句子没写完就结束：
+  <8>今<7>天<6>的<0>
+- 重复标记：例如出现两个 <0>
+  <8>我<7>们<6>去。<0><0>
+- 结尾只有空标记：
+  <8>开<7>始。<6><5><4><0>"""
+
+ROOM_LEAST_ZH = "至少写 {low} 个字：在与 <{last}> 配对的汉字之前不要输出 <0>。"
+
 CODE_RULE_EN = (
     "\n5. For code sections, a token may include a trailing \\n to represent a line break "
     "(i.e., a complete code line counts as one token)."
@@ -111,7 +170,7 @@ DRAFT_EN = """\
 Answer in two parts, in this single response.
 Part 1: write a free draft of your answer between {open} and {close}. The draft is discarded; use it to \
 get the content right.
-Part 2: right after {close}, rewrite the draft so that it has exactly {target_length} words, following the \
+Part 2: right after {close}, rewrite the draft so that it has {length} words, following the \
 countdown format below. Start the countdown immediately after {close}.
 
 """
@@ -119,7 +178,7 @@ countdown format below. Start the countdown immediately after {close}.
 DRAFT_ZH = """\
 请在同一个回答中分两部分完成。
 第一部分：在 {open} 和 {close} 之间自由写一份草稿。草稿会被丢弃，只用来想清楚内容。
-第二部分：紧接在 {close} 之后，按照下面的倒计时格式把草稿改写成恰好 {target_length} 个字。{close} 之后立即开始倒计时。
+第二部分：紧接在 {close} 之后，按照下面的倒计时格式把草稿改写成{length} 个字。{close} 之后立即开始倒计时。
 
 """
 
@@ -155,27 +214,34 @@ def validate_target(target: int) -> int:
     return target
 
 
-def capel_suffix(lang: Lang, target: int, *, code: bool = False) -> str:
-    """The countdown suffix S_N for `lang`, with the code-aware rule when `code` is set."""
+def capel_suffix(lang: Lang, target: int, *, code: bool = False, low: int | None = None) -> str:
+    """The countdown suffix S_N for `lang`, with the code-aware rule when `code` is set; with `low` (a limit: 1, a
+    range: its least) the room countdown, where `<0>` may come at any sentence end from the least on."""
     validate_target(target)
-    if lang == "en":
-        return CAPEL_EN.format(target_length=target, code_rule=CODE_RULE_EN if code else "")
-    if lang == "zh":
-        return CAPEL_ZH.format(target_length=target, code_rule=CODE_RULE_ZH if code else "")
-    raise ValueError(f"unknown language {lang!r}; use en or zh")
+    if lang not in ("en", "zh"):
+        raise ValueError(f"unknown language {lang!r}; use en or zh")
+    code_rule = (CODE_RULE_EN if lang == "en" else CODE_RULE_ZH) if code else ""
+    if low is None:
+        return (CAPEL_EN if lang == "en" else CAPEL_ZH).format(target_length=target, code_rule=code_rule)
+    least = (ROOM_LEAST_EN if lang == "en" else ROOM_LEAST_ZH).format(low=low, last=target - low + 1)
+    room = CAPEL_EN_ROOM if lang == "en" else CAPEL_ZH_ROOM
+    return room.format(target_length=target, code_rule=code_rule, least=least if low > 1 else "")
 
 
-def suffix(lang: Lang, target: int, mode: Mode, *, code: bool = False) -> str:
-    """The text appended to the instruction for `mode`."""
+def suffix(lang: Lang, target: int, mode: Mode, *, code: bool = False, low: int | None = None) -> str:
+    """The text appended to the instruction for `mode` (`low`: a limit's or a range's least, for the countdown)."""
     validate_target(target)
     if lang not in ("en", "zh"):
         raise ValueError(f"unknown language {lang!r}; use en or zh")
     if mode in ("capel", "exact-countdown"):
-        return capel_suffix(lang, target, code=code)
+        return capel_suffix(lang, target, code=code, low=low)
     if mode == "draft-capel":
         intro = DRAFT_EN if lang == "en" else DRAFT_ZH
-        return intro.format(open=DRAFT_OPEN, close=DRAFT_CLOSE, target_length=target) + capel_suffix(
-            lang, target, code=code
+        length = (
+            (f"exactly {target}" if lang == "en" else f"恰好 {target}") if low is None else _room(lang, low, target)
+        )
+        return intro.format(open=DRAFT_OPEN, close=DRAFT_CLOSE, length=length) + capel_suffix(
+            lang, target, code=code, low=low
         )
     if mode == "baseline":
         return BASELINE[lang].format(target_length=target)
@@ -184,9 +250,18 @@ def suffix(lang: Lang, target: int, mode: Mode, *, code: bool = False) -> str:
     raise ValueError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
 
 
-def build_prompt(instruction: str, lang: Lang, target: int, mode: Mode = "capel", *, code: bool = False) -> str:
+def _room(lang: Lang, low: int, high: int) -> str:
+    """A limit or a range in a Draft→CAPEL intro: "at most 30", "20 to 30"."""
+    if lang == "en":
+        return f"at most {high}" if low <= 1 else f"{low} to {high}"
+    return f"最多 {high}" if low <= 1 else f"{low} 到 {high}"
+
+
+def build_prompt(
+    instruction: str, lang: Lang, target: int, mode: Mode = "capel", *, code: bool = False, low: int | None = None
+) -> str:
     """The full user prompt: the instruction, a blank line, the suffix."""
-    return f"{instruction.strip()}\n\n{suffix(lang, target, mode, code=code)}"
+    return f"{instruction.strip()}\n\n{suffix(lang, target, mode, code=code, low=low)}"
 
 
 def build_messages(
@@ -210,7 +285,8 @@ def build_messages(
         unit, kind, low = limit
         content = f"{instruction.strip()}\n\n{limit_suffix(lang, unit, kind, low, target)}"
         return [{"role": "user", "content": content}]
-    return [{"role": "user", "content": build_prompt(instruction, lang, target, mode, code=code)}]
+    room = limit[2] if limit is not None and limit[1] != "exactly" else None  # a countdown of the room left
+    return [{"role": "user", "content": build_prompt(instruction, lang, target, mode, code=code, low=room)}]
 
 
 REWRITE: dict[str, str] = {

@@ -149,9 +149,9 @@ TargetKind = Literal["exactly", "at_most", "range"]
 TARGET_KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 TARGET_KIND_LABELS: dict[TargetKind, str] = {"exactly": "Exactly", "at_most": "At most", "range": "Between"}
 MARKER_LIMITS = (
-    "CAPEL (markers) counts down one word or one Chinese character per marker, so it takes an exact target in "
-    "English words or Chinese characters; for character limits, “at most” and ranges use Exact (guaranteed) "
-    "or Baseline"
+    "CAPEL (markers) counts down one word or one Chinese character per marker, so it takes a target in English "
+    "words or Chinese characters (under a limit the markers show the room left); for characters, X's count or SMS "
+    "parts use Exact (guaranteed) or Baseline"
 )
 """Said wherever a writer asks a marker mode for something it cannot count."""
 
@@ -225,13 +225,14 @@ def made_by(model: str, mode: str) -> str:
 
 
 def markers_can_count(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> bool:
-    """Whether a CAPEL countdown can aim at this target: exactly N, in a word or Chinese-character unit."""
+    """Whether a CAPEL countdown can aim at this target: a word or Chinese-character unit (exactly N counts down to
+    `<0>`; under a limit or a range the markers show the room left and `<0>` may come at a sentence end)."""
     spec = UNIT_SPECS.get(unit)
-    return kind == "exactly" and spec is not None and lang in spec.markers
+    return kind in TARGET_KINDS and spec is not None and lang in spec.markers
 
 
 NO_GRAMMAR = "the model takes no grammar, or its server ignored one when asked"
-MARKERS_EXACT_ONLY = "CAPEL's markers count exactly N English words or Chinese characters only"
+MARKERS_UNITS_ONLY = "CAPEL's markers count English words or Chinese characters only"
 
 
 def why_unavailable(mode: Mode, grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> str | None:
@@ -243,7 +244,7 @@ def why_unavailable(mode: Mode, grammar: bool, lang: Lang, unit: Unit, kind: Tar
     if spec.needs_grammar and grammar_kind(lang, unit) is None:
         return f"no grammar can promise a count in {unit_label(unit)}"
     if spec.uses_markers and not markers_can_count(lang, unit, kind):
-        return MARKERS_EXACT_ONLY
+        return MARKERS_UNITS_ONLY
     return None
 
 

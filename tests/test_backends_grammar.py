@@ -299,12 +299,21 @@ def test_exact_on_gpt5_writes_under_the_countdown_grammar_and_gives_clean_text_s
     assert "--no-fallback" in gen.notice  # how to force plain exact
 
 
+def test_exact_under_a_word_limit_on_gpt5_writes_under_the_room_countdown(scripted):
+    # Issue 31, point 3: the model plans toward the limit; the markers show the room left, `<0>` may close early.
+    scripted.script(ok(chunks_of("<12>The<11>lighthouse<10>stands.<0>")))
+    gen = Generation(gpt5(scripted), Request("Describe a lighthouse", 12, mode="exact", target_kind="at_most"))
+    outcome = gen.run()
+    body = scripted.responses_requests[0].body
+    assert body["tools"][0]["format"]["definition"] == countdown_grammar("en", 12, "lark", low=1)
+    assert (outcome.text, outcome.count, outcome.verified) == ("The lighthouse stands.", 3, True)
+
+
 @pytest.mark.parametrize(
     ("request_", "why"),
     [
         (Request("x", 12, mode="exact", allow_fallback=False), "the writer forced plain exact"),
         (Request("x", 60, mode="exact", unit="chars", target_kind="at_most"), "markers cannot count characters"),
-        (Request("x", 12, mode="exact", target_kind="at_most"), "markers count exactly N only"),
     ],
 )
 def test_exact_on_gpt5_stays_plain_where_the_countdown_cannot_serve(scripted, request_, why):

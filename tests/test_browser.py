@@ -634,7 +634,7 @@ def test_compare_takes_writes_character_limit_skips_capel_and_shows_each_verdict
     page.get_by_role("option", name="CAPEL · rarely followed by this model", exact=True).click()  # issue 31
     page.keyboard.press("Escape")
     settle(page)
-    expect(page.get_by_text(re.compile(r"^Skipped \(CAPEL's markers count exactly N"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Skipped \(CAPEL's markers count English words"))).to_be_visible()
 
     page.get_by_role("button", name="Run comparison").click()  # Baseline and Exact; CAPEL skipped
     page.get_by_text(re.compile(r"^at most 30 characters · 2 column")).wait_for(timeout=MODEL_TIMEOUT)

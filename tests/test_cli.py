@@ -120,6 +120,8 @@ def test_count_reads_utf8_standard_input_in_a_real_process():
         (["--target", "6"], PAPER_EXAMPLE, 1, False, False, "Hello, world! How's everything? Great."),
         (["--target", "5"], "<5>Quick<4>demo<3>ends<0>", 1, False, False, "Quick demo ends"),
         (["--target", "3", "--lang", "zh"], "<3>今<2>天<1>好。<0>", 0, True, True, "今天好。"),
+        (["--at-most", "10"], "<10>Quick<9>demo<8>ends.<0>", 0, True, True, "Quick demo ends."),  # the room left
+        (["--range", "5-10"], "<10>Quick<9>demo<8>ends.<0>", 1, False, False, "Quick demo ends."),  # below 5
     ],
 )
 def test_check_prints_the_verdict_as_json_and_exits_by_it(argv, raw, exit_code, exact, valid, text):

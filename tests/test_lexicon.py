@@ -16,7 +16,7 @@ from capel_ui.backends.providers.common import IN_PROCESS_LLAMA_CPP, LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.counting import count
 from capel_ui.generation import Request, generate
-from capel_ui.grammar import countdown_grammar, exact_grammar, lexicon_rules
+from capel_ui.grammar import bounded_word_rules, countdown_grammar, exact_grammar, lexicon_rules, with_word_list
 from capel_ui.lexicon import DANGLING, chinese_chars, english_words, instruction_words, looks_glued
 from capel_ui.parser import check_output
 from tests.gbnf import matches, sample
@@ -69,6 +69,25 @@ def test_the_countdown_grammar_takes_the_same_word_rules(syntax: str) -> None:
     assert admits(syntax, g, "<3>The<2>Whaler's<1>welcome.<0>")
     assert not admits(syntax, g, "<3>The<2>Whaler'sRest<1>welcome.<0>")
     assert not admits(syntax, g, "<3>Lots<2>of<1>the.<0>")
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [("en", "The capital of France is Paris."), ("en", "It opened in 1999."), ("zh", "首都是巴黎。")],
+    ids=["en_word", "en_number", "zh_character"],
+)
+@SYNTAXES
+def test_under_a_limit_a_sentence_end_can_be_the_last_word(syntax: str, lang: str, text: str) -> None:
+    # In Lark a word with its punctuation inside one terminal was lexed greedily: "Paris." was always a word that
+    # goes on, never the last one, so a limit's text could only end at the limit.
+    words = lexicon_rules(lang, "What is the capital of France?", syntax)  # type: ignore[arg-type]
+    grammar = with_word_list(bounded_word_rules(lang, 1, 30), words, syntax)  # type: ignore[arg-type]
+    assert admits(syntax, grammar, text)
+
+
+def test_a_lark_word_list_names_the_models_end_token_after_the_text() -> None:
+    grammar = with_word_list(bounded_word_rules("en", 1, 30), lexicon_rules("en", "", "lark"), "lark", "<|im_end|>")
+    assert grammar.splitlines()[1] == 'start: ((word " "){0,29} wend) <|im_end|>'
 
 
 @pytest.mark.parametrize(

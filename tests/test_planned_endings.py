@@ -352,6 +352,17 @@ def test_a_word_limit_on_the_embedded_model_is_kept_by_its_word_list_grammar(emb
     assert out.verified and out.count <= 30, (out.count, out.text)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_under_a_word_limit_the_embedded_model_stops_where_its_answer_ends(embedded, seed: int) -> None:
+    # LLGuidance lets llama.cpp stop only on a token the grammar names: without the model's end token (and with
+    # "Paris." lexed as a word that goes on) every answer ran on to the limit: "The capital of France is Paris.
+    # Please make it a little more concise. I'll leave it at that. …" (30 of at most 30).
+    request = Request("What is the capital of France?", 30, mode="exact", target_kind="at_most", seed=seed)
+    out = generate(embedded, request)
+    written = out.written or out.text  # everything the model wrote, before any planned cut
+    assert out.verified and len(written.split()) < 20, written
+
+
 # ----- no padding (issue 31): where the model wanted to end before N, it is asked for more content ----------------
 SHORT = "Pizza is a flatbread from Naples. It has tomato, mozzarella and basil."  # 12 words: the model's own end
 PADDED = SHORT + " The end. The end. The end. The end."  # 20 words: what the grammar forced after it

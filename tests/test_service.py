@@ -68,8 +68,8 @@ def test_a_request_carries_its_target_whole(target: Target, fields: dict[str, An
     [
         (["--target", "5", " "], {"target": Target.exactly(5), "instruction": " "}, "the instruction is empty"),
         (
-            ["--at-most", "5", "--mode", "capel", "Sea"],
-            {"target": Target.at_most(5), "instruction": "Sea"},
+            ["--at-most", "5", "--unit", "chars", "--mode", "capel", "Sea"],
+            {"target": Target.at_most(5), "instruction": "Sea", "unit": "chars"},
             MARKER_LIMITS,
         ),
         (
@@ -78,7 +78,7 @@ def test_a_request_carries_its_target_whole(target: Target, fields: dict[str, An
             "exact mode guarantees",
         ),
     ],
-    ids=["empty_instruction", "markers_on_a_limit", "unguaranteed_unit"],
+    ids=["empty_instruction", "markers_on_characters", "unguaranteed_unit"],
 )
 def test_bad_input_is_the_same_message_on_the_cli_and_the_service_and_nothing_starts(
     scripted_model: ScriptedBackend, argv: list[str], request_fields: dict[str, Any], message: str

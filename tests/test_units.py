@@ -15,7 +15,7 @@ from capel_ui.parser import check_output
 from capel_ui.request import Request, validate_request
 from capel_ui.verdict import live_state
 from capel_ui.vocab import (
-    MARKERS_EXACT_ONLY,
+    MARKERS_UNITS_ONLY,
     UNIT_SPECS,
     UnitSpec,
     available_modes,
@@ -70,7 +70,7 @@ def test_a_toy_unit_touches_only_its_spec_and_its_counter(monkeypatch, name, spe
     assert count(text, name) == n
     assert check_output("<2>well-known <1>banana<0>", 2, "en", name).count == count("well-known banana", name)
     # never counted by markers; guaranteed by its grammar, or said not to be
-    assert why_unavailable("capel", False, "en", name) == MARKERS_EXACT_ONLY
+    assert why_unavailable("capel", False, "en", name) == MARKERS_UNITS_ONLY
     assert supports("en", name) is (kind is not None)
     assert ("exact" in available_modes(True, "en", name)) is (kind is not None)
     assert (name in grammar_units_text()) is (kind is not None)

@@ -40,6 +40,8 @@ class Capabilities:
     json_object: bool = False  # strict JSON-schema outputs need an object at the root (OpenAI): `{"text": "..."}`
     end_probability: bool = False  # scores endings (ending.py): continues an answer, lists next-token log-probabilities
     llguidance: bool = False  # llama.cpp built with LLGuidance: reads `%llguidance` Lark grammars (the word list)
+    end_token: str | None = None  # the model's end-of-turn token, named at the end of a Lark grammar (LLGuidance
+    # lets the model stop only on a token the grammar names: `embedded.end_token`)
     plans_by_countdown: bool = False  # a model large enough to plan its last sentence by CAPEL's markers: where no
     # ending search runs (`end_probability`), `exact` writes under the countdown-visible grammar (registry.fallback)
     max_output_tokens: int | None = None  # the most the model writes in one answer (its provider's `ModelLimit`)

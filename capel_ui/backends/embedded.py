@@ -7,11 +7,14 @@ users cannot drive it.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
 import os
 import secrets
 import socket
 import threading
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +39,24 @@ class ServerHandle:
     base_url: str
     api_key: str
     path: Path
+
+
+@functools.cache
+def end_token(base_url: str, api_key: str) -> str | None:
+    """The model's end-of-turn token as the server names it (`/props`: `<|im_end|>` for SmolLM2), or None.
+
+    llama.cpp's LLGuidance lets a model stop only on a token its grammar names (`grammar.with_word_list`): without
+    it a limit's word list never let the model stop before the ceiling ("The capital of France is Paris. Please
+    make it a little more concise. …", 30 of at most 30 words)."""
+    request = urllib.request.Request(
+        base_url.removesuffix("/v1") + "/props", headers={"Authorization": f"Bearer {api_key}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            token = json.load(response).get("eos_token")
+    except (OSError, ValueError):
+        return None
+    return token if isinstance(token, str) and token.startswith("<") and token.endswith(">") else None
 
 
 _servers: dict[Path, tuple[ServerHandle, object]] = {}

@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..base import Backend, Capabilities
-from ..embedded import start_server
+from ..embedded import end_token, start_server
 from ..openai_compat import OpenAICompatBackend
 from ..openai_responses import OpenAIResponsesBackend
 from .spec import BackendArgs
@@ -40,4 +40,5 @@ def llama_cpp(args: BackendArgs, path: Path | str | None) -> Backend:
     """A backend on the in-process llama.cpp server for a GGUF file (None: the embedded SmolLM2)."""
     handle = start_server(path)
     hint = "the embedded server refused its own key; restart the app"
-    return http_api(replace(args, api_key=handle.api_key, key_hint=hint), handle.base_url)
+    caps = replace(args.capabilities, end_token=end_token(handle.base_url, handle.api_key))
+    return http_api(replace(args, api_key=handle.api_key, key_hint=hint, capabilities=caps), handle.base_url)
