@@ -38,9 +38,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from capel_ui.backends import get_backend
+from capel_ui.counting import count
 from capel_ui.ending import natural_share
 from capel_ui.generation import Outcome, Request, generate
-from capel_ui.quality import loops, number_list, talks_about_itself, words
+from capel_ui.quality import loops, number_list, talks_about_itself
 
 INSTRUCTIONS = (
     "What is the capital of France?",
@@ -88,8 +89,8 @@ def summarize(label: str, rows: list[tuple[str, int, str, Outcome]]) -> str:
     natural = natural_share([o.end_probability for o in outs])
     return (
         f"{label:<16} {len(outs):>3} {share([o.verified for o in outs]):>7.2f} "
-        f"{statistics.mean(len(words(written(o))) for o in outs):>6.1f} "
-        f"{share([len(words(written(o))) >= n for _, n, _, o in rows]):>8.2f} "
+        f"{statistics.mean(count(written(o), 'en_words') for o in outs):>6.1f} "
+        f"{share([count(written(o), 'en_words') >= n for _, n, _, o in rows]):>8.2f} "
         f"{share([o.left_out is not None for o in outs]):>5.2f} "
         f"{'-' if natural is None else f'{natural:.2f}':>8} "
         f"{share([bool(loops(o.text, own_text=ins)) for _, _, ins, o in rows]):>6.2f} "
@@ -124,7 +125,7 @@ def main() -> None:
     if args.show:
         for label, n, _, o in rows:
             cut = f"  [left out: {o.left_out.words}]" if o.left_out else ""
-            print(f"[{label} {n}] {len(words(o.text))}/{n} {o.text}{cut}")
+            print(f"[{label} {n}] {o.count}/{n} {o.text}{cut}")
     if args.save:
         saved = [
             {"setup": s, "limit": n, "instruction": i, "text": o.text, "written": written(o)} for s, n, i, o in rows

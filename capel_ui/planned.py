@@ -37,7 +37,7 @@ from .grammar import closing_rules
 from .lexicon import DANGLING, known_unit
 from .plan import RunPlan
 from .prompts import Message
-from .quality import JUNK_KINDS, warnings
+from .quality import JUNK_KINDS, content_words, warnings
 from .request import Request
 from .vocab import MARKER_MODES, grammar_kind
 
@@ -343,10 +343,10 @@ class EndingPlanner:
         Portland."), and none that drops the request's main point the longest candidate keeps (the instruction's
         own content words: "Dear Dr. Patel!" loses to the reminder of the appointment)."""
         whole = self._whole(texts) or texts
-        point = _content_words(self.request.instruction) & _content_words(raw)
+        point = content_words(self.request.instruction) & content_words(raw)
         if not point:
             return whole
-        kept = {t: len(point & _content_words(t)) for t in whole}
+        kept = {t: len(point & content_words(t)) for t in whole}
         most = max(kept.values())
         return [t for t in whole if 2 * kept[t] >= most]
 
@@ -445,14 +445,6 @@ def _one_search_at_a_time(backend: Backend, halted: Callable[[], bool]) -> Itera
         yield True
     finally:
         lock.release()
-
-
-_CONTENT = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d[\d:.,]*")
-
-
-def _content_words(text: str) -> set[str]:
-    """The words of `text` that carry its point (four letters or more, or a number; no dangling "with"), lower case."""
-    return {w.lower().rstrip(".,:") for w in _CONTENT.findall(text)} - DANGLING
 
 
 def _left_out(raw: str, chosen: str) -> str | None:

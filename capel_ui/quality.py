@@ -28,6 +28,25 @@ _EN_WORD = re.compile(rf"[^\W_{_HAN}]+(?:['’\-][^\W_{_HAN}]+)*")  # runs joine
 _HAN_CHAR = re.compile(f"[{_HAN}]")
 
 
+_CONTENT = re.compile(r"[A-Za-z][A-Za-z'-]{3,}|\d[\d:.,]*")
+
+
+def content_words(text: str) -> set[str]:
+    """The words of `text` that carry its point (four letters or more, or a number; no dangling "with"), lower case."""
+    return {w.lower().rstrip(".,:") for w in _CONTENT.findall(text)} - DANGLING
+
+
+def on_point(texts: Sequence[str], instruction: str) -> list[bool]:
+    """For each of `texts` (variants of one request), whether it keeps at least half as many of the instruction's
+    content words as the one that keeps most: "I'm here to help with whatever you need." is not on the point of a
+    dental reminder that "Your appointment is scheduled for tomorrow at 3:30 pm." keeps. All True where no text
+    keeps any (nothing to tell them apart by)."""
+    point = content_words(instruction)
+    kept = [len(point & content_words(t)) for t in texts]
+    most = max(kept, default=0)
+    return [2 * k >= most for k in kept]
+
+
 @dataclass(frozen=True)
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued, repeat (one word over and

@@ -4,11 +4,13 @@ Writers choose among options. `service.start(..., variants=K)` starts every cand
 (origin `variant`, one shared `group_id`), so it is verified, saved and shown like any run; the K requests run
 concurrently (the embedded llama.cpp server has 4 parallel slots; other servers get parallel requests). This
 module says how the K requests differ and how the finished ones rank: a text no writer would keep (a loop, a
-number list: `quality.junk`) after every other, then verified first, then for a rewrite the facts of the writer's
-text it kept (rewrite.Faithfulness.rank: facts kept, less facts invented), then the judge's rating when one was
-configured, else the offline score (quality.py, which counts a cut-off ending against a text), then the model's
-own view of the ending, then fluency. So Copy and the downloads, which use the best one, never default to junk
-while a better variant exists. Rewrites with the same text are one (`collapse`): the first keeps a count of them.
+number list: `quality.junk`) after every other, then verified first, then the closest to the target, then one that
+keeps the request's point (not less than half the instruction's words another variant keeps: `quality.on_point`),
+then for a rewrite the facts of the writer's text it kept (rewrite.Faithfulness.rank: facts kept, less facts
+invented), then the judge's rating when one was configured, else the offline score (quality.py, which counts a
+cut-off ending against a text), then the model's own view of the ending, then fluency. So Copy and the downloads,
+which use the best one, never default to junk while a better variant exists. Rewrites with the same text are one
+(`collapse`): the first keeps a count of them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from .ending import ending_words
 from .history import run_warnings
 from .outcome import Outcome
 from .prompts import rewrite_source
-from .quality import QualityWarning, explain, junk, warnings
+from .quality import QualityWarning, explain, junk, on_point, warnings
 from .request import Request
 from .rewrite import saved_faithfulness
 from .runs import verdict_of
@@ -50,18 +52,20 @@ def rank_key(
     end_probability: float | None = None,
     faithful: tuple[float, float] | None = None,
     deviation: int | None = None,
+    on_point: bool = True,
 ) -> tuple:
     """Sort key, best first when sorted in reverse: not junk, verified, then the closest to the target (a baseline
-    text "off by -8" before one "off by -19", whatever their scores), then a rewrite's faithfulness (facts kept
-    first), then judge, else offline score, then the ending score, then fluency (an unknown one below any known)."""
+    text "off by -8" before one "off by -19", whatever their scores), then on the request's point (`quality.on_point`:
+    "I'm here to help." after the reminder), then a rewrite's faithfulness (facts kept first), then judge, else
+    offline score, then the ending score, then fluency (an unknown one below any known)."""
     quality = judge_score if judge_score is not None else score
     known = lambda x: x if x is not None else -1.0  # noqa: E731
     close = -abs(deviation) if deviation is not None else 0
     faith = faithful or (-1.0, -1.0)
-    return (not junk, verified, close, faith, known(quality), known(end_probability), known(fluency))
+    return (not junk, verified, close, on_point, faith, known(quality), known(end_probability), known(fluency))
 
 
-def run_rank_key(run: RunRecord) -> tuple:
+def run_rank_key(run: RunRecord, on_point: bool = True) -> tuple:
     """`rank_key` of a saved run (the Write page's variant cards)."""
     junk_ = junk(run_warnings(run))
     verdict = verdict_of(run)
@@ -74,6 +78,7 @@ def run_rank_key(run: RunRecord) -> tuple:
         end_probability=run.end_probability,
         faithful=found.rank if (found := saved_faithfulness(run)) is not None else None,
         deviation=verdict.deviation,
+        on_point=on_point,
     )
 
 
@@ -86,6 +91,7 @@ class Candidate:
     score: float | None
     judge_score: float | None = None
     copies: int = 1
+    on_point: bool = True  # keeps the request's point as well as the other variants (`quality.on_point`)
 
     @property
     def warnings(self) -> list[QualityWarning]:
@@ -109,6 +115,7 @@ class Candidate:
             end_probability=o.end_probability,
             faithful=faithful,
             deviation=o.deviation,
+            on_point=self.on_point,
         )
 
     @property
@@ -144,6 +151,10 @@ class Candidate:
 
 def rank(candidates: list[Candidate]) -> list[Candidate]:
     """Best first (see `rank_key`); rewrites with the same text once (`collapse`)."""
+    if candidates:
+        point = _on_point([c.outcome.text for c in candidates], candidates[0].outcome.request.instruction)
+        for c, kept in zip(candidates, point, strict=True):
+            c.on_point = kept
     ranked = sorted(candidates, key=lambda c: c.key, reverse=True)
     if not all(c.outcome.faithfulness is not None for c in ranked):
         return ranked
@@ -168,9 +179,20 @@ def collapse(items: list[_T], text: Callable[[_T], str]) -> list[_T]:
 
 def ranked_runs(runs: list[RunRecord]) -> list[RunRecord]:
     """Saved variants best first (`run_rank_key`); rewrites with the same text once (the Write page's cards)."""
-    ranked = sorted(runs, key=run_rank_key, reverse=True)
+    point = dict(zip((r.id for r in runs), _on_point([r.text or "" for r in runs], _instruction(runs)), strict=True))
+    ranked = sorted(runs, key=lambda r: run_rank_key(r, point[r.id]), reverse=True)
     rewrites = all(rewrite_source(r.instruction or "") is not None for r in ranked)
     return collapse(ranked, lambda r: r.text) if rewrites else ranked
+
+
+def _on_point(texts: list[str], instruction: str) -> list[bool]:
+    """`quality.on_point`, but for a rewrite (its facts kept rank it: `faithful`) every text is on point."""
+    return [True] * len(texts) if rewrite_source(instruction) is not None else on_point(texts, instruction)
+
+
+def _instruction(runs: list[RunRecord]) -> str:
+    """The request the variants of a group answer (one instruction for all)."""
+    return (runs[0].instruction or "") if runs else ""
 
 
 def _same(a: str, b: str) -> bool:

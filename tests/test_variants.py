@@ -14,10 +14,11 @@ from capel_ui.backends import Capabilities, Turn, get_backend
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.judge import judge_messages, judge_run, parse_rating
+from capel_ui.quality import on_point
 from capel_ui.runs import LiveRun
 from capel_ui.service import start
 from capel_ui.storage import get_engine, get_run, list_runs
-from capel_ui.variants import rank_key, variant_requests
+from capel_ui.variants import rank_key, ranked_runs, variant_requests
 from tests.scripted_server import MODEL, ok, status
 
 GOOD = "Lighthouses guide ships home."
@@ -135,6 +136,44 @@ def test_copy_never_defaults_to_a_loop_or_a_number_list(scripted_model) -> None:
     assert [c.junk for c in ranked] == [False, True, True]
     assert ranked[1].score < ranked[0].score or ranked[1].outcome.fluency > ranked[0].outcome.fluency
     assert ranked[1].explanation.startswith(("goes round in circles", "a list of numbers"))
+
+
+OFF_POINT = "I'm here to help with whatever you need. Please tell me what's going on."
+ON_POINT = "Your appointment is scheduled for tomorrow at 3:30 pm."
+REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
+
+
+def test_a_variant_that_answers_the_request_ranks_above_a_smoother_one_that_does_not(scripted_model) -> None:
+    # Walked on the embedded model: "I'm here to help…" (score 6.2) was put first, above the reminder (5.63).
+    scripted_model.reply(
+        Turn(tuple(w + " " for w in OFF_POINT.split()), logprobs=(-0.01,) * 13),
+        Turn(tuple(w + " " for w in ON_POINT.split()), logprobs=(-1.5,) * 9),
+    )
+    scripted_model.capabilities = Capabilities(logprobs=True)
+    request = Request(REMINDER, 30, mode="baseline", target_kind="at_most")
+    handle = start(request, get_backend("scripted"), engine(), origin="cli", variants=2)
+    handle.run_together()
+    ranked = handle.result()
+    assert [c.outcome.text for c in ranked] == [ON_POINT, OFF_POINT]
+    assert ranked[1].score > ranked[0].score  # it read more smoothly, and still ranks second
+    cards = ranked_runs(list_runs(engine()))  # the Write page's cards, from the saved runs
+    assert [r.text for r in cards] == [ON_POINT, OFF_POINT]
+
+
+@pytest.mark.parametrize(
+    ("texts", "instruction", "expected"),
+    [
+        ([OFF_POINT, ON_POINT, "I'm here to help with your dental appointment!"], REMINDER, [False, True, True]),
+        (
+            ["Duncan, the capital of France is Paris.", "Ladies and gentlemen, I'm here to help."],
+            "What is the capital of France?",
+            [True, False],
+        ),
+        (["A poem.", "Another poem."], "Write a poem.", [True, True]),  # none keeps a word: nothing to tell apart
+    ],
+)
+def test_on_point_asks_for_half_the_request_words_the_best_variant_keeps(texts, instruction, expected) -> None:
+    assert on_point(texts, instruction) == expected
 
 
 def test_cli_variants_json_lists_each_variant_with_text_count_verdict_and_score(scripted_model) -> None:
