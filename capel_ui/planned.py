@@ -262,6 +262,14 @@ class EndingPlanner:
         new_junk = {w.kind for w in now if w.kind in JUNK_KINDS} - {w.kind for w in was}
         return not new_junk and len(now) <= len(was)
 
+    def more_stands_alone(self, raw: str) -> bool:
+        """Whether the answer for more (`raw`, its ending planned) stands whatever the padded text reads like: an
+        ending score of at least 0.5 (no padded text's half can pass it) and no quality warning at all. Then the
+        padded text needs no ending search of its own: `more_reads_better` would keep `raw` anyway."""
+        text = self.clean(raw)
+        score = self.score(text)
+        return score is not None and score >= 0.5 and not warnings(text, self.request.lang, self.request.instruction)
+
     # ----- at most, a range: end at the sentence end the model would end on -------------------------------------
     def end_naturally(self, raw: str, messages: list[Message], options: Options) -> Planned | None:
         """A text under a limit or in a range ends at the last sentence end the model would end on (inside the

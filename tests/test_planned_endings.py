@@ -379,6 +379,21 @@ def test_an_exact_answer_the_model_wanted_to_end_early_is_asked_for_more_content
     assert options.prefill == SHORT and more[0]["content"].startswith(INSTRUCTION) and "detailed" in more[0]["content"]
 
 
+def test_an_answer_for_more_that_reads_natural_and_clean_spares_the_padded_texts_search() -> None:
+    # No padded text's ending can outweigh it (the gate keeps an answer at least half as sure): its search is skipped.
+    model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert out.text == SHORT + MORE and out.planned_ending["more"]["kept"]
+    assert PADDED not in [text for _, text in model.endings_asked]
+
+
+def test_an_answer_for_more_that_reads_cut_off_is_still_weighed_against_the_padded_text() -> None:
+    model = llama(by_prefill(PADDED, " A wood oven bakes it in ninety"), ending=natural_after("The end."))
+    model.alternatives = asked(WANTS_TO_END)
+    out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
+    assert PADDED in [text for _, text in model.endings_asked] and out.text == PADDED
+
+
 def test_an_exact_answer_the_model_wanted_to_end_early_is_asked_for_more_by_default() -> None:
     model = llama(by_prefill(PADDED, MORE), ending=0.9, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
