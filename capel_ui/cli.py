@@ -526,6 +526,7 @@ def _variant_line(c: Candidate) -> str:
     parts.append(f" · score {c.score:.1f}" if c.score is not None else "")
     parts.append(f" · judge {c.judge_score:g}" if c.judge_score is not None else "")
     parts.append(f" · {c.outcome.verdict.headline(c.outcome.request.count_unit)}")
+    parts.append(f" · written {c.copies} times" if c.copies > 1 else "")  # identical variants are one (`collapse`)
     return "".join(parts)  # " · run 3 · score 6.2 · judge 7 · ✓ exact · verified · 12/12 English words"
 
 

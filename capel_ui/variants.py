@@ -9,7 +9,7 @@ keeps the request's point (not less than half the instruction's words another va
 then for a rewrite the facts of the writer's text it kept (rewrite.Faithfulness.rank: facts kept, less facts
 invented), then the judge's rating when one was configured, else the offline score (quality.py, which counts a
 cut-off ending against a text), then the model's own view of the ending, then fluency. So Copy and the downloads,
-which use the best one, never default to junk while a better variant exists. Rewrites with the same text are one
+which use the best one, never default to junk while a better variant exists. Variants with the same text are one
 (`collapse`): the first keeps a count of them.
 """
 
@@ -150,39 +150,39 @@ class Candidate:
 
 
 def rank(candidates: list[Candidate]) -> list[Candidate]:
-    """Best first (see `rank_key`); rewrites with the same text once (`collapse`)."""
+    """Best first (see `rank_key`); the same text once (`collapse`), with how many wrote it (`copies`)."""
     if candidates:
         point = _on_point([c.outcome.text for c in candidates], candidates[0].outcome.request.instruction)
         for c, kept in zip(candidates, point, strict=True):
             c.on_point = kept
     ranked = sorted(candidates, key=lambda c: c.key, reverse=True)
-    if not all(c.outcome.faithfulness is not None for c in ranked):
-        return ranked
     firsts = collapse(ranked, lambda c: c.outcome.text)
     for c in firsts:
         c.copies = sum(1 for other in ranked if _same(other.outcome.text, c.outcome.text))
     return firsts
 
 
-def collapse(items: list[_T], text: Callable[[_T], str]) -> list[_T]:
-    """`items` with each text once (the first of those with the same text, whitespace aside), in their order: two
-    variants that wrote the same text are one choice, not two."""
-    seen: set[str] = set()
+def collapse(items: list[_T], text: Callable[[_T], str], keep: Callable[[_T], bool] = lambda _: False) -> list[_T]:
+    """`items` with each text once (the first of those with the same text, whitespace aside, or the one `keep` says:
+    the writer's pick), in their order: two variants that wrote the same text are one choice, not two."""
+    at: dict[str, int] = {}
     out: list[_T] = []
     for item in items:
         key = " ".join(text(item).split())
-        if key not in seen:
-            seen.add(key)
+        if key not in at:
+            at[key] = len(out)
             out.append(item)
+        elif keep(item):
+            out[at[key]] = item
     return out
 
 
-def ranked_runs(runs: list[RunRecord]) -> list[RunRecord]:
-    """Saved variants best first (`run_rank_key`); rewrites with the same text once (the Write page's cards)."""
+def ranked_runs(runs: list[RunRecord], picked: int | None = None) -> list[RunRecord]:
+    """Saved variants best first (`run_rank_key`), the same text once (the writer's `picked` run where it is one of
+    them): the Write page's cards."""
     point = dict(zip((r.id for r in runs), _on_point([r.text or "" for r in runs], _instruction(runs)), strict=True))
     ranked = sorted(runs, key=lambda r: run_rank_key(r, point[r.id]), reverse=True)
-    rewrites = all(rewrite_source(r.instruction or "") is not None for r in ranked)
-    return collapse(ranked, lambda r: r.text) if rewrites else ranked
+    return collapse(ranked, lambda r: r.text or "", keep=lambda r: r.id == picked)
 
 
 def _on_point(texts: list[str], instruction: str) -> list[bool]:

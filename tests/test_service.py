@@ -155,7 +155,7 @@ def test_k_runs_are_saved_as_one_group_and_one_run_as_itself(
 
 @pytest.mark.parametrize("k", [1, 2])
 def test_the_judge_rates_each_run_once_and_the_rating_is_stored(scripted_model: ScriptedBackend, k: int) -> None:
-    scripted_model.reply(GOOD)
+    scripted_model.reply(GOOD, "Lighthouses guide ships safely.")  # two texts: identical variants are one choice
     judge = ScriptedBackend("Vivid. Rating: [[8]]", model="judge-model", label="Judge model")
     handle = start(
         Request("Describe a lighthouse", 4, mode="baseline"), scripted_backend(), engine, origin="cli",

@@ -24,6 +24,7 @@ from tests.scripted_server import MODEL, ok, status
 GOOD = "Lighthouses guide ships home."
 GLUED = "Lighthouses guide shipshome safely."  # four words, one glued
 SHORT = "Lighthouses guide ships."
+SAFELY = "Lighthouses guide ships safely."  # another four-word text (identical variants are one)
 
 
 def engine():
@@ -237,7 +238,7 @@ def test_the_judge_gets_fastchats_single_v1_prompt() -> None:
 
 
 def test_a_configured_judge_rates_each_variant_and_the_rating_is_stored(scripted) -> None:
-    scripted.script(ok(GOOD), ok(GOOD), ok("Fine. Rating: [[4]]"), ok("Good. Rating: [[9]]"))
+    scripted.script(ok(GOOD), ok(SAFELY), ok("Fine. Rating: [[4]]"), ok("Good. Rating: [[9]]"))
     code, out, err = cli(
         "generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "4",
         "--variants", "2", "--judge", "judge-model", "--judge-base-url", scripted.url, "--json",
@@ -279,7 +280,7 @@ def test_judge_run_without_a_saved_run_returns_the_rating(scripted_model) -> Non
 
 
 def test_cli_variants_with_no_save_keep_nothing(scripted_model) -> None:
-    scripted_model.reply(GOOD, GOOD)
+    scripted_model.reply(GOOD, SAFELY)
     code, out, _ = cli(
         "generate", "--model", "scripted", "--mode", "baseline", "--target", "4",
         "--variants", "2", "--no-save", "--json", "Describe a lighthouse",
@@ -295,3 +296,27 @@ def test_generate_json_carries_fluency_score_and_warnings(scripted_model) -> Non
     doc = json.loads(out)
     assert code == 0 and doc["fluency"] is None  # this model was not asked for logprobs
     assert doc["score"] == 0.0 and doc["warnings"] == ["“shipshome” looks like two words glued together"]
+
+
+def test_identical_variants_are_one_choice_and_say_how_often_they_were_written(scripted_model) -> None:
+    scripted_model.reply(GOOD, GOOD, SHORT)
+    code, out, err = cli(
+        "generate", "--model", "scripted", "--mode", "baseline", "--target", "4", "--variants", "3",
+        "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.count("--- variant") == 2 and "variant 1 of 2" in out
+    assert "written 2 times" in err and "best of 2" in err
+    cards = ranked_runs(list_runs(engine()))  # the Write page's cards: the same text once
+    assert [r.text for r in cards] == [GOOD, SHORT]
+
+
+def test_the_writers_pick_stands_for_its_identical_variants(scripted_model) -> None:
+    scripted_model.reply(GOOD, GOOD)
+    code, _, err = cli(
+        "generate", "--model", "scripted", "--mode", "baseline", "--target", "4", "--variants", "2",
+        "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0, err
+    first, second = sorted(list_runs(engine()), key=lambda r: r.id)
+    assert [r.id for r in ranked_runs([first, second], picked=second.id)] == [second.id]

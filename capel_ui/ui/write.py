@@ -540,8 +540,8 @@ def _show_variants() -> None:
     runs = [r for r in list_runs(engine, group_id=group_id) if r.origin != "edit"]  # a hand edit is no variant
     if not runs:
         return
-    runs = ranked_runs(runs)  # best first; a rewrite's identical variants once
     picked = state.get(W.RUN_ID)
+    runs = ranked_runs(runs, picked)  # best first; identical variants once (the picked one among them)
     st.subheader(f"{len(runs)} variants, best first")
     if len(runs) > 1:  # on a phone the cards scroll sideways, the next one peeking in: say so
         st.container(key=hook(SWIPE, group_id)).caption("Swipe for more →")
