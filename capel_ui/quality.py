@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from .ending import NATURAL, ends_naturally
 from .lexicon import DANGLING, ZH_DANGLING, looks_glued, zipf
+from .prompts import rewrite_source
 from .vocab import Lang
 
 # A word as the checks see it: letters, digits, inner ' ’ or - (any script); Han characters one at a time.
@@ -50,9 +51,9 @@ def on_point(texts: Sequence[str], instruction: str) -> list[bool]:
 @dataclass(frozen=True)
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued, repeat (one word over and
-    over), loop (a phrase or a sentence over and over), numbers (a number list), meta (it talks about itself),
-    salad (words with no sentence in them), doubled (one word joined to itself: "dedicated and dedicated") or
-    dangling; `word` is what it is about."""
+    over), loop (a phrase or a sentence over and over), numbers (a number list), meta (it talks about itself), echo
+    (it repeats the instruction), salad (words with no sentence in them), doubled (one word joined to itself:
+    "dedicated and dedicated") or dangling; `word` is what it is about."""
 
     kind: str
     word: str
@@ -71,6 +72,8 @@ class QualityWarning:
             return f"the text is mostly a list of numbers ({self.word}), not prose"
         if self.kind == "meta":
             return f"the text talks about itself (“{self.word}”): it is not the text alone"
+        if self.kind == "echo":
+            return f"the text repeats the request (“{self.word}”): it is the instruction, not an answer"
         if self.kind == "doubled":
             return f"“{self.word}” says the same word twice"
         if self.kind == "salad":
@@ -82,10 +85,10 @@ class QualityWarning:
 
 REPEAT_RUN = 3
 """A word this many times in a row is a loop, not style."""
-JUNK_KINDS = frozenset({"repeat", "loop", "numbers", "meta", "salad", "language"})
+JUNK_KINDS = frozenset({"repeat", "loop", "numbers", "meta", "echo", "salad", "language"})
 """What no writer keeps: a text going round in circles, a list of numbers instead of prose, one that introduces
-itself ("Here's a possible blurb: …", and its count includes the introduction), or text in a language the model
-does not write."""
+itself ("Here's a possible blurb: …", and its count includes the introduction) or repeats the instruction, or text
+in a language the model does not write."""
 
 
 def _zipf(word: str, lang: Lang) -> float:
@@ -189,6 +192,9 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
     opener = talks_about_itself(text, own_text)
     if opener:
         out.insert(0, QualityWarning("meta", opener))
+    echo = echoes_request(text, own_text)
+    if echo:
+        out.insert(0, QualityWarning("echo", echo))
     end = dangling_end(text, lang)
     if end is not None:
         out.append(QualityWarning("dangling", end))
@@ -513,14 +519,39 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
     return shown if len(shown) <= ABOUT_ITSELF_SHOWN else shown[: ABOUT_ITSELF_SHOWN - 1].rstrip() + "…"
 
 
+ECHO_RUN = 5
+"""Words of the instruction's opening, in order, that make a text an echo of the request ("Remind a patient of a
+dental appointment…" given back as the reminder). Its facts ("…on Tuesday at 3:30 pm with Dr. Patel") are what the
+text should hold: only the request itself, from its first word, is an echo."""
+_PLAIN_WORD = re.compile(r"[\w'’:.-]+")
+
+
+def echoes_request(text: str, own_text: str) -> str | None:
+    """The opening of the instruction a text gives back word for word (`ECHO_RUN` words from its first), or None;
+    never for a rewrite, whose text is the writer's own."""
+    if not own_text or rewrite_source(own_text) is not None:
+        return None
+    plain = lambda t: [w.strip(".:").lower() for w in _PLAIN_WORD.findall(t)]  # noqa: E731
+    ask, said = plain(own_text), plain(text)
+    if len(ask) < ECHO_RUN:
+        return None
+    opening = ask[:ECHO_RUN]
+    at = next((i for i in range(len(said) - ECHO_RUN + 1) if said[i : i + ECHO_RUN] == opening), None)
+    if at is None:
+        return None
+    shown = " ".join(_PLAIN_WORD.findall(text)[at : at + ECHO_RUN]) + " …"
+    return shown if len(shown) <= ABOUT_ITSELF_SHOWN else shown[: ABOUT_ITSELF_SHOWN - 1].rstrip() + "…"
+
+
 def junk(found: Sequence[QualityWarning]) -> bool:
     """A text no writer would keep: it goes round in circles or is a number list (`JUNK_KINDS`)."""
     return any(w.kind in JUNK_KINDS for w in found)
 
 
 ALL_JUNK = (
-    "Every variant goes round in circles, is a list of numbers, talks about itself, is a string of words or is not "
-    "real text in this language: none is worth keeping. Run again, or change the instruction or the model."
+    "Every variant goes round in circles, is a list of numbers, talks about itself, repeats the request, is a string "
+    "of words or is not real text in this language: none is worth keeping. Run again, or change the instruction or "
+    "the model."
 )
 """What the Write page and `generate --variants K` say when every variant is junk."""
 ONE_JUNK = (
@@ -568,7 +599,7 @@ def fluency(logprobs: Sequence[float] | None) -> float | None:
     return math.exp(sum(logprobs) / len(logprobs))
 
 
-PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0, "meta": 3.0, "salad": 4.0, "doubled": 1.5}
+PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0, "meta": 3.0, "echo": 3.0, "salad": 4.0, "doubled": 1.5}
 """Points off for each kind of problem, once per kind (a loop counts once whether a word or a phrase repeats)."""
 CUT_OFF = 3.0
 """Points off for an ending the model would not have stopped at (P(end) 0), less as P(end) nears `NATURAL`."""
@@ -624,6 +655,8 @@ def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probabi
         parts.append("a list of numbers, not prose")
     if "meta" in kinds:
         parts.append("talks about itself")
+    if "echo" in kinds:
+        parts.append("repeats the request")
     if "salad" in kinds:
         parts.append("a string of words, not sentences")
     if "doubled" in kinds:

@@ -362,6 +362,36 @@ def test_plain_texts_raise_no_alarm(text: str) -> None:
     assert warnings(text) == []
 
 
+REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
+
+
+@pytest.mark.parametrize(
+    ("text", "instruction", "echo"),
+    [
+        (REMINDER, REMINDER, True),  # walked: ranked first at "score 8.96: reads smoothly"
+        ("The task: Detail how you can remind a patient of a dental appointment.", REMINDER, True),
+        ("Hi! This is a reminder of your dental appointment on Tuesday at 3:30 pm with Dr. Patel.", REMINDER, False),
+        ("The capital of France is Paris.", "What is the capital of France?", False),
+        ("Describe a traditional Italian pizza. It is round.", "Describe a traditional Italian pizza.", True),
+        (
+            "Rewrite the following text, keeping its meaning and tone: fine.",
+            "Rewrite the following text, keeping its meaning and tone:\n\nFine.",
+            False,
+        ),
+    ],
+    ids=[
+        "the_request_given_back",
+        "the_request_inside_a_sentence",
+        "its_facts_are_the_answer",
+        "a_short_question",
+        "a_description_opened_with_the_request",
+        "a_rewrite_is_the_writers_own",
+    ],
+)
+def test_a_text_that_repeats_the_request_is_junk_but_its_facts_are_not(text: str, instruction: str, echo: bool) -> None:
+    assert junk(warnings(text, "en", instruction)) is echo
+
+
 @pytest.mark.parametrize(
     "text",
     [
