@@ -17,7 +17,7 @@ import pytest
 
 from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.batch.packs import PACKS
-from capel_ui.batch.rows import Options, batch_id, parse_target, plan
+from capel_ui.batch.rows import Options, batch_id, default_mode, parse_target, plan
 from capel_ui.batch.runner import Batch, saved_runs
 from capel_ui.batch.table import Table, csv_bytes, read_table, write_atomic, xlsx_bytes
 from capel_ui.cli import main
@@ -139,6 +139,19 @@ def test_every_pack_gives_its_platforms_set_with_the_platforms_limits() -> None:
     assert [j.slot for j in thread] == ["post 1", "post 2", "post 3", "post 4"]
     assert {j.asked for j in thread} == {"at most 280 X weighted characters"}
     assert set(PACKS) == {"google-ads-rsa", "app-store", "meta-description", "x-thread"}
+
+
+@pytest.mark.parametrize(
+    ("grammar", "unit", "kind", "mode"),
+    [
+        (True, "en_words", "at_most", "exact"),
+        (False, "en_words", "exactly", "capel"),
+        (False, "en_words", "at_most", "capel"),  # the room countdown (issue 31, point 3)
+        (False, "chars", "at_most", "baseline"),  # no marker counts a character
+    ],
+)
+def test_a_rows_default_mode_is_the_best_the_model_can_do(grammar: bool, unit: str, kind: str, mode: str) -> None:
+    assert default_mode(grammar, "en", unit, kind) == mode
 
 
 # ----- the command on the scripted model ---------------------------------------------------------------------

@@ -16,11 +16,11 @@ from tests.test_browser import PAGE_TIMEOUT, go_to, open_app, screenshot, settle
 
 pytestmark = pytest.mark.browser
 
-ROWS = (
-    "id,instruction,target,unit,shop\n"
-    "r1,Write a headline for a seaside bookshop,at most 10,en_words,north\n"
-    "r2,Write a slogan for a bakery,at most 40,chars,south\n"
-    "r3,Write a tagline for a bike shop,5,en_words,east\n"
+ROWS = (  # r1 says its mode: a word limit on a model without a grammar would be CAPEL's room countdown by default
+    "id,instruction,target,unit,mode,shop\n"
+    "r1,Write a headline for a seaside bookshop,at most 10,en_words,baseline,north\n"
+    "r2,Write a slogan for a bakery,at most 40,chars,,south\n"
+    "r3,Write a tagline for a bike shop,5,en_words,,east\n"
 )
 
 
