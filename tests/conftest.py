@@ -1,8 +1,18 @@
 """Shared fixtures. Add new ones below; keep each one small and say what it stands for."""
+# ruff: noqa: E402 (bytecode is allowed before the project is imported, below)
 
 from __future__ import annotations
 
 import os
+import sys
+
+# pytest keeps its assertion rewrite of a test module only where bytecode may be written: under
+# PYTHONDONTWRITEBYTECODE=1 (set on some machines) every worker rewrote every test module on every run, about 10 s
+# of CPU per process before the first test. The suite writes bytecode (git-ignored __pycache__) whatever the
+# environment says, from here on (before this file imports the project); the CLI and streamlit processes it
+# starts then read this project's modules compiled.
+sys.dont_write_bytecode = False
+
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple

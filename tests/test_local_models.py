@@ -92,7 +92,8 @@ def test_a_pulled_model_writes_a_verified_exact_text_and_is_offered_in_the_picke
     hub.serve(small.repo, small.filename, smollm2_path())
     assert cli("models", "pull", small.name)[0] == EXIT_OK
     assert spec_of("local").offered() == (small.name,)
-    code, out, err = cli("generate", "--model", small.name, "--mode", "exact", "--target", "30", "Describe a harbour.")
+    argv = ["--model", small.name, "--mode", "exact", "--target", "30", "--no-ask-more"]  # the pulled file's run
+    code, out, err = cli("generate", *argv, "Describe a harbour.")
     assert code == EXIT_OK, err
     assert "✓ exact · verified · 30/30 English words" in err and out.strip()
 

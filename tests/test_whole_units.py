@@ -296,7 +296,8 @@ def test_the_embedded_model_writes_the_requests_numbers_whole_under_the_word_lis
     broken = {"3:30": "3: 30", "1.6": "1. 6", "$3.4": "3. 4", "12%": "12. "}[whole]
     texts = []
     for seed in (1, 2, 3):
-        out = generate(embedded, Request(instruction, 16, mode="exact", seed=seed))
+        # the word list's own text: no ending search or call for more rewrites its end (3.4 -> 2.1 s of CPU a text)
+        out = generate(embedded, Request(instruction, 16, mode="exact", seed=seed, ask_more=False, plan_ending=False))
         texts.append(out.text)
         assert out.verified and out.count == 16, texts
         assert broken not in out.text, texts
