@@ -12,6 +12,7 @@ import pytest
 
 from capel_ui.backends import Turn
 from capel_ui.backends.base import DEFAULT_CAPABILITIES
+from capel_ui.backends.embedded import start_server, stops_on
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.cli import main
@@ -361,6 +362,16 @@ def test_under_a_word_limit_the_embedded_model_stops_where_its_answer_ends(embed
     out = generate(embedded, request)
     written = out.written or out.text  # everything the model wrote, before any planned cut
     assert out.verified and len(written.split()) < 20, written
+
+
+def test_the_embedded_models_end_token_is_read_from_its_server_and_named_in_its_grammars(embedded) -> None:
+    assert embedded.capabilities.end_token == "<|im_end|>"
+
+
+def test_an_end_token_the_tokenizer_does_not_know_is_never_named(embedded) -> None:
+    # llama.cpp drops a grammar that names an unknown token and writes freely: the guarantee would be gone.
+    handle = start_server()
+    assert not stops_on(handle.base_url, handle.api_key, "<|nonexistent|>")
 
 
 # ----- no padding (issue 31): where the model wanted to end before N, it is asked for more content ----------------

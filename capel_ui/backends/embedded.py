@@ -43,20 +43,43 @@ class ServerHandle:
 
 @functools.cache
 def end_token(base_url: str, api_key: str) -> str | None:
-    """The model's end-of-turn token as the server names it (`/props`: `<|im_end|>` for SmolLM2), or None.
+    """The model's end-of-turn token as the server names it (`/props`: `<|im_end|>` for SmolLM2), once a grammar
+    that names it was seen to work; else None.
 
     llama.cpp's LLGuidance lets a model stop only on a token its grammar names (`grammar.with_word_list`): without
     it a limit's word list never let the model stop before the ceiling ("The capital of France is Paris. Please
-    make it a little more concise. …", 30 of at most 30 words)."""
-    request = urllib.request.Request(
-        base_url.removesuffix("/v1") + "/props", headers={"Authorization": f"Bearer {api_key}"}
-    )
+    make it a little more concise. …", 30 of at most 30 words). A name the tokenizer does not know makes llama.cpp
+    drop the whole grammar and write freely, so the name is tried once on a one-word grammar first."""
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(_request(base_url, api_key, "/props"), timeout=10) as response:
             token = json.load(response).get("eos_token")
     except (OSError, ValueError):
         return None
-    return token if isinstance(token, str) and token.startswith("<") and token.endswith(">") else None
+    if not (isinstance(token, str) and token.startswith("<") and token.endswith(">")):
+        return None
+    return token if stops_on(base_url, api_key, token) else None
+
+
+def stops_on(base_url: str, api_key: str, token: str) -> bool:
+    """Whether a Lark grammar that names `token` after one word holds the model to that word (it was not dropped)."""
+    body = {
+        "messages": [{"role": "user", "content": "Say yes."}],
+        "grammar": f'%llguidance {{}}\nstart: "yes" {token}\n',
+        "max_tokens": 8,
+        "temperature": 0,
+    }
+    try:
+        with urllib.request.urlopen(_request(base_url, api_key, "/v1/chat/completions", body), timeout=60) as response:
+            return json.load(response)["choices"][0]["message"]["content"] == "yes"
+    except (OSError, ValueError, KeyError, IndexError):
+        return False
+
+
+def _request(base_url: str, api_key: str, path: str, body: dict | None = None) -> urllib.request.Request:
+    """A request to the server's own endpoint `path` (under its root, not `/v1`), with its key."""
+    headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+    data = json.dumps(body).encode() if body is not None else None
+    return urllib.request.Request(base_url.removesuffix("/v1") + path, data=data, headers=headers)
 
 
 _servers: dict[Path, tuple[ServerHandle, object]] = {}
