@@ -25,8 +25,6 @@ s/text (mean wall time of a text).
 from __future__ import annotations
 
 import argparse
-import copy
-import dataclasses
 import json
 import os
 import statistics
@@ -36,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from quality import with_capabilities  # benchmarks/quality.py, beside this script
 
 from capel_ui.backends import get_backend
 from capel_ui.counting import count
@@ -68,11 +68,7 @@ HEADER = (
 
 def as_filed(backend):
     """The embedded model without its end token in the grammar: the word list as sent before the fix."""
-    inner = copy.copy(backend.inner)
-    inner.capabilities = dataclasses.replace(inner.capabilities, end_token=None)
-    old = copy.copy(backend)
-    old.inner = inner
-    return old
+    return with_capabilities(backend, end_token=None)
 
 
 def written(o: Outcome) -> str:

@@ -124,14 +124,19 @@ class Row:
         return rank(candidates)[0].outcome
 
 
+def with_capabilities(backend, **changes: Any):
+    """The same model with some of its declared capabilities changed (what the app sent before a fix)."""
+    inner = copy.copy(backend.inner)
+    inner.capabilities = dataclasses.replace(inner.capabilities, **changes)
+    changed = copy.copy(backend)
+    changed.inner = inner
+    return changed
+
+
 def as_filed(backend):
     """The same embedded model with the word list sent as GBNF (llama.cpp's own grammar engine), as before LLGuidance
     read it: `exact` when issue 19 was filed."""
-    inner = copy.copy(backend.inner)
-    inner.capabilities = dataclasses.replace(inner.capabilities, llguidance=False)
-    gbnf = copy.copy(backend)
-    gbnf.inner = inner
-    return gbnf
+    return with_capabilities(backend, llguidance=False)
 
 
 def run_row(backend, label: str, mode: str, fields: dict[str, Any], target: int, ins: str, seed: int, k: int) -> Row:

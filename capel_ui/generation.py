@@ -347,12 +347,12 @@ class Generation:
         call, halted = self.current, self.limits.halted
         planned: Planned | None = None
         if self.plan_units and call.status == "complete" and not halted():
-            # the padded first text too, while the answer for more stands (not after it broke or was stopped)
-            tries = [self.raw, *([self.more["written"]] if self.more and self.more["kept"] else [])]
-            found = [self.planner.search(self.raw, self.plan_units)]
-            if len(tries) > 1 and self.planner.more_stands_alone(found[0].raw or self.raw):
-                tries.pop()  # it stands whatever the padded text reads like: no second search (issue 31's speed)
-            found += [self.planner.search(raw, self.plan_units) for raw in tries[1:]]
+            tries, found = [self.raw], [self.planner.search(self.raw, self.plan_units)]
+            # the padded first text too, while the answer for more stands (not after it broke or was stopped) and
+            # unless it stands whatever the padded text reads like (no second search: issue 31's speed)
+            if self.more and self.more["kept"] and not self.planner.more_stands_alone(found[0].raw or self.raw):
+                tries.append(self.more["written"])
+                found.append(self.planner.search(self.more["written"], self.plan_units))
             texts = [p.raw or raw for p, raw in zip(found, tries, strict=True)]
             pick = 0 if len(texts) == 1 or self.planner.more_reads_better(texts[1], texts[0]) else 1
             if pick and self.more is not None:  # the padded text stands; the answer for more stays with the run

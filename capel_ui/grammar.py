@@ -172,14 +172,15 @@ class Grammar:
         lines += [f"{name} ::= {_render(expr, d)}" for name, expr in self.steps + self.rules]
         return "\n".join(lines) + "\n"
 
-    def _lark(self, rules: frozenset[str] = frozenset()) -> str:
+    def _lark(self, rules: frozenset[str] = frozenset(), end: str | None = None) -> str:
         """Unit rules as terminals (upper case), so LLGuidance lexes each unit as one lexeme; the names in `rules`
-        stay parser rules (lower case)."""
+        stay parser rules (lower case); `end`, a special token named after the whole text."""
         chars = lambda s: "/[" + s.replace("/", "\\/") + "]/"  # noqa: E731
         parser_rules = rules | {name for name, _ in self.steps}
         ref = lambda n: n if n in parser_rules else n.upper()  # noqa: E731
         d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), chars, ref, " ")
-        lines = [f"start: {_render(self.start, d)}"]
+        start = _render(self.start, d)
+        lines = [f"start: ({start}) {end}" if end else f"start: {start}"]
         lines += [f"{name}: {_render(expr, d)}" for name, expr in self.steps]
         lines += [f"{name.upper()}: {_render(expr, d)}" for name, expr in self.rules]
         return "\n".join(lines) + "\n"
@@ -392,11 +393,8 @@ def with_word_list(grammar: Grammar, words: str, syntax: WordListSyntax = "gbnf"
     """
     start = Grammar(grammar.start, steps=grammar.steps)
     if syntax == "lark":
-        text = start._lark(WORD_LIST_END)
-        if end:  # the model's end-of-turn token (`Capabilities.end_token`): LLGuidance stops only on a named one
-            first, rest = text.split("\n", 1)
-            text = f"start: ({first.removeprefix('start: ')}) {end}\n{rest}"
-        return LLGUIDANCE + text + words.strip() + "\n"
+        # `end`: the model's end-of-turn token (`Capabilities.end_token`): LLGuidance stops only on a named one
+        return LLGUIDANCE + start._lark(WORD_LIST_END, end) + words.strip() + "\n"
     return start.render(syntax) + words.strip() + "\n"
 
 

@@ -111,18 +111,18 @@ class RunPlan:
 
     def parser(self) -> MarkerParser | None:
         """A fresh countdown parser for one call, None for a mode without markers."""
-        if self.mode not in MARKER_MODES:
-            return None
-        req = self.request
-        draft = self.mode == "draft-capel"
-        return MarkerParser(req.target_spec, req.lang, req.count_unit, draft=draft, code=req.code)
+        return self._marker_parser() if self.mode in MARKER_MODES else None
 
     def parse(self, raw: str) -> ParseResult:
         """`raw` parsed as a whole: the live result as if the output ended now, or a repaired run's cut text."""
-        req = self.request
-        probe = MarkerParser(req.target_spec, req.lang, req.count_unit, draft=self.mode == "draft-capel", code=req.code)
+        probe = self._marker_parser()
         probe.feed(raw)
         return probe.close()
+
+    def _marker_parser(self) -> MarkerParser:
+        req = self.request
+        draft = self.mode == "draft-capel"
+        return MarkerParser(req.target_spec, req.lang, req.count_unit, draft=draft, code=req.code)
 
     def clean(self, raw: str) -> str:
         """The clean text of `raw` (a countdown's markers removed)."""

@@ -18,6 +18,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..grammar import LLGUIDANCE
 from .base import BackendError
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -64,7 +65,7 @@ def stops_on(base_url: str, api_key: str, token: str) -> bool:
     """Whether a Lark grammar that names `token` after one word holds the model to that word (it was not dropped)."""
     body = {
         "messages": [{"role": "user", "content": "Say yes."}],
-        "grammar": f'%llguidance {{}}\nstart: "yes" {token}\n',
+        "grammar": f'{LLGUIDANCE}start: "yes" {token}\n',
         "max_tokens": 8,
         "temperature": 0,
     }
