@@ -6,19 +6,16 @@ a run is cancelled and keeps its text, and a command stopped before it started s
 
 import contextlib
 import os
-import signal
 import sys
 import threading
+
+from .interrupts import install
 
 EXIT_INTERRUPTED = 130  # vocab.EXIT_INTERRUPTED, named here so an interrupt during the imports is answered too
 
 
-def _as_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, _as_interrupt)
+    install()
     try:
         from .cli import main
 

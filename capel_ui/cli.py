@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from .cliargs import bounded, limit_or_none
 from .counting import count, count_detail
+from .interrupts import deliver_later
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
@@ -54,6 +55,8 @@ from .vocab import (
 
 if TYPE_CHECKING:  # the backends (the openai client) and storage (SQLAlchemy) load only in the commands that use
     # them, so `count` and `check` start fast (benchmarks/cli_speed.py)
+    from types import FrameType
+
     from sqlalchemy import Engine
 
     from .backends import Backend
@@ -448,11 +451,13 @@ class _Interrupts:
         self.lives, self.first, self.later = lives, False, 0
         self._held: dict[int, object] = {}
 
-    def __call__(self, signum: int, frame: object) -> None:
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
         if self.first or any(not live.streaming for live in self.lives):
             self.later += 1  # the run is stopping or saving what arrived: let the try under way finish
             for live in self.lives:
                 live.hurry()  # but a database that stays busy is not waited for again
+            return
+        if deliver_later(signum, frame, self):  # it would be dropped here: again once CPython's callback returns
             return
         self.first = True
         raise KeyboardInterrupt

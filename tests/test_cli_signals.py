@@ -61,3 +61,27 @@ def test_a_closed_standard_input_is_bad_input_in_one_line(argv):
 
 def _close_stdin() -> None:
     os.close(0)  # as `0<&-` in a shell: Python starts with sys.stdin None
+
+
+DROPPED_THEN_STOPPED = """
+import signal, sys, time, weakref
+from capel_ui.interrupts import install
+install()
+where = {"signal": signal}
+source = "def cb(ref):\\n    signal.raise_signal(signal.SIGINT)\\n"
+exec(compile(source, "<frozen importlib._bootstrap>", "exec"), where)
+class Lock: pass
+lock = Lock()
+ref = weakref.ref(lock, where["cb"])
+try:
+    del lock  # importlib's cb runs here, as after each import: a KeyboardInterrupt raised in it would be dropped
+    time.sleep(5)
+    print("went on")
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+def test_a_ctrl_c_that_lands_in_an_imports_lock_callback_still_stops_the_command():
+    done = subprocess.run([sys.executable, "-c", DROPPED_THEN_STOPPED], cwd=ROOT, capture_output=True, timeout=60)
+    assert (done.stdout.decode().strip(), "Traceback" in done.stderr.decode()) == ("stopped", False)

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "capel_ui"
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("words", ("capel_ui", "capel_ui.vocab", "capel_ui.redact", "capel_ui.cliargs")),
+    ("words", ("capel_ui", "capel_ui.vocab", "capel_ui.redact", "capel_ui.cliargs", "capel_ui.interrupts")),
     (
         "text",
         (
