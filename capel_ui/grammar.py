@@ -23,7 +23,7 @@ from typing import Any, Literal, get_args
 
 from .lexicon import ABBREVIATIONS, ABBREVIATIONS_ENDING, NUMBER_PAUSE
 from .prompts import validate_target
-from .vocab import Lang, Mode, Unit, grammar_kind
+from .vocab import Lang, Mode, Unit, counts_room, grammar_kind
 
 Syntax = Literal["gbnf", "lark", "regex"]
 SYNTAXES: tuple[Syntax, ...] = get_args(Syntax)
@@ -311,11 +311,13 @@ def _room_countdown(lang: Lang, target: int, low: int, unit: Unit | None) -> Gra
 
 def grammar_for(
     mode: Mode, lang: Lang, target: int, unit: Unit | None = None, low: int | None = None
-) -> Grammar | None:
+) -> AnyGrammar | None:
     """The grammar a mode sends, or None for the modes that send none (`low`: a limit's or a range's least)."""
     if mode == "exact":
         return exact_rules(lang, target, unit)
     if mode == "exact-countdown":
+        if unit is not None and counts_room(lang, unit):
+            return char_room_grammar(lang, low or target, target)
         return countdown_rules(lang, target, unit, low)
     return None
 
@@ -465,34 +467,34 @@ _ZH_PAUSE = "[，、；：]"
 _ZH_STOP = "[。！？]"
 
 
-def _en_char_rules(low: int, high: int) -> list[str]:
+def _en_char_rules(low: int, high: int, room: bool = False) -> list[str]:
     """The English rules, k characters still allowed: `s<k>` starts a word, `w<k>` follows a letter, `n<k>` a digit,
     `p<k>` a "%"; a stop written with k left makes the text `high - k + 1` long. A number is written whole: a dot,
     comma, colon or slash only between its digits (3:30, 1.6, 3,400, 11/03), a "$" before it, a "%" or letters
-    after it (12%, 21st, 9am); no stop or colon ends it inside a text ("3: 30 PM", "a 12. percent")."""
+    after it (12%, 21st, 9am); no stop or colon ends it inside a text ("3: 30 PM", "a 12. percent").
+
+    With `room` the text is a room countdown (`parser.MarkerParser`): each word starts with the marker `<k>`, the
+    characters still allowed, which stands for the space before it; the text ends with `<0>`."""
     states: dict[str, list[tuple[str, str | None]]] = {}
+    gap, close = ("", '"<0>"') if room else ('" "', "")  # the marker that starts the next word stands for its space
     for k in range(high, 0, -1):
-        end: list[tuple[str, str | None]] = [(_EN_STOP, None)] if high - k + 1 >= low else []
-        space = [('" "', f"s{k - 1}")]
-        states[f"s{k}"] = [("[A-Za-z]", f"w{k - 1}"), ("[0-9]", f"n{k - 1}"), ('"$" [0-9]', f"n{k - 2}")]
-        states[f"w{k}"] = [
-            (_EN_LETTER, f"w{k - 1}"),
-            ('"\'" [A-Za-z]', f"w{k - 2}"),
-            *space,
-            (f'{_EN_PAUSE} " "', f"s{k - 2}"),
-            (f'{_EN_STOP} " "', f"s{k - 2}"),
-            *end,
-        ]
+        end: list[tuple[str, str | None]] = [(f"{_EN_STOP} {close}".strip(), None)] if high - k + 1 >= low else []
+        space = [(gap, f"s{k - 1}")]
+        after = [(f"{_EN_PAUSE} {gap}".strip(), f"s{k - 2}"), (f"{_EN_STOP} {gap}".strip(), f"s{k - 2}")]
+        mark = f'"<{k}>" ' if room else ""
+        starts = [(f"{mark}[A-Za-z]", f"w{k - 1}"), (f"{mark}[0-9]", f"n{k - 1}"), (f'{mark}"$" [0-9]', f"n{k - 2}")]
+        states[f"s{k}"] = starts
+        states[f"w{k}"] = [(_EN_LETTER, f"w{k - 1}"), ('"\'" [A-Za-z]', f"w{k - 2}"), *space, *after, *end]
         states[f"n{k}"] = [
             ("[0-9]", f"n{k - 1}"),
             ("[.,:/] [0-9]", f"n{k - 2}"),
             ("[a-z]", f"w{k - 1}"),
             ('"%"', f"p{k - 1}"),
             *space,
-            ('[,;!?] " "', f"s{k - 2}"),
+            (f"[,;!?] {gap}".strip(), f"s{k - 2}"),
             *end,
         ]
-        states[f"p{k}"] = [*space, (f'{_EN_PAUSE} " "', f"s{k - 2}"), (f'{_EN_STOP} " "', f"s{k - 2}"), *end]
+        states[f"p{k}"] = [*space, *after, *end]
     return [f"{name} ::= {' | '.join(alts)}" for name, alts in _live(states).items()]
 
 
@@ -508,7 +510,7 @@ def _live(states: dict[str, list[tuple[str, str | None]]]) -> dict[str, list[str
                 alive.add(name)
                 grew = True
     return {
-        name: [f"{what} {nxt}" if nxt else what for what, nxt in alts if nxt is None or nxt in alive]
+        name: [f"{what} {nxt}".strip() if nxt else what for what, nxt in alts if nxt is None or nxt in alive]
         for name, alts in states.items()
         if name in alive
     }
@@ -545,6 +547,18 @@ def char_grammar(lang: Lang, low: int, high: int) -> str:
     for k in range(high, 0, -1):
         rules += _zh_char_states(k, high - k + 1, low)
     return "\n".join(rules) + "\n"
+
+
+def char_room_grammar(lang: Lang, low: int, high: int) -> str:
+    """`char_grammar` as a room countdown: `<30>Bike<25>repair<18>in<15>Portland.<0>` under at most 30 characters
+    (the markers show the characters still allowed; `<0>` closes a sentence from the `low`-th character on). English
+    only (`vocab.counts_room`); GBNF text, as `char_grammar`."""
+    _check_bounds(low, high)
+    if lang != "en":
+        raise ValueError("a character room countdown is English only; use en")
+    if high < 2:
+        raise ValueError("a character target must allow at least 2 characters (a word and its full stop)")
+    return "\n".join([f"root ::= s{high}", *_en_char_rules(low, high, room=True)]) + "\n"
 
 
 def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> AnyGrammar:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .counting import HAN_RANGES, count, marker_unit, refusal
 from .prompts import DRAFT_CLOSE, DRAFT_OPEN
 from .verdict import Target, Verdict, decide
-from .vocab import ErrorType, Lang, Unit
+from .vocab import ErrorType, Lang, Unit, counts_room
 
 _MAX_MARKER = 40  # longest marker-like text held back: `<`, up to 4 digit groups, spaces
 _MAX_DIGITS = 7
@@ -173,7 +173,9 @@ class MarkerParser:
     in. With `draft=True` everything up to `</draft>` is the draft: reported separately, never counted.
     With `code=True` a segment that ends a line (a code line) counts as one unit, as the code-aware rule says.
     A `Target` limit or range counts down the room from its most: `<0>` may close the text after any unit from
-    the least on (`<30>` … `<19>Paris.<0>` under at most 30 words), not only after `<1>`'s.
+    the least on (`<30>` … `<19>Paris.<0>` under at most 30 words), not only after `<1>`'s. In a character unit
+    (`vocab.counts_room`) each marker is the room left before its word: the most, less the text so far and the
+    space before the word (`<30>Bike<25>repair<18>in<15>Portland.<0>` under at most 30 characters).
     """
 
     def __init__(
@@ -192,6 +194,7 @@ class MarkerParser:
         self.unit: Unit = unit or marker_unit(lang)
         self.code = code
         self._marker_unit = marker_unit(lang)
+        self._room: Unit | None = self.unit if self.limit is not None and counts_room(lang, self.unit) else None
         self._pos = 0  # absolute offset of the next character to read
         self._raw: list[str] = []
         self._errors: list[MarkerError] = []
@@ -245,10 +248,14 @@ class MarkerParser:
 
     @property
     def units_done(self) -> int:
-        """Units written so far under markers, the unit still being written included."""
-        current = 0
-        if self._last is not None and not self._ended:
-            current = count(self._seg.text(), self._marker_unit)
+        """Units written so far under markers, the unit still being written included (in a room countdown, the
+        characters of the text so far)."""
+        writing = self._last is not None and not self._ended
+        if self._room is not None:
+            text = self._clean_text() if self._last is not None else ""
+            current = _SPACES.sub(" ", self._seg.text().strip()) if writing else ""
+            return count(" ".join(filter(None, (text, current))), self._room)
+        current = count(self._seg.text(), self._marker_unit) if writing else 0
         return len(self._units) + current
 
     @property
@@ -407,7 +414,7 @@ class MarkerParser:
         new = [e for e in self._errors[before:] if e.type != "preamble"]
         if mk is not None and prev is not None and not any(e.type in _SEGMENT_ERRORS for e in new):
             self._v_units += 1
-            self._v_next, self._v_end = prev.value - 1, mk.start
+            self._v_next, self._v_end = self._next_value(prev), mk.start
         if new:
             self._v_error = min(new, key=lambda e: e.start)
             return
@@ -439,6 +446,8 @@ class MarkerParser:
                 self._error(
                     "wrong_start", mk.start, mk.end, f"the countdown starts at <{mk.value}>, not <{self.target}>"
                 )
+        elif self._room is not None:
+            self._check_room(mk, last)
         elif mk.value >= last.value:
             what = "repeats" if mk.value == last.value else "rises from"
             self._error(
@@ -462,6 +471,29 @@ class MarkerParser:
     def _may_end_after(self, value: int) -> bool:
         """Whether `<0>` may follow the unit of `<value>`: under a limit, once its least is written."""
         return self.limit is not None and self.target - value + 1 >= self.limit.low
+
+    def _used(self) -> int:
+        """The room the text so far takes, in the room countdown's unit."""
+        return count(self._clean_text(), self._room) if self._room is not None else len(self._units)
+
+    def _next_value(self, prev: Marker) -> int:
+        """The marker that must follow `prev`'s unit: one lower, or the room left before the next word."""
+        if self._room is None:
+            return prev.value - 1
+        return self.target - count(self._clean_text() + " ", self._room)
+
+    def _check_room(self, mk: Marker, last: Marker) -> None:
+        """A room countdown's marker after `last`'s word: the room left, or `<0>` once the least is written."""
+        used = self._used()
+        assert self.limit is not None
+        if used > self.target:
+            over = f"the text so far takes {used}: over the limit of {self.target}"
+            self._error("wrong_room", mk.start, mk.end, over)
+        elif mk.value == 0 and used < self.limit.low:
+            self._error("early_stop", mk.start, mk.end, f"<0> after {used}: before the least, {self.limit.low}")
+        elif mk.value != 0 and mk.value != self._next_value(last):
+            left = self._next_value(last)
+            self._error("wrong_room", mk.start, mk.end, f"<{mk.value}> after {used} written: the room left is <{left}>")
 
     def _close_segment(self, next_marker: Marker | None) -> None:
         """The text since the last marker is complete: check it holds exactly one unit and keep that unit."""
@@ -540,7 +572,9 @@ class MarkerParser:
             seg_text = self._seg.text()
             has_unit = count(seg_text, self._marker_unit) > 0
             self._close_segment(next_marker=None)
-            if last.value > 1 or not has_unit:
+            if self._room is not None and has_unit:
+                self._error("missing_end", end, end, "the last word is not followed by <0>")
+            elif last.value > 1 or not has_unit:
                 self._error(
                     "early_stop", last.start, end, f"the output ended at <{last.value}>, before the unit of <1>"
                 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from .vocab import DEFAULT_UNIT, MAX_TARGET, MODES, Lang, Mode, TargetKind, Unit, unit_noun
+from .vocab import DEFAULT_UNIT, MAX_TARGET, MODES, Lang, Mode, TargetKind, Unit, counts_room, unit_noun
 
 DRAFT_OPEN = "<draft>"
 DRAFT_CLOSE = "</draft>"
@@ -80,6 +80,39 @@ Typical errors to avoid
 the room left, and `<0>` closes the text at a sentence end of the model's choosing (parser.MarkerParser)."""
 
 ROOM_LEAST_EN = " Write at least {low} words: do not write <0> before the word paired with <{last}>."
+
+CAPEL_EN_CHAR_ROOM = """\
+Required output format
+1. Count down the room you have, in characters: before each word you write, print the marker <k>, where k is \
+the number of characters still allowed. The first marker is <{target_length}>; each next marker is the one \
+before it, less the characters of the word in between and 1 for the space after that word.
+   - Immediately append one English word with its punctuation (comma, period, apostrophe, hyphen, digits, ...). \
+No spaces inside it: the marker stands for the space between two words.
+2. When your answer is complete, right after a word that ends a sentence, write <0> and stop generating. The \
+markers show how much room is left: plan your last sentence so that it ends before the room runs out; a word \
+longer than the room left does not fit.{least}
+3. Markers are not counted toward the limit of {target_length} {noun}; the words, their punctuation and one space \
+between two words count.{code_rule}
+
+Counting rules
+- Each marker is the marker before it less the length of the word between them and 1: <30>Hello,<23> (6 + 1).
+- Two markers may never appear back-to-back without an intervening word.
+- No extra text is allowed after <0> (not even a newline).
+
+Correct example (at most 30 characters)
+<30>Hello,<23>world!<16>How<12>are<8>you?<0>
+
+Typical errors to avoid
+- Stopping in the middle of a sentence:
+  <30>The<26>answer<19>is<0>
+- Counting words instead of characters:
+  <30>Hello,<29>world!<28>How<27>are<26>you?<0>
+- Duplicate markers: e.g. two <0>s
+  <30>Hello,<23>world!<0><0>"""
+"""CAPEL under a limit or a range in characters (`vocab.counts_room`): one marker per word, its value the characters
+still allowed, the space before the word paid for by the marker (parser.MarkerParser)."""
+
+ROOM_LEAST_CHARS = " Write at least {low} characters: do not write <0> while more than {rest} are left."
 
 CAPEL_ZH_ROOM = """\
 输出格式要求
@@ -170,7 +203,7 @@ DRAFT_EN = """\
 Answer in two parts, in this single response.
 Part 1: write a free draft of your answer between {open} and {close}. The draft is discarded; use it to \
 get the content right.
-Part 2: right after {close}, rewrite the draft so that it has {length} words, following the \
+Part 2: right after {close}, rewrite the draft so that it has {length} {noun}, following the \
 countdown format below. Start the countdown immediately after {close}.
 
 """
@@ -214,34 +247,45 @@ def validate_target(target: int) -> int:
     return target
 
 
-def capel_suffix(lang: Lang, target: int, *, code: bool = False, low: int | None = None) -> str:
+def capel_suffix(
+    lang: Lang, target: int, *, code: bool = False, low: int | None = None, unit: Unit | None = None
+) -> str:
     """The countdown suffix S_N for `lang`, with the code-aware rule when `code` is set; with `low` (a limit: 1, a
-    range: its least) the room countdown, where `<0>` may come at any sentence end from the least on."""
+    range: its least) the room countdown, where `<0>` may come at any sentence end from the least on (in
+    characters for a `unit` whose room is counted in them, `vocab.counts_room`)."""
     validate_target(target)
     if lang not in ("en", "zh"):
         raise ValueError(f"unknown language {lang!r}; use en or zh")
     code_rule = (CODE_RULE_EN if lang == "en" else CODE_RULE_ZH) if code else ""
     if low is None:
         return (CAPEL_EN if lang == "en" else CAPEL_ZH).format(target_length=target, code_rule=code_rule)
+    if unit is not None and counts_room(lang, unit):
+        least = ROOM_LEAST_CHARS.format(low=low, rest=target - low) if low > 1 else ""
+        noun = unit_noun(unit, lang)
+        return CAPEL_EN_CHAR_ROOM.format(target_length=target, code_rule=code_rule, least=least, noun=noun)
     least = (ROOM_LEAST_EN if lang == "en" else ROOM_LEAST_ZH).format(low=low, last=target - low + 1)
     room = CAPEL_EN_ROOM if lang == "en" else CAPEL_ZH_ROOM
     return room.format(target_length=target, code_rule=code_rule, least=least if low > 1 else "")
 
 
-def suffix(lang: Lang, target: int, mode: Mode, *, code: bool = False, low: int | None = None) -> str:
-    """The text appended to the instruction for `mode` (`low`: a limit's or a range's least, for the countdown)."""
+def suffix(
+    lang: Lang, target: int, mode: Mode, *, code: bool = False, low: int | None = None, unit: Unit | None = None
+) -> str:
+    """The text appended to the instruction for `mode` (`low`: a limit's or a range's least, for the countdown;
+    `unit`: what it is counted in, for a countdown of the room in characters)."""
     validate_target(target)
     if lang not in ("en", "zh"):
         raise ValueError(f"unknown language {lang!r}; use en or zh")
     if mode in ("capel", "exact-countdown"):
-        return capel_suffix(lang, target, code=code, low=low)
+        return capel_suffix(lang, target, code=code, low=low, unit=unit)
     if mode == "draft-capel":
         intro = DRAFT_EN if lang == "en" else DRAFT_ZH
         length = (
             (f"exactly {target}" if lang == "en" else f"恰好 {target}") if low is None else _room(lang, low, target)
         )
-        return intro.format(open=DRAFT_OPEN, close=DRAFT_CLOSE, length=length) + capel_suffix(
-            lang, target, code=code, low=low
+        noun = "characters" if low is not None and unit is not None and counts_room(lang, unit) else "words"
+        return intro.format(open=DRAFT_OPEN, close=DRAFT_CLOSE, length=length, noun=noun) + capel_suffix(
+            lang, target, code=code, low=low, unit=unit
         )
     if mode == "baseline":
         return BASELINE[lang].format(target_length=target)
@@ -258,10 +302,17 @@ def _room(lang: Lang, low: int, high: int) -> str:
 
 
 def build_prompt(
-    instruction: str, lang: Lang, target: int, mode: Mode = "capel", *, code: bool = False, low: int | None = None
+    instruction: str,
+    lang: Lang,
+    target: int,
+    mode: Mode = "capel",
+    *,
+    code: bool = False,
+    low: int | None = None,
+    unit: Unit | None = None,
 ) -> str:
     """The full user prompt: the instruction, a blank line, the suffix."""
-    return f"{instruction.strip()}\n\n{suffix(lang, target, mode, code=code, low=low)}"
+    return f"{instruction.strip()}\n\n{suffix(lang, target, mode, code=code, low=low, unit=unit)}"
 
 
 def build_messages(
@@ -286,7 +337,9 @@ def build_messages(
         content = f"{instruction.strip()}\n\n{limit_suffix(lang, unit, kind, low, target)}"
         return [{"role": "user", "content": content}]
     room = limit[2] if limit is not None and limit[1] != "exactly" else None  # a countdown of the room left
-    return [{"role": "user", "content": build_prompt(instruction, lang, target, mode, code=code, low=room)}]
+    unit = limit[0] if limit is not None else None
+    content = build_prompt(instruction, lang, target, mode, code=code, low=room, unit=unit)
+    return [{"role": "user", "content": content}]
 
 
 REWRITE: dict[str, str] = {

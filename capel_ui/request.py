@@ -139,8 +139,12 @@ def default_max_tokens(request: Request) -> int:
     """A generous output budget: small tokenizers split `<123>` into single digits, so markers are costly."""
     n = request.target
     if grammar_kind(request.lang, request.count_unit) == "chars":
-        # A character limit: at worst one token per character (English), three per Han character or mark.
-        return n * (1 if request.lang == "en" else 3) + 64
+        # A character limit: at worst one token per character (English), three per Han character or mark; a
+        # countdown of the characters left adds a marker per word (a word and its space take 2 characters or more).
+        budget = n * (1 if request.lang == "en" else 3) + 64
+        if request.mode in MARKER_MODES:
+            budget += (n // 2 + 1) * (3 + len(str(n))) + (n if request.mode == "draft-capel" else 0)
+        return budget
     # Byte-level tokenizers (SmolLM2's) can spend 3 tokens on a Han character and 3 more on the punctuation after
     # it; a budget that runs out cuts a guaranteed-length answer short.
     per_unit = 3 if request.lang == "en" else 6

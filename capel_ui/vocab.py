@@ -43,8 +43,11 @@ class UnitSpec:
     """What a counting unit is: its label, the languages it is offered for (and whose own unit it is), the
     languages in which a CAPEL countdown (one word or one Chinese character per marker) can be judged in it,
     which grammar, per language, makes the guaranteed modes promise a count in it, and the noun a prompt states a
-    length in, per language (`noun`: "characters (it is an X post)"; `unit_noun`). `counter` names its counting
-    function in counting.py (`counting.counter_of`): a function, looked up from this record, not a second table."""
+    length in, per language (`noun`: "characters (it is an X post)"; `unit_noun`). `room`: the languages in which,
+    under a limit or a range, a countdown can show the room left in this unit (one marker per word, its value the
+    characters still allowed: `<30>Bike<25>repair`), though it cannot count the unit one marker at a time. `counter`
+    names its counting function in counting.py (`counting.counter_of`): a function, looked up from this record, not
+    a second table."""
 
     label: str
     langs: tuple[Lang, ...]
@@ -54,6 +57,7 @@ class UnitSpec:
     expert: bool = False  # a benchmark's own counter: the CLI and the Benchmark page have it, a writer's pickers not
     noun: Mapping[Lang, str] = field(default_factory=dict)
     counter: str = ""  # the name of its function in counting.py ("count_en_words")
+    room: tuple[Lang, ...] = ()  # under a limit or a range, markers can count down the room left in this unit
 
 
 _EN_WORDS = {"en": "words"}
@@ -85,7 +89,12 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         "Chinese words (jieba)", ("zh",), markers=("zh",), noun={"zh": "个词"}, counter="count_zh_words"
     ),
     "chars": UnitSpec(
-        "characters", ("en", "zh"), grammar={"en": "chars", "zh": "chars"}, noun=_ALL_CHARS, counter="count_chars"
+        "characters",
+        ("en", "zh"),
+        grammar={"en": "chars", "zh": "chars"},
+        noun=_ALL_CHARS,
+        counter="count_chars",
+        room=("en",),
     ),
     "x_weighted": UnitSpec(
         "X weighted characters",
@@ -93,6 +102,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         grammar={"en": "chars"},
         noun={"en": "characters (it is an X post)"},
         counter="count_x_weighted",
+        room=("en",),
     ),
     "sms": UnitSpec(
         "SMS characters",
@@ -100,6 +110,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         grammar={"en": "chars"},
         noun={"en": "characters (it is one text message)"},
         counter="count_sms",
+        room=("en",),
     ),
     "lifebench": UnitSpec(
         "LIFEBench counter",
@@ -150,8 +161,9 @@ TARGET_KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 TARGET_KIND_LABELS: dict[TargetKind, str] = {"exactly": "Exactly", "at_most": "At most", "range": "Between"}
 MARKER_LIMITS = (
     "CAPEL (markers) counts down one word or one Chinese character per marker, so it takes a target in English "
-    "words or Chinese characters (under a limit the markers show the room left); for characters, X's count or SMS "
-    "parts use Exact (guaranteed) or Baseline"
+    "words or Chinese characters (under a limit the markers show the room left); in characters, X's count or SMS "
+    "characters it shows the room left under an English limit or range only: for exactly N of them use Exact "
+    "(guaranteed) or Baseline"
 )
 """Said wherever a writer asks a marker mode for something it cannot count."""
 
@@ -226,13 +238,24 @@ def made_by(model: str, mode: str) -> str:
 
 def markers_can_count(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> bool:
     """Whether a CAPEL countdown can aim at this target: a word or Chinese-character unit (exactly N counts down to
-    `<0>`; under a limit or a range the markers show the room left and `<0>` may come at a sentence end)."""
+    `<0>`; under a limit or a range the markers show the room left and `<0>` may come at a sentence end), or an
+    English character unit under a limit or a range (`counts_room`)."""
     spec = UNIT_SPECS.get(unit)
-    return kind in TARGET_KINDS and spec is not None and lang in spec.markers
+    if kind not in TARGET_KINDS or spec is None:
+        return False
+    return lang in spec.markers or (kind != "exactly" and lang in spec.room)
+
+
+def counts_room(lang: Lang, unit: Unit) -> bool:
+    """Whether a countdown in `unit` steps by the room each word takes (characters) rather than one per marker."""
+    spec = UNIT_SPECS.get(unit)
+    return spec is not None and lang in spec.room and lang not in spec.markers
 
 
 NO_GRAMMAR = "the model takes no grammar, or its server ignored one when asked"
-MARKERS_UNITS_ONLY = "CAPEL's markers count English words or Chinese characters only"
+MARKERS_UNITS_ONLY = (
+    "CAPEL's markers count English words, Chinese characters, or the characters left under an English limit"
+)
 
 
 def why_unavailable(mode: Mode, grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> str | None:
@@ -260,11 +283,18 @@ AUTO = "auto"
 
 def auto_mode(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> Mode:
     """The best mode for a model (`grammar`: it takes one) and target: the guaranteed count (`exact`) where a grammar
-    can be sent and can promise it, else CAPEL (repaired, `Request.max_calls`) where its markers can count the
-    target, else the plain instruction."""
-    for mode in ("exact", "capel"):
-        if why_unavailable(mode, grammar, lang, unit, kind) is None:
-            return mode
+    can be sent and can promise it, else `unguided_mode`."""
+    if why_unavailable("exact", grammar, lang, unit, kind) is None:
+        return "exact"
+    return unguided_mode(lang, unit, kind)
+
+
+def unguided_mode(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> Mode:
+    """The default where no grammar guides the model: CAPEL (repaired, `Request.max_calls`) where the model keeps the
+    count one marker per unit, else the plain instruction. A room counted in characters (`counts_room`) is offered,
+    never the default: there the model would add up every word's characters itself, untried on a model that can."""
+    if markers_can_count(lang, unit, kind) and not counts_room(lang, unit):
+        return "capel"
     return "baseline"
 
 
@@ -333,6 +363,7 @@ ErrorType = Literal[
     "missing_end",
     "trailing_text",
     "duplicate_end",
+    "wrong_room",
 ]
 ERROR_TYPES: tuple[ErrorType, ...] = get_args(ErrorType)
 ERROR_LABELS: dict[ErrorType, str] = {
@@ -347,6 +378,7 @@ ERROR_LABELS: dict[ErrorType, str] = {
     "missing_end": "Missing <0>",
     "trailing_text": "Text after <0>",
     "duplicate_end": "Second <0>",
+    "wrong_room": "Room miscounted",
 }
 
 FailureKind = Literal[

@@ -13,9 +13,10 @@ from streamlit.testing.v1 import AppTest
 from capel_ui.presets import PRESET_BY_KEY
 from capel_ui.storage import create_run, get_engine, list_runs
 from capel_ui.ui.compare import comparison_chart
+from capel_ui.vocab import MARKERS_UNITS_ONLY
 
 COMPARE = "app_pages/compare.py"
-MARKER_SKIP = "Skipped (CAPEL's markers count English words or Chinese characters only): "
+MARKER_SKIP = f"Skipped ({MARKERS_UNITS_ONLY}): "
 
 
 @pytest.fixture
@@ -50,14 +51,17 @@ def compare_target(at: AppTest) -> tuple:
 
 
 @pytest.mark.model
-def test_compare_runs_a_character_limit_and_skips_capel_saying_why(app: AppTest) -> None:
+def test_compare_runs_a_character_limit_and_skips_capel_only_for_exactly_n_characters_saying_why(app: AppTest) -> None:
     app.switch_page(COMPARE).run()
     app.text_area(key="c_instruction").input("Write a headline for a bakery's new sourdough.")
     app.selectbox(key="c_unit").set_value("chars").run()
-    app.button_group(key="c_kind").set_value("at_most").run()
+    app.button_group(key="c_kind").set_value("exactly").run()
     app.number_input(key="c_target").set_value(30).run()
     app.multiselect(key="c_modes").set_value(["capel", "exact"]).run()
     assert MARKER_SKIP + "SmolLM2-135M (embedded) · CAPEL" in captions(app)
+    app.button_group(key="c_kind").set_value("at_most").run()
+    assert not [c for c in captions(app) if c.startswith(MARKER_SKIP)]  # the markers show the characters left
+    app.multiselect(key="c_modes").set_value(["exact"]).run()
 
     run_button(app).click()
     app.run()
@@ -86,10 +90,11 @@ def test_compare_starts_from_writes_preset_and_keeps_its_own_target_after_a_visi
     assert not app.exception, app.exception
     assert compare_target(app) == ("en", "x_weighted", "at_most", 280)
     app.multiselect(key="c_modes").set_value(["baseline", "capel", "exact"]).run()
-    assert MARKER_SKIP + "SmolLM2-135M (embedded) · CAPEL" in captions(app)
+    assert not [c for c in captions(app) if c.startswith(MARKER_SKIP)]  # an X post's room, in weighted characters
 
     app.button_group(key="c_kind").set_value("exactly").run()
     app.number_input(key="c_target").set_value(12).run()
+    assert MARKER_SKIP + "SmolLM2-135M (embedded) · CAPEL" in captions(app)
     app.switch_page("app_pages/history.py").run()
     app.switch_page(COMPARE).run()
     assert compare_target(app) == ("en", "x_weighted", "exactly", 12)  # Write did not change: Compare's own

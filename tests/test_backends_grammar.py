@@ -29,7 +29,7 @@ from capel_ui.backends.probe import PROBE_ANSWER
 from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.generation import Generation, Request, default_max_tokens, generate
-from capel_ui.grammar import char_grammar, countdown_grammar, exact_grammar, grammar_text
+from capel_ui.grammar import char_grammar, char_room_grammar, countdown_grammar, exact_grammar, grammar_text
 from tests.gbnf import sample
 from tests.llg import accepts
 from tests.scripted_server import MODEL, hang, honour_grammar, ok, stall_after, status
@@ -140,18 +140,44 @@ def test_exact_modes_on_gpt5_send_a_forced_lark_tool_and_verify_the_streamed_inp
 
 
 @pytest.mark.parametrize(
-    ("lang", "text"),
-    [("en", "A lighthouse keeps its watch at dawn."), ("zh", "灯塔在黎明时闪着光。")],
+    ("lang", "text", "allow_fallback"),
+    [("en", "A lighthouse keeps its watch at dawn.", False), ("zh", "灯塔在黎明时闪着光。", True)],
 )
-def test_a_character_limit_on_gpt5_goes_as_the_lark_form_of_its_grammar_and_is_verified(scripted, lang, text):
+def test_a_character_limit_on_gpt5_goes_as_the_lark_form_of_its_grammar_and_is_verified(
+    scripted, lang, text, allow_fallback
+):
     scripted.script(ok(chunks_of(text)))
-    request = Request("Describe a lighthouse", 60, lang=lang, mode="exact", unit="chars", target_kind="at_most")
+    request = Request(
+        "Describe a lighthouse",
+        60,
+        lang=lang,
+        mode="exact",
+        unit="chars",
+        target_kind="at_most",
+        allow_fallback=allow_fallback,
+    )
     outcome = generate(gpt5(scripted), request)
     assert outcome.verified and outcome.count == count(text, "chars") <= 60
     (tool,) = scripted.responses_requests[-1].body["tools"]
     lark = tool["format"]["definition"]
     assert tool["format"]["syntax"] == "lark" and lark == grammar_text(char_grammar(lang, 1, 60), "lark")
     assert accepts("lark", lark, text) and not accepts("lark", lark, text + " " + text)
+
+
+def test_exact_under_an_english_character_limit_on_gpt5_writes_under_the_characters_left(scripted):
+    # Issue 31, point 3: the ad headline's room, visible to the model as the markers it must write.
+    raw = "<30>Bike<25>repair<18>in<15>Portland.<0>"
+    scripted.script(ok(chunks_of(raw)))
+    request = Request("Ad headline", 30, mode="exact", unit="chars", target_kind="at_most")
+    gen = Generation(gpt5(scripted), request)
+    outcome = gen.run()
+    lark = scripted.responses_requests[0].body["tools"][0]["format"]["definition"]
+    assert (gen.mode, lark) == ("exact-countdown", grammar_text(char_room_grammar("en", 1, 30), "lark"))
+    assert accepts("lark", lark, raw) and (outcome.text, outcome.count, outcome.verified) == (
+        "Bike repair in Portland.",
+        24,
+        True,
+    )
 
 
 def test_a_temperature_set_by_the_user_is_not_sent_to_a_reasoning_model(scripted):
@@ -313,7 +339,7 @@ def test_exact_under_a_word_limit_on_gpt5_writes_under_the_room_countdown(script
     ("request_", "why"),
     [
         (Request("x", 12, mode="exact", allow_fallback=False), "the writer forced plain exact"),
-        (Request("x", 60, mode="exact", unit="chars", target_kind="at_most"), "markers cannot count characters"),
+        (Request("x", 60, mode="exact", unit="chars"), "markers cannot count exactly N characters"),
     ],
 )
 def test_exact_on_gpt5_stays_plain_where_the_countdown_cannot_serve(scripted, request_, why):

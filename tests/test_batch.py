@@ -147,7 +147,7 @@ def test_every_pack_gives_its_platforms_set_with_the_platforms_limits() -> None:
         (True, "en_words", "at_most", "exact"),
         (False, "en_words", "exactly", "capel"),
         (False, "en_words", "at_most", "capel"),  # the room countdown (issue 31, point 3)
-        (False, "chars", "at_most", "baseline"),  # no marker counts a character
+        (False, "chars", "at_most", "baseline"),  # the room in characters: offered, never the default
     ],
 )
 def test_a_rows_default_mode_is_the_best_the_model_can_do(grammar: bool, unit: str, kind: str, mode: str) -> None:

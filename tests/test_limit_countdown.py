@@ -93,9 +93,10 @@ def test_capel_under_a_limit_asks_for_a_countdown_of_the_room(kind: str, low: in
     assert "starts at 30" in message["content"] and says in message["content"]
 
 
-def test_capel_is_offered_under_a_word_limit_but_not_a_character_one() -> None:
+def test_capel_is_offered_under_a_word_limit_and_an_english_character_one_but_not_exactly_n_characters() -> None:
     assert "capel" in available_modes(False, "en", "en_words", "at_most")
-    assert "capel" not in available_modes(False, "en", "chars", "at_most")
+    assert "capel" in available_modes(False, "en", "chars", "at_most")  # the room in characters: test_char_room.py
+    assert "capel" not in available_modes(False, "en", "chars", "exactly")
 
 
 def test_capel_under_a_limit_gives_the_text_the_model_closed_verified() -> None:

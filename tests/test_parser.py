@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capel_ui.parser import MarkerParser, ParseResult, check_output
+from capel_ui.verdict import Target
 from capel_ui.vocab import ERROR_TYPES
 
 PAPER_EXAMPLE = "<5>Hello,<4>world!<3>How's<2>everything?<1>Great.<0>"
@@ -105,6 +106,7 @@ ERRORS = [
     pytest.param("<3>a<2>b<1>c<0> extra", 3, "trailing_text", "extra", id="trailing_text"),
     pytest.param("<3>a<2>b<1>c<0><0>", 3, "duplicate_end", "<0>", id="duplicate_end"),
 ]
+ROOM_ERROR = ("<30>Bike<29>repair.<0>", "<29>")  # a character room countdown (test_char_room.py): 25 were left
 
 
 @pytest.mark.parametrize(("raw", "target", "error", "where"), ERRORS)
@@ -118,8 +120,14 @@ def test_each_mistake_is_reported_once_at_the_right_place(raw: str, target: int,
     assert not result.valid and not result.verified
 
 
+def test_a_miscounted_room_is_reported_at_its_marker() -> None:
+    raw, where = ROOM_ERROR
+    [error] = check_output(raw, Target.at_most(30), "en", "chars").errors
+    assert (error.type, raw[error.start : error.end]) == ("wrong_room", where)
+
+
 def test_every_error_type_is_covered_by_the_table() -> None:
-    covered = {p.values[2] for p in ERRORS} | {"malformed_marker"}
+    covered = {p.values[2] for p in ERRORS} | {"malformed_marker", "wrong_room"}
     assert covered == set(ERROR_TYPES)
 
 

@@ -68,8 +68,8 @@ def test_a_request_carries_its_target_whole(target: Target, fields: dict[str, An
     [
         (["--target", "5", " "], {"target": Target.exactly(5), "instruction": " "}, "the instruction is empty"),
         (
-            ["--at-most", "5", "--unit", "chars", "--mode", "capel", "Sea"],
-            {"target": Target.at_most(5), "instruction": "Sea", "unit": "chars"},
+            ["--target", "5", "--unit", "chars", "--mode", "capel", "Sea"],
+            {"target": Target.exactly(5), "instruction": "Sea", "unit": "chars"},
             MARKER_LIMITS,
         ),
         (

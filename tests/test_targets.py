@@ -103,17 +103,22 @@ def test_a_bad_range_says_what_is_accepted(text: str, message: str) -> None:
 # ----- what each mode accepts ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("kind", "unit", "low"),
-    [("exactly", "chars", None), ("at_most", "sms", None), ("range", "x_weighted", 10)],
-)
+@pytest.mark.parametrize(("kind", "unit", "lang"), [("exactly", "chars", "en"), ("at_most", "chars", "zh")])
 @pytest.mark.parametrize("mode", ["capel", "draft-capel", "exact-countdown"])
-def test_capel_modes_refuse_character_units_saying_why(mode: str, kind: str, unit: str, low) -> None:
-    request = Request("Write a post.", 12, mode=mode, unit=unit, target_kind=kind, target_low=low)  # type: ignore[arg-type]
+def test_capel_modes_refuse_exactly_n_characters_and_chinese_characters_saying_why(mode, kind, unit, lang) -> None:
+    request = Request("Write a post.", 12, mode=mode, unit=unit, target_kind=kind, lang=lang)
     with pytest.raises(ValueError, match="CAPEL \\(markers\\) counts down one word"):
         validate_request(request)
-    assert mode not in available_modes(True, "en", unit, kind)  # type: ignore[arg-type]
+    assert mode not in available_modes(True, lang, unit, kind)
     assert "markers" in MARKER_LIMITS
+
+
+@pytest.mark.parametrize(("kind", "unit", "low"), [("at_most", "sms", None), ("range", "x_weighted", 10)])
+@pytest.mark.parametrize("mode", ["capel", "draft-capel", "exact-countdown"])
+def test_capel_modes_take_an_english_character_limit_as_a_countdown_of_the_room(mode, kind, unit, low) -> None:
+    request = Request("Write a post.", 12, mode=mode, unit=unit, target_kind=kind, target_low=low)
+    validate_request(request)
+    assert mode in available_modes(True, "en", unit, kind)
 
 
 @pytest.mark.parametrize(
@@ -121,7 +126,8 @@ def test_capel_modes_refuse_character_units_saying_why(mode: str, kind: str, uni
     [
         ("capel", True, "en", "chars", "exactly", MARKERS_UNITS_ONLY),
         ("capel", False, "en", "en_words", "at_most", None),  # the markers count down the room (issue 31)
-        ("capel", False, "en", "chars", "at_most", MARKERS_UNITS_ONLY),
+        ("capel", False, "en", "chars", "at_most", None),  # the markers count the characters left
+        ("capel", False, "zh", "chars", "at_most", MARKERS_UNITS_ONLY),
         ("exact", False, "en", "chars", "at_most", NO_GRAMMAR),
         ("exact-countdown", False, "en", "en_words", "at_most", NO_GRAMMAR),
         ("exact", True, "zh", "zh_words", "exactly", "no grammar can promise a count in Chinese words (jieba)"),
@@ -248,7 +254,7 @@ def cli(*argv: str) -> tuple[int, str, str]:
         (["--target", "5", "--at-most", "9"], "not allowed with argument --target"),
         (["--range", "12-10"], "smaller number to the larger"),
         ([], "give one of --target N (exactly), --at-most N or --range A-B"),
-        (["--at-most", "280", "--unit", "chars", "--mode", "capel"], "CAPEL (markers) counts down"),
+        (["--target", "280", "--unit", "chars", "--mode", "capel"], "CAPEL (markers) counts down"),
         (["--preset", "tiktok"], "invalid choice"),
     ],
 )

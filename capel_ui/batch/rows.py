@@ -25,7 +25,7 @@ from ..vocab import (
     UNITS,
     Lang,
     Mode,
-    markers_can_count,
+    unguided_mode,
     unit_label,
 )
 from .packs import DEFAULT_POSTS, MAX_POSTS, pack
@@ -156,11 +156,11 @@ def _checked(make: Callable[..., Target], *numbers: int) -> Target:
 
 
 def default_mode(grammar: bool, lang: Lang, unit: str, kind: str) -> Mode:
-    """The mode a row runs in unless it says: guaranteed where the model takes a grammar, else CAPEL where its
-    countdown can count the target, else the baseline instruction."""
+    """The mode a row runs in unless it says: guaranteed where the model takes a grammar, else
+    `vocab.unguided_mode` (CAPEL where the model keeps the count one marker per unit, else the baseline)."""
     if grammar:
         return "exact"
-    return "capel" if markers_can_count(lang, unit, kind) else "baseline"  # type: ignore[arg-type]
+    return unguided_mode(lang, unit, kind)  # type: ignore[arg-type]
 
 
 def plan(table: Table, options: Options, grammar: Callable[[str], bool]) -> list[Job]:

@@ -38,6 +38,7 @@ from ..vocab import (
     grammar_units,
     markers_can_count,
     mode_label,
+    unguided_mode,
     unit_label,
 )
 from . import resources, state
@@ -91,7 +92,8 @@ def _settle_mode(
         state.put(W.MODE, wanted)
         return None
     if state.get(W.MODE) not in modes:
-        state.put(W.MODE, "capel" if "capel" in modes else modes[0])
+        unguided = unguided_mode(lang, unit, kind)
+        state.put(W.MODE, unguided if unguided in modes else modes[0])
     used = mode_label(state.get(W.MODE))
     if wanted in MARKER_MODES and not markers_can_count(lang, unit, kind):
         return f"{MARKER_LIMITS}: {used} is used for now."
@@ -199,7 +201,7 @@ def _mode_picker(where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, U
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
     why_not = resources.not_guaranteed(choice, probed)
     modes = available_modes(why_not is None, lang, unit, kind)
-    default_mode: Mode = "exact" if "exact" in modes and choice.spec.local else "capel"
+    default_mode: Mode = "exact" if "exact" in modes and choice.spec.local else unguided_mode(lang, unit, kind)
     switched = _settle_mode(modes, default_mode, choice, form, (why_not, probed))
     countable = markers_can_count(lang, unit, kind)
     mode: Mode = where.selectbox(
