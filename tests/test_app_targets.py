@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from capel_ui.backends import ScriptedBackend
 from capel_ui.presets import PRESET_BY_KEY
+from capel_ui.storage import get_engine, list_runs
+from tests.conftest import variants_box
 
 
 @pytest.fixture
@@ -94,3 +99,23 @@ def test_an_upside_down_range_is_refused_before_generating(app: AppTest) -> None
 
 def test_the_language_choice_names_the_language_not_the_unit_again(app: AppTest) -> None:
     assert list(app.radio(key="w_lang").options) == ["English", "Chinese"]  # the unit is picked beside it
+
+
+def test_capel_under_an_ad_headline_counts_down_the_characters_left_on_a_model_without_a_grammar(
+    scripted_model: ScriptedBackend,
+    app: AppTest,  # staged first: the sidebar offers it from the first run
+) -> None:
+    scripted_model.reply("<30>Bike<25>repair<18>in<15>Portland.<0>")
+    app.selectbox(key="provider").set_value("scripted").run()
+    pick_preset(app, "ads-headline")
+    assert app.selectbox(key="w_mode").value == "baseline"  # offered, not the default: the model adds it up itself
+    app.selectbox(key="w_mode").set_value("capel").run()
+    variants_box(app).set_value(1).run()
+    [generate] = [b for b in app.button if b.label == "Generate"]
+    generate.click()
+    app.run()
+    assert not app.exception, app.exception
+    assert next(m.value for m in app.markdown if "-badge[" in m.value) == ":green-badge[✓ 24/30 characters]"
+    [run] = list_runs(get_engine(os.environ["DATABASE_URL"]))
+    assert (run.mode, run.unit, run.text, run.verified) == ("capel", "chars", "Bike repair in Portland.", True)
+    assert "the number of characters still allowed" in scripted_model.requests[0][0][-1]["content"]

@@ -80,8 +80,9 @@ def _settle_mode(
     form: tuple[Lang, Unit, TargetKind],
     guarantee: tuple[str | None, ProbeResult | None],
 ) -> str | None:
-    """Show the writer's own mode when it can run here; otherwise use CAPEL for now and say why (the writer's
-    pick comes back once the model or the unit allows it). `guarantee`: why the guaranteed modes are off for this
+    """Show the writer's own mode when it can run here; otherwise use the unguided default for now (CAPEL, or the
+    baseline where the model would add up characters) and say why (the writer's pick comes back once the model or
+    the unit allows it). `guarantee`: why the guaranteed modes are off for this
     model (`resources.not_guaranteed`, None where they are on) and the server's probe, if it was probed. Returns
     the notice, if any."""
     lang, unit, kind = form
@@ -91,9 +92,8 @@ def _settle_mode(
     if wanted in modes:
         state.put(W.MODE, wanted)
         return None
-    if state.get(W.MODE) not in modes:
-        unguided = unguided_mode(lang, unit, kind)
-        state.put(W.MODE, unguided if unguided in modes else modes[0])
+    unguided = unguided_mode(lang, unit, kind)  # for now: the default where no grammar guides the model
+    state.put(W.MODE, unguided if unguided in modes else modes[0])
     used = mode_label(state.get(W.MODE))
     if wanted in MARKER_MODES and not markers_can_count(lang, unit, kind):
         return f"{MARKER_LIMITS}: {used} is used for now."
