@@ -304,3 +304,31 @@ def test_the_embedded_model_writes_the_requests_numbers_whole_under_the_word_lis
         if whole in out.text:
             break
     assert whole in texts[-1], texts
+
+
+def test_a_text_written_anew_is_a_whole_text_under_the_runs_own_grammar_not_a_closing_after_a_space() -> None:
+    # Walked: "recommended by Dr. Patel." (lowercase, 25 of 30) came back from a closing's grammar with an empty start.
+    model = ScriptedBackend(_written_anew(GLUED, "Bike Repair in Portland."), capabilities=LLAMA_CPP, ending=0.9)
+    out = generate(model, Request(AD, 30, mode="exact", target_kind="at_most", unit="chars"))
+    [run_grammar] = {o.grammar for _, o in model.requests if o.prefill is None}
+    anew = [o for _, o in model.requests if o.prefill == ""]
+    assert anew and all(o.grammar == run_grammar for o in anew)
+    assert out.text == "Bike Repair in Portland." and out.verified
+
+
+REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        ("I just need a reminder of a 3.", "I just need a reminder."),  # "3" of "3:30", however sure the model sounds
+        ("Your visit with Dr. Patel is Tu.", "Your visit with Dr. Patel."),  # "Tu" of "Tuesday"
+        ("I just need a reminder at 3:30.", "I just need a reminder at 3:30."),  # the time whole: kept
+    ],
+)
+def test_a_word_the_limit_cut_from_the_instructions_own_word_or_number_never_ends_the_text(reply, kept) -> None:
+    model = ScriptedBackend(reply, capabilities=LLAMA_CPP, ending=0.5)
+    limit = count(reply, "chars")  # the grammar closed the text on its last character allowed
+    out = generate(model, Request(REMINDER, limit, mode="exact", target_kind="at_most", unit="chars"))
+    assert (out.text, out.verified) == (kept, True)
