@@ -179,3 +179,17 @@ def test_history_show_names_a_run_with_its_words_put_back_edited_by_hand_once(sc
     restored = put_words_back(engine(), sms_run(scripted_model))
     shown = history_show(str(restored))
     assert "Edited by hand ·" in shown and "(edited by hand)" not in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("written", "text", "shown"),
+    [
+        ("A Seaside Bookshop: Haunted!", "A Seaside Bookshop.", "Bookshop<del"),  # a stop in their place: no gap
+        ("Reminder: A dental patient is.", "Recommended by Dr. Patel.", "is.</del> <ins"),  # written anew: apart
+    ],
+)
+def test_the_struck_words_and_the_text_in_their_place_read_apart_only_where_they_are_two_texts(
+    written, text, shown
+) -> None:
+    apart = left_out(written, text)
+    assert apart is not None and shown in written_html(apart.shared, apart.dropped, apart.added)

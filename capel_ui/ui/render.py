@@ -127,7 +127,7 @@ def plain_markdown(text: str) -> str:
 def written_html(shared: str, dropped: str, added: str) -> str:
     """The model's whole text beside the run's, escaped: the words left out dimmed and struck (never lost), and what
     the text has in their place underlined after them."""
-    gap = " " if added and dropped and not (dropped[-1].isspace() or added[0].isspace()) else ""  # two texts apart
+    gap = " " if added[:1].isalnum() and dropped and not dropped[-1].isspace() else ""  # a text written anew
     put = f'{gap}<ins class="in" title="in the text instead">{escape(added)}</ins>' if added else ""
     out = f'<del class="out" title="left out of the text">{escape(dropped)}</del>'
     return f'{STYLE}<div class="capel-raw">{escape(shared)}{out}{put}</div>'
