@@ -516,16 +516,18 @@ def _live(states: dict[str, list[tuple[str, str | None]]]) -> dict[str, list[str
     }
 
 
-def _zh_char_states(k: int, used_at_end: int, low: int) -> list[str]:
-    """The rules `h<k>` and `g<k>` for Chinese: Han characters, a punctuation mark after any of them."""
-    rules = [f"h{k} ::= {_ZH_HAN} g{k - 1}"] if k >= 2 else []
+def _zh_char_states(k: int, used_at_end: int, low: int, room: bool = False) -> list[str]:
+    """The rules `h<k>` and `g<k>` for Chinese: Han characters, a punctuation mark after any of them (with `room`,
+    each Han character after the marker `<k>` of the characters still allowed, and `<0>` at the end)."""
+    han = f'"<{k}>" {_ZH_HAN}' if room else _ZH_HAN
+    rules = [f"h{k} ::= {han} g{k - 1}"] if k >= 2 else []
     alts = []
     if k >= 2:
-        alts.append(f"{_ZH_HAN} g{k - 1}")
+        alts.append(f"{han} g{k - 1}")
     if k >= 3:
         alts += [f"{_ZH_PAUSE} h{k - 1}", f"{_ZH_STOP} h{k - 1}"]
     if used_at_end >= low:
-        alts.append(_ZH_STOP)
+        alts.append(f'{_ZH_STOP} "<0>"' if room else _ZH_STOP)
     if alts:
         rules.append(f"g{k} ::= " + " | ".join(alts))
     return rules
@@ -551,14 +553,19 @@ def char_grammar(lang: Lang, low: int, high: int) -> str:
 
 def char_room_grammar(lang: Lang, low: int, high: int) -> str:
     """`char_grammar` as a room countdown: `<30>Bike<25>repair<18>in<15>Portland.<0>` under at most 30 characters
-    (the markers show the characters still allowed; `<0>` closes a sentence from the `low`-th character on). English
-    only (`vocab.counts_room`); GBNF text, as `char_grammar`."""
+    (the markers show the characters still allowed; `<0>` closes a sentence from the `low`-th character on); in
+    Chinese a marker before each Han character (`<10>今<9>天<8>好，<6>走。<0>`). GBNF text, as `char_grammar`."""
     _check_bounds(low, high)
-    if lang != "en":
-        raise ValueError("a character room countdown is English only; use en")
     if high < 2:
         raise ValueError("a character target must allow at least 2 characters (a word and its full stop)")
-    return "\n".join([f"root ::= s{high}", *_en_char_rules(low, high, room=True)]) + "\n"
+    if lang == "en":
+        return "\n".join([f"root ::= s{high}", *_en_char_rules(low, high, room=True)]) + "\n"
+    if lang != "zh":
+        raise ValueError(f"unknown language {lang!r}; use en or zh")
+    rules = [f"root ::= h{high}"]
+    for k in range(high, 0, -1):
+        rules += _zh_char_states(k, high - k + 1, low, room=True)
+    return "\n".join(rules) + "\n"
 
 
 def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> AnyGrammar:

@@ -175,7 +175,8 @@ class MarkerParser:
     A `Target` limit or range counts down the room from its most: `<0>` may close the text after any unit from
     the least on (`<30>` … `<19>Paris.<0>` under at most 30 words), not only after `<1>`'s. In a character unit
     (`vocab.counts_room`) each marker is the room left before its word: the most, less the text so far and the
-    space before the word (`<30>Bike<25>repair<18>in<15>Portland.<0>` under at most 30 characters).
+    space before the word (`<30>Bike<25>repair<18>in<15>Portland.<0>` under at most 30 characters; in Chinese, one
+    marker per Han character, its punctuation counted: `<10>今<9>天<8>好，<6>走。<0>`).
     """
 
     def __init__(
@@ -195,6 +196,7 @@ class MarkerParser:
         self.code = code
         self._marker_unit = marker_unit(lang)
         self._room: Unit | None = self.unit if self.limit is not None and counts_room(lang, self.unit) else None
+        self._gap = " " if lang == "en" else ""  # what stands between two units, paid for by the marker after it
         self._pos = 0  # absolute offset of the next character to read
         self._raw: list[str] = []
         self._errors: list[MarkerError] = []
@@ -254,7 +256,7 @@ class MarkerParser:
         if self._room is not None:
             text = self._clean_text() if self._last is not None else ""
             current = _SPACES.sub(" ", self._seg.text().strip()) if writing else ""
-            return count(" ".join(filter(None, (text, current))), self._room)
+            return count(self._gap.join(filter(None, (text, current))), self._room)
         current = count(self._seg.text(), self._marker_unit) if writing else 0
         return len(self._units) + current
 
@@ -480,7 +482,7 @@ class MarkerParser:
         """The marker that must follow `prev`'s unit: one lower, or the room left before the next word."""
         if self._room is None:
             return prev.value - 1
-        return self.target - count(self._clean_text() + " ", self._room)
+        return self.target - count(self._clean_text() + self._gap, self._room)
 
     def _check_room(self, mk: Marker, last: Marker) -> None:
         """A room countdown's marker after `last`'s word: the room left, or `<0>` once the least is written."""

@@ -114,6 +114,35 @@ still allowed, the space before the word paid for by the marker (parser.MarkerPa
 
 ROOM_LEAST_CHARS = " Write at least {low} characters: do not write <0> while more than {rest} are left."
 
+CAPEL_ZH_CHAR_ROOM = """\
+输出格式要求
+1. 倒数剩余的字数（标点符号也算）：每写一个汉字之前，先输出标记 <k>，k 是还能写的字数。第一个标记是 <{target_length}>；\
+之后每个标记等于前一个标记减去中间那个汉字和它后面的标点的字数。
+   - 紧接着输出恰好一个汉字。标点符号（，。！？、：；等）可以紧跟在这个汉字后面，也要计数。标记与汉字之间不要加空格。
+2. 回答完整时，在一个结束句子的汉字（后面带。！？）之后输出 <0>，然后立即停止生成。标记显示还剩多少字：请安排好最后一句，\
+在字数用完之前结束。{least}
+3. 标记不计入 {target_length} {noun}的上限；汉字和标点符号都计数。{code_rule}
+
+计数规则
+- 每个标记等于前一个标记减去中间的字数：<6>好，<4>（“好，”是 2 个字）。
+- 两个标记之间必须有一个汉字，不能紧挨着出现。
+- <0> 之后不允许有任何内容（包括换行）。
+
+正确示例（最多 10 个字，标点符号也算）
+<10>今<9>天<8>天<7>气<6>好，<4>我<3>们<2>去。<0>
+
+常见错误（请避免）
+- 句子没写完就结束：
+  <10>今<9>天<8>的<0>
+- 只数汉字，不数标点：
+  <10>今<9>天<8>天<7>气<6>好，<5>我<4>们<3>去。<0>
+- 重复标记：例如出现两个 <0>
+  <10>我<9>们<8>去。<0><0>"""
+"""CAPEL under a limit in 字 counted with punctuation (`vocab.counts_room`): one marker per Han character, its value
+the characters still allowed, punctuation included."""
+
+ROOM_LEAST_ZH_CHARS = "至少写 {low} 个字：还剩超过 {rest} 个字时不要输出 <0>。"
+
 CAPEL_ZH_ROOM = """\
 输出格式要求
 1. 倒数剩余的字数：每写一个汉字之前，先输出标记 <k>，k 从 {target_length} 开始，每写一个字减 1。
@@ -260,9 +289,12 @@ def capel_suffix(
     if low is None:
         return (CAPEL_EN if lang == "en" else CAPEL_ZH).format(target_length=target, code_rule=code_rule)
     if unit is not None and counts_room(lang, unit):
-        least = ROOM_LEAST_CHARS.format(low=low, rest=target - low) if low > 1 else ""
+        least_text, room_text = (
+            (ROOM_LEAST_CHARS, CAPEL_EN_CHAR_ROOM) if lang == "en" else (ROOM_LEAST_ZH_CHARS, CAPEL_ZH_CHAR_ROOM)
+        )
+        least = least_text.format(low=low, rest=target - low) if low > 1 else ""
         noun = unit_noun(unit, lang)
-        return CAPEL_EN_CHAR_ROOM.format(target_length=target, code_rule=code_rule, least=least, noun=noun)
+        return room_text.format(target_length=target, code_rule=code_rule, least=least, noun=noun)
     least = (ROOM_LEAST_EN if lang == "en" else ROOM_LEAST_ZH).format(low=low, last=target - low + 1)
     room = CAPEL_EN_ROOM if lang == "en" else CAPEL_ZH_ROOM
     return room.format(target_length=target, code_rule=code_rule, least=least if low > 1 else "")

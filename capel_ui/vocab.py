@@ -83,7 +83,12 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         counter="count_zh_chars",
     ),
     "zh_all": UnitSpec(
-        "字 (all characters)", ("zh",), grammar={"zh": "chars"}, noun={"zh": _ALL_CHARS["zh"]}, counter="count_zh_all"
+        "字 (all characters)",
+        ("zh",),
+        grammar={"zh": "chars"},
+        noun={"zh": _ALL_CHARS["zh"]},
+        counter="count_zh_all",
+        room=("zh",),
     ),
     "zh_words": UnitSpec(
         "Chinese words (jieba)", ("zh",), markers=("zh",), noun={"zh": "个词"}, counter="count_zh_words"
@@ -94,7 +99,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         grammar={"en": "chars", "zh": "chars"},
         noun=_ALL_CHARS,
         counter="count_chars",
-        room=("en",),
+        room=("en", "zh"),
     ),
     "x_weighted": UnitSpec(
         "X weighted characters",
@@ -161,9 +166,9 @@ TARGET_KINDS: tuple[TargetKind, ...] = get_args(TargetKind)
 TARGET_KIND_LABELS: dict[TargetKind, str] = {"exactly": "Exactly", "at_most": "At most", "range": "Between"}
 MARKER_LIMITS = (
     "CAPEL (markers) counts down one word or one Chinese character per marker, so it takes a target in English "
-    "words or Chinese characters (under a limit the markers show the room left); in characters, X's count or SMS "
-    "characters it shows the room left under an English limit or range only: for exactly N of them use Exact "
-    "(guaranteed) or Baseline"
+    "words or Chinese characters (under a limit the markers show the room left); in characters, 字 with punctuation, "
+    "X's count or SMS characters it shows the room left under a limit or range only: for exactly N of them use "
+    "Exact (guaranteed) or Baseline"
 )
 """Said wherever a writer asks a marker mode for something it cannot count."""
 
@@ -238,8 +243,8 @@ def made_by(model: str, mode: str) -> str:
 
 def markers_can_count(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> bool:
     """Whether a CAPEL countdown can aim at this target: a word or Chinese-character unit (exactly N counts down to
-    `<0>`; under a limit or a range the markers show the room left and `<0>` may come at a sentence end), or an
-    English character unit under a limit or a range (`counts_room`)."""
+    `<0>`; under a limit or a range the markers show the room left and `<0>` may come at a sentence end), or a
+    character unit under a limit or a range (`counts_room`)."""
     spec = UNIT_SPECS.get(unit)
     if kind not in TARGET_KINDS or spec is None:
         return False
@@ -253,9 +258,7 @@ def counts_room(lang: Lang, unit: Unit) -> bool:
 
 
 NO_GRAMMAR = "the model takes no grammar, or its server ignored one when asked"
-MARKERS_UNITS_ONLY = (
-    "CAPEL's markers count English words, Chinese characters, or the characters left under an English limit"
-)
+MARKERS_UNITS_ONLY = "CAPEL's markers count English words, Chinese characters, or the characters left under a limit"
 
 
 def why_unavailable(mode: Mode, grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> str | None:

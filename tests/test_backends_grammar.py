@@ -140,21 +140,13 @@ def test_exact_modes_on_gpt5_send_a_forced_lark_tool_and_verify_the_streamed_inp
 
 
 @pytest.mark.parametrize(
-    ("lang", "text", "allow_fallback"),
-    [("en", "A lighthouse keeps its watch at dawn.", False), ("zh", "灯塔在黎明时闪着光。", True)],
+    ("lang", "text"),
+    [("en", "A lighthouse keeps its watch at dawn."), ("zh", "灯塔在黎明时闪着光。")],
 )
-def test_a_character_limit_on_gpt5_goes_as_the_lark_form_of_its_grammar_and_is_verified(
-    scripted, lang, text, allow_fallback
-):
+def test_a_character_limit_on_gpt5_goes_as_the_lark_form_of_its_grammar_and_is_verified(scripted, lang, text):
     scripted.script(ok(chunks_of(text)))
-    request = Request(
-        "Describe a lighthouse",
-        60,
-        lang=lang,
-        mode="exact",
-        unit="chars",
-        target_kind="at_most",
-        allow_fallback=allow_fallback,
+    request = Request(  # plain exact: by default the countdown of the characters left (the test below)
+        "Describe a lighthouse", 60, lang=lang, mode="exact", unit="chars", target_kind="at_most", allow_fallback=False
     )
     outcome = generate(gpt5(scripted), request)
     assert outcome.verified and outcome.count == count(text, "chars") <= 60

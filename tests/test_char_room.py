@@ -134,10 +134,12 @@ def test_a_range_grammar_closes_only_from_its_least_on() -> None:
         ("en", "sms", "at_most", True),
         ("en", "x_weighted", "range", True),
         ("en", "chars", "exactly", False),  # exactly N characters: the room cannot close on the last one by choice
-        ("zh", "chars", "at_most", False),  # Chinese counts one character per marker, in zh_chars
+        ("zh", "zh_all", "at_most", True),  # the Weibo post: punctuation counts
+        ("zh", "chars", "range", True),
+        ("zh", "zh_all", "exactly", False),
     ],
 )
-def test_markers_count_the_room_of_an_english_character_limit(lang: str, unit: str, kind: str, offered: bool) -> None:
+def test_markers_count_the_room_of_a_character_limit(lang: str, unit: str, kind: str, offered: bool) -> None:
     assert markers_can_count(lang, unit, kind) is offered  # type: ignore[arg-type]
 
 
@@ -211,3 +213,33 @@ def test_a_character_countdown_has_output_room_for_a_marker_before_every_word(mo
     request = Request("x", 280, mode=mode, unit="chars", target_kind="at_most")  # type: ignore[arg-type]
     words = 280 // 2
     assert default_max_tokens(request) >= 280 + words * len("<280>")
+
+
+@pytest.mark.parametrize(
+    ("raw", "errors"),
+    [
+        ("<10>今<9>天<8>天<7>气<6>好，<4>我<3>们<2>去。<0>", []),
+        ("<10>今<9>天<8>天<7>气<6>好，<5>我<4>们<3>去。<0>", ["wrong_room"] * 3),  # the comma not counted
+        ("<10>今<9>天<8>天<7>气<6>好，<4>我<3>们<2>去<1>吧。<0>", ["wrong_room"]),  # 11 of 10
+    ],
+)
+def test_a_chinese_countdown_of_the_characters_left_counts_punctuation(raw: str, errors: list) -> None:
+    result = check_output(raw, Target.at_most(10), "zh", "zh_all")
+    assert [e.type for e in result.errors] == errors
+
+
+@pytest.mark.parametrize(
+    ("raw", "ok"),
+    [
+        ("<10>今<9>天<8>天<7>气<6>好，<4>我<3>们<2>去。<0>", True),
+        ("<10>今<9>天<8>天<7>气<6>好，<5>我<4>们<3>去。<0>", False),
+        ("<10>今<9>天<8>的<0>", False),  # <0> only after a sentence end
+    ],
+)
+def test_the_chinese_room_grammar_forces_the_characters_left(raw: str, ok: bool) -> None:
+    assert accepts("gbnf", char_room_grammar("zh", 1, 10), raw) is ok
+
+
+def test_capel_under_a_weibo_limit_asks_for_the_characters_left_with_punctuation() -> None:
+    [message] = build_messages("写一条微博。", "zh", 140, "capel", limit=("zh_all", "at_most", 1))
+    assert "<10>今<9>天<8>天<7>气<6>好，<4>我<3>们<2>去。<0>" in message["content"] and "<140>" in message["content"]

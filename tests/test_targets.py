@@ -103,7 +103,7 @@ def test_a_bad_range_says_what_is_accepted(text: str, message: str) -> None:
 # ----- what each mode accepts ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kind", "unit", "lang"), [("exactly", "chars", "en"), ("at_most", "chars", "zh")])
+@pytest.mark.parametrize(("kind", "unit", "lang"), [("exactly", "chars", "en"), ("exactly", "zh_all", "zh")])
 @pytest.mark.parametrize("mode", ["capel", "draft-capel", "exact-countdown"])
 def test_capel_modes_refuse_exactly_n_characters_and_chinese_characters_saying_why(mode, kind, unit, lang) -> None:
     request = Request("Write a post.", 12, mode=mode, unit=unit, target_kind=kind, lang=lang)
@@ -127,7 +127,7 @@ def test_capel_modes_take_an_english_character_limit_as_a_countdown_of_the_room(
         ("capel", True, "en", "chars", "exactly", MARKERS_UNITS_ONLY),
         ("capel", False, "en", "en_words", "at_most", None),  # the markers count down the room (issue 31)
         ("capel", False, "en", "chars", "at_most", None),  # the markers count the characters left
-        ("capel", False, "zh", "chars", "at_most", MARKERS_UNITS_ONLY),
+        ("capel", False, "zh", "chars", "exactly", MARKERS_UNITS_ONLY),
         ("exact", False, "en", "chars", "at_most", NO_GRAMMAR),
         ("exact-countdown", False, "en", "en_words", "at_most", NO_GRAMMAR),
         ("exact", True, "zh", "zh_words", "exactly", "no grammar can promise a count in Chinese words (jieba)"),
