@@ -1,6 +1,7 @@
 """The Compare page speaks Write's limits: counting unit, exactly / at most / between, presets, carried from Write.
 
-Driven headless by AppTest; the one model test runs the real embedded model.
+Driven headless by AppTest on the in-process scripted model (test_browser.py runs Compare's character limit on the
+real embedded model).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.presets import PRESET_BY_KEY
 from capel_ui.storage import create_run, get_engine, list_runs
 from capel_ui.ui.compare import comparison_chart
@@ -50,15 +52,21 @@ def compare_target(at: AppTest) -> tuple:
     )
 
 
-@pytest.mark.model
-def test_compare_runs_a_character_limit_and_skips_capel_only_for_exactly_n_characters_saying_why(app: AppTest) -> None:
+def test_compare_runs_a_character_limit_and_skips_capel_only_for_exactly_n_characters_saying_why(
+    scripted_model: ScriptedBackend, app: AppTest
+) -> None:
+    """On the in-process scripted model that takes a grammar (a local model's path): the embedded model runs the
+    same Compare at most 30 characters in the browser (test_browser.py), this checks the page's figures and records."""
+    scripted_model.capabilities = Capabilities(grammar_field="grammar")
+    scripted_model.reply("Fresh sourdough, baked daily.")  # 29 characters
+    app.selectbox(key="provider").set_value("scripted").run()
     app.switch_page(COMPARE).run()
     app.text_area(key="c_instruction").input("Write a headline for a bakery's new sourdough.")
     app.selectbox(key="c_unit").set_value("chars").run()
     app.button_group(key="c_kind").set_value("exactly").run()
     app.number_input(key="c_target").set_value(30).run()
     app.multiselect(key="c_modes").set_value(["capel", "exact"]).run()
-    assert MARKER_SKIP + "SmolLM2-135M (embedded) · CAPEL" in captions(app)
+    assert MARKER_SKIP + "Scripted model · CAPEL" in captions(app)
     app.button_group(key="c_kind").set_value("at_most").run()
     assert not [c for c in captions(app) if c.startswith(MARKER_SKIP)]  # the markers show the characters left
     app.multiselect(key="c_modes").set_value(["exact"]).run()
@@ -82,6 +90,7 @@ def test_compare_runs_a_character_limit_and_skips_capel_only_for_exactly_n_chara
     assert badges(app) == [f":green-badge[✓ {run.count}/30 characters]"]
     [count] = [m for m in app.metric if m.label == "Count"]
     assert int(count.value) == run.count  # within the limit: nothing outside it beside the count
+    assert scripted_model.requests[0][1].grammar is not None  # the limit was asked of the grammar
 
 
 def test_compare_starts_from_writes_preset_and_keeps_its_own_target_after_a_visit_elsewhere(app: AppTest) -> None:

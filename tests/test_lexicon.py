@@ -34,6 +34,11 @@ def admits(syntax: str, grammar: str, text: str) -> bool:
     return matches(grammar, text) if syntax == "gbnf" else accepts("lark", grammar, text)
 
 
+pytestmark = pytest.mark.xdist_group("word-list-grammars")
+"""In the worker of test_whole_units.py's word-list grammars: most tests here share one grammar (exactly 4 words
+with the pub's own words) that takes 2-3 s of CPU to compile as GBNF; spread over three workers it was compiled in
+each."""
+
 SYNTAXES = pytest.mark.parametrize("syntax", ["gbnf", "lark"])
 
 
