@@ -474,10 +474,6 @@ class MarkerParser:
         """Whether `<0>` may follow the unit of `<value>`: under a limit, once its least is written."""
         return self.limit is not None and self.target - value + 1 >= self.limit.low
 
-    def _used(self) -> int:
-        """The room the text so far takes, in the room countdown's unit."""
-        return count(self._clean_text(), self._room) if self._room is not None else len(self._units)
-
     def _next_value(self, prev: Marker) -> int:
         """The marker that must follow `prev`'s unit: one lower, or the room left before the next word."""
         if self._room is None:
@@ -486,15 +482,14 @@ class MarkerParser:
 
     def _check_room(self, mk: Marker, last: Marker) -> None:
         """A room countdown's marker after `last`'s word: the room left, or `<0>` once the least is written."""
-        used = self._used()
-        assert self.limit is not None
+        assert self.limit is not None and self._room is not None
+        used, left = count(self._clean_text(), self._room), self._next_value(last)
         if used > self.target:
             over = f"the text so far takes {used}: over the limit of {self.target}"
             self._error("wrong_room", mk.start, mk.end, over)
         elif mk.value == 0 and used < self.limit.low:
             self._error("early_stop", mk.start, mk.end, f"<0> after {used}: before the least, {self.limit.low}")
-        elif mk.value != 0 and mk.value != self._next_value(last):
-            left = self._next_value(last)
+        elif mk.value not in (0, left):
             self._error("wrong_room", mk.start, mk.end, f"<{mk.value}> after {used} written: the room left is <{left}>")
 
     def _close_segment(self, next_marker: Marker | None) -> None:

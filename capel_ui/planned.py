@@ -395,9 +395,10 @@ class EndingPlanner:
         if self.backend.capabilities.prefill is None:
             return [], None
         kind = grammar_kind(req.lang, req.count_unit) or "words"
-        room = min(self._room(raw), CLOSING_MOST[kind])
-        grammar = self.plan.rival_grammar(closing_rules(req.lang, req.count_unit, room)) if raw else None
-        if not raw:  # a whole text again, under the run's own grammar: not a closing (" recommended by Dr. Patel.")
+        if raw:
+            room = min(self._room(raw), CLOSING_MOST[kind])
+            grammar = self.plan.rival_grammar(closing_rules(req.lang, req.count_unit, room))
+        else:  # a whole text again, under the run's own grammar: not a closing (" recommended by Dr. Patel.")
             room, grammar = req.target_spec.high, self.plan.grammar
         seed = options.seed
         each = [

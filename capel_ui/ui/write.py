@@ -82,9 +82,8 @@ def _settle_mode(
 ) -> str | None:
     """Show the writer's own mode when it can run here; otherwise use the unguided default for now (CAPEL, or the
     baseline where the model would add up characters) and say why (the writer's pick comes back once the model or
-    the unit allows it). `guarantee`: why the guaranteed modes are off for this
-    model (`resources.not_guaranteed`, None where they are on) and the server's probe, if it was probed. Returns
-    the notice, if any."""
+    the unit allows it). `guarantee`: why the guaranteed modes are off for this model (`resources.not_guaranteed`,
+    None where they are on) and the server's probe, if it was probed. Returns the notice, if any."""
     lang, unit, kind = form
     why_not, probed = guarantee
     wanted = state.get(W.MODE_WANTED) or default
