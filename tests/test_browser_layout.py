@@ -67,7 +67,9 @@ def test_five_compare_columns_keep_their_figures_and_buttons_whole_at_1280_px(sm
     page.get_by_text(re.compile(r"^exactly 1 English word.* · 5 column")).wait_for(timeout=MODEL_TIMEOUT)
     settle(page)
     main = page.get_by_test_id("stMain")
-    expect(main.get_by_role("button", name="Use this")).to_have_count(5)
+    texts = main.locator(".capel-text").count()  # a column with no text (the embedded CAPEL column's countdown
+    assert texts >= 3  # may hold markers only) has no actions; the scripted columns and Exact always have a text
+    expect(main.get_by_role("button", name="Use this")).to_have_count(texts)
     main.get_by_role("button", name="Use this").last.scroll_into_view_if_needed()
     screenshot(page, "compare-five-columns-1280")
     buttons = main.locator("button").filter(has_text=re.compile(r"^(Use this|\.txt|Copy)$"))
@@ -75,7 +77,7 @@ def test_five_compare_columns_keep_their_figures_and_buttons_whole_at_1280_px(sm
     metrics = main.get_by_test_id("stMetricValue")
     assert metrics.evaluate_all(CUT) == []  # "2.1 s", never "2…"
     boxes = [box for b in buttons.all() if (box := b.bounding_box())]
-    assert len(boxes) >= 10  # .txt and Use this in each column (Copy draws in its own frame)
+    assert len(boxes) >= 2 * texts  # .txt and Use this in each column with a text (Copy draws in its own frame)
     for i, a in enumerate(boxes):  # no button sits on another (Copy under the download icon)
         for b in boxes[i + 1 :]:
             apart = a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]

@@ -35,7 +35,17 @@ from .target_form import (
     target_inputs,
     unit_picker,
 )
-from .views import SCORE_HELP, copy_button, lengths, mode_choice, mode_title, quality_notes, verdict_badges, wait_saved
+from .views import (
+    SCORE_HELP,
+    Slot,
+    copy_button,
+    lengths,
+    mode_choice,
+    mode_title,
+    quality_notes,
+    verdict_badges,
+    wait_saved,
+)
 
 MAX_COLUMNS = 8
 PER_ROW = 3
@@ -271,15 +281,16 @@ def _run(
         with col:
             view = live.view()
             st.markdown(f"**{view.label}**  \n{mode_label(view.mode)}")
-            slots.append((st.empty(), st.empty(), st.empty()))
+            slots.append((Slot(), Slot(), Slot()))
 
     def paint() -> None:
-        for live, (count_ph, phase_ph, raw_ph) in zip(lives, slots, strict=True):
+        for live, (count_slot, phase_slot, raw_slot) in zip(lives, slots, strict=True):
             view = live.view()
             left = target.high - view.units_done
-            count_ph.html(countdown_html(left, target.high, view.unit_label, drafting=view.drafting))
-            phase_ph.caption(view.phase if view.phase in ("repairing", "choosing an ending", "saving") else " ")
-            raw_ph.html(highlight_raw(view.raw[-1500:], []))
+            count_slot.draw("html", countdown_html(left, target.high, view.unit_label, drafting=view.drafting))
+            phase = view.phase if view.phase in ("repairing", "choosing an ending", "saving") else " "
+            phase_slot.draw("caption", phase)
+            raw_slot.draw("html", highlight_raw(view.raw[-1500:], []))
 
     columns_run.run_together(paint)  # Stop, a rerun or a closed tab cancels every column, keeping what arrived
     area.empty()

@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from typing import Any, Literal
 
 import streamlit as st
 from sqlalchemy import Engine
@@ -177,9 +178,32 @@ def verdict_line(run: RunRecord, key: str) -> Verdict:
     return verdict
 
 
+class Slot:
+    """A placeholder that is drawn again only when what it shows has changed.
+
+    A live run paints 8 times a second; every draw is a message to the browser and a redraw there, even when the
+    model had not written a word since (it may read its prompt for seconds before the first one)."""
+
+    def __init__(self, where: DeltaGenerator | None = None) -> None:
+        self._placeholder = where.empty() if where is not None else st.empty()
+        self._shown: tuple | None = None
+
+    def draw(self, kind: Literal["html", "caption", "progress", "warning"], *args: Any, **kwargs: Any) -> None:
+        """`placeholder.<kind>(*args, **kwargs)`, unless the same was drawn last."""
+        shown = (kind, args, tuple(sorted(kwargs.items())))
+        if shown != self._shown:
+            getattr(self._placeholder, kind)(*args, **kwargs)
+            self._shown = shown
+
+    def clear(self) -> None:
+        self._placeholder.empty()
+        self._shown = None
+
+
 def elapsed(view: RunView) -> str:
-    """Seconds so far and the time limit that will stop the run (what arrived is kept): "12.3 s of at most 600 s"."""
-    so_far = f"{time.monotonic() - view.started:.1f} s"
+    """Whole seconds so far and the time limit that will stop the run (what arrived is kept): "12 s of at most
+    600 s". Whole seconds: the line is drawn again once a second, not at each paint."""
+    so_far = f"{time.monotonic() - view.started:.0f} s"
     limit = view.time_limit
     return so_far if limit is None else f"{so_far} of at most {limit:g} s"
 
@@ -195,23 +219,21 @@ def live_line(view: RunView) -> str:
 def stream_live(live: LiveRun) -> Outcome:
     """Stream into the page: big countdown, progress, raw output with markers dimmed and errors flagged live."""
     top = st.columns([1, 3], vertical_alignment="center")
-    count_ph = top[0].empty()
-    with top[1]:
-        progress_ph = st.empty()
-        status_ph = st.empty()
-    raw_ph = st.empty()
-    errors_ph = st.empty()
+    count_slot = Slot(top[0])
+    progress_slot, status_slot = Slot(top[1]), Slot(top[1])
+    raw_slot, errors_slot = Slot(), Slot()
 
     def paint() -> None:
         view = live.view()
         high, done = view.target.high, view.units_done
-        count_ph.html(countdown_html(high - done, high, view.unit_label, drafting=view.drafting))
-        progress_ph.progress(min(done / high, 1.0), text=live_state(done, view.target, view.unit))
-        status_ph.caption(live_line(view))
+        count_slot.draw("html", countdown_html(high - done, high, view.unit_label, drafting=view.drafting))
+        progress_slot.draw("progress", min(done / high, 1.0), text=live_state(done, view.target, view.unit))
+        status_slot.draw("caption", live_line(view))
         errors = list(view.errors)
-        raw_ph.html(highlight_raw(view.raw, errors, view.draft_span, view.marker_spans))
+        raw_slot.draw("html", highlight_raw(view.raw, errors, view.draft_span, view.marker_spans))
         if errors:
-            errors_ph.warning(f"{len(errors)} marker error(s) so far: " + ", ".join(sorted({e.type for e in errors})))
+            kinds = ", ".join(sorted({e.type for e in errors}))
+            errors_slot.draw("warning", f"{len(errors)} marker error(s) so far: {kinds}")
 
     # The run streams in a worker thread and this (script) thread paints: a Stop click interrupts the script at
     # its next paint even while the model has not sent a token, and cancelling aborts the request at once.
@@ -224,8 +246,8 @@ def stream_live(live: LiveRun) -> Outcome:
     finally:
         if worker.is_alive():  # Stop, a rerun or a closed tab: the worker saves what arrived as cancelled
             live.cancel()
-    for ph in (count_ph, progress_ph, status_ph, raw_ph, errors_ph):
-        ph.empty()
+    for slot in (count_slot, progress_slot, status_slot, raw_slot, errors_slot):
+        slot.clear()
     return live.outcome
 
 

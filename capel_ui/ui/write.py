@@ -47,6 +47,7 @@ from .render import clean_text_html, live_variant_html, scroll_into_view_html
 from .state import Key, W, WriteForm
 from .target_form import lang_radio, preset_pills, set_target_defaults, target_inputs, unit_picker
 from .views import (
+    Slot,
     edit_box,
     live_line,
     mode_choice,
@@ -506,19 +507,19 @@ def _run_variants(handle: RunHandle, stop_col: DeltaGenerator, area: DeltaGenera
     stop_slot.button("Stop", icon=":material/stop:", width="stretch", key=W.STOP)
     with area:
         st.html(scroll_into_view_html(W.LIVE), unsafe_allow_javascript=True)  # the countdowns in view
-        status = st.empty()
-        slots = [col.empty() for col in st.columns(len(lives))]
+        status = Slot()
+        slots = [Slot(col) for col in st.columns(len(lives))]
 
     def paint() -> None:
         views = [live.view() for live in lives]
-        status.caption(f"{len(lives)} variants · {live_line(views[0])}")
+        status.draw("caption", f"{len(lives)} variants · {live_line(views[0])}")
         for view, slot in zip(views, slots, strict=True):
             high = view.target.high
-            slot.html(live_variant_html(high - view.units_done, high, view.unit_label, view.text))
+            slot.draw("html", live_variant_html(high - view.units_done, high, view.unit_label, view.text))
 
     handle.run_together(paint)
     for slot in (status, *slots):
-        slot.empty()
+        slot.clear()
     stop_slot.empty()
     with area:  # a variant the database refused to the end is in no group History shows: its text, to copy now
         for live in lives:
