@@ -538,7 +538,7 @@ def _variant_line(c: Candidate) -> str:
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
     """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
     from .ending import ending_words
-    from .quality import ONE_JUNK, junk, warnings
+    from .quality import NOT_TO_PUBLISH, ONE_JUNK, junk, warnings
 
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
@@ -561,7 +561,8 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     headline = outcome.verdict.headline(outcome.request.count_unit)
     most = live.view().max_calls
     calls = f" · {outcome.calls} of {most} calls" if most > 1 else ""
-    ending = ending_words(outcome.end_probability)
+    thrown = outcome.text.strip() and junk(found)  # the ending of a text no writer keeps is no praise of it
+    ending = NOT_TO_PUBLISH if thrown else ending_words(outcome.end_probability)
     ending = f" · {ending}" if ending else ""
     mode = _mode_said(args, outcome.request.mode)
     err.write(f"{headline}{ending}{mode} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")

@@ -554,6 +554,8 @@ ALL_JUNK = (
     "the model."
 )
 """What the Write page and `generate --variants K` say when every variant is junk."""
+NOT_TO_PUBLISH = "not a text to publish"
+"""What a text no writer would keep (`junk`) is called, in its score line and beside its verdict badge."""
 ONE_JUNK = (
     "This text is not worth keeping (see the warnings): the count is right, the text is not. Run again, or change "
     "the instruction or the model."
@@ -670,7 +672,7 @@ def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probabi
     if junk(found):  # no praise for junk: a confident number list "reads smoothly" to the model that wrote it
         if natural is False:
             parts.append("last sentence cut off")
-        return ", ".join(parts) + ": not a text to publish"
+        return ", ".join(parts) + f": {NOT_TO_PUBLISH}"
     if natural is not None:
         parts.append("ends naturally" if natural else "last sentence cut off")
     flow = flow_words(fluency_)

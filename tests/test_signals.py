@@ -12,9 +12,10 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.cli import main
-from capel_ui.quality import ALL_JUNK, ONE_JUNK
+from capel_ui.quality import ALL_JUNK, NOT_TO_PUBLISH, ONE_JUNK
 from capel_ui.runs import save_edit
 from capel_ui.storage import get_engine, list_runs
+from capel_ui.ui.views import HAND_OUT_ANYWAY
 from tests.conftest import variants_box
 
 JUNK = (  # four words each, every one junk: a loop, a number list, a text about itself
@@ -74,6 +75,68 @@ def test_a_hand_edit_does_not_join_the_variants_best_first(scripted_model: Scrip
     assert "3 variants, best first" in [h.value for h in app.subheader]
 
 
+LIGHTHOUSE = "The lighthouse town shines again tonight."  # six words, kept
+NUMBERS = "Lighthouse: 1. 2. 3. 4. 5."  # six words, a number list
+
+
+def _compare_one(app: AppTest, scripted: ScriptedBackend, reply: str) -> AppTest:
+    """Compare with one column (the scripted model, Baseline, 6 words) that writes `reply`, ending naturally."""
+    scripted.capabilities, scripted.ending = Capabilities(end_probability=True), 0.9
+    scripted.reply(reply)
+    app.selectbox(key="provider").set_value("scripted").run()
+    app.switch_page("app_pages/compare.py").run()
+    app.text_area(key="c_instruction").input("Write a headline about a lighthouse.")
+    app.number_input(key="c_target").set_value(6).run()
+    app.multiselect(key="c_modes").set_value(["baseline"]).run()
+    [go] = [b for b in app.button if b.label == "Run comparison"]
+    go.click()
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def _handed_out(app: AppTest) -> list[str]:
+    """What the column offers: "Use this" and its download."""
+    return [b.label for b in app.button if b.label == "Use this"] + [d.label for d in app.get("download_button")]
+
+
+def test_a_junk_compare_column_is_not_handed_out_or_used_before_the_writer_says_so(
+    scripted_model: ScriptedBackend, app_test: AppTest
+) -> None:
+    app = _compare_one(app_test, scripted_model, NUMBERS)
+    assert _handed_out(app) == []
+
+
+def test_a_junk_compare_column_is_handed_out_once_the_box_is_ticked(
+    scripted_model: ScriptedBackend, app_test: AppTest
+) -> None:
+    app = _compare_one(app_test, scripted_model, NUMBERS)
+    [anyway] = [c for c in app.checkbox if c.label == HAND_OUT_ANYWAY]
+    anyway.check().run()
+    assert _handed_out(app) == ["Use this", ".txt"]
+
+
+def test_a_kept_compare_column_is_handed_out_without_asking(scripted_model: ScriptedBackend, app_test: AppTest) -> None:
+    app = _compare_one(app_test, scripted_model, LIGHTHOUSE)
+    assert (_handed_out(app), [c.label for c in app.checkbox]) == (["Use this", ".txt"], [])
+
+
+@pytest.mark.parametrize(
+    ("reply", "beside_the_badge"),
+    [
+        (NUMBERS, f":orange-background[:material/report: {NOT_TO_PUBLISH}]"),
+        (LIGHTHOUSE, ":blue-background[ends naturally]"),
+    ],
+    ids=["junk", "kept"],
+)
+def test_beside_a_junk_texts_badge_stands_not_a_text_to_publish_never_its_ending(
+    scripted_model: ScriptedBackend, app_test: AppTest, reply: str, beside_the_badge: str
+) -> None:
+    app = _compare_one(app_test, scripted_model, reply)
+    marks = [m.value for m in app.markdown if m.value.startswith((":orange-background[", ":blue-background["))]
+    assert marks == [beside_the_badge]
+
+
 def test_the_mode_picker_says_which_modes_the_embedded_model_does_not_follow(app_test: AppTest) -> None:
     names = app_test.selectbox(key="w_mode").format_func
     assert names("capel") == "CAPEL · rarely followed by this model"
@@ -105,6 +168,21 @@ def test_one_junk_text_is_said_plainly_in_the_cli(scripted_model: ScriptedBacken
     scripted_model.reply(reply)
     _, _, err = _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "--no-save", "Headline.")
     assert (f"warning: {ONE_JUNK}" in err.splitlines()) == junk
+
+
+@pytest.mark.parametrize(
+    ("reply", "said", "not_said"),
+    [(NUMBERS, NOT_TO_PUBLISH, "ends naturally"), (LIGHTHOUSE, "ends naturally", NOT_TO_PUBLISH)],
+    ids=["junk", "kept"],
+)
+def test_the_cli_verdict_line_calls_junk_not_a_text_to_publish_instead_of_praising_its_ending(
+    scripted_model: ScriptedBackend, reply: str, said: str, not_said: str
+) -> None:
+    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
+    scripted_model.reply(reply)
+    _, _, err = _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "--no-save", "Headline.")
+    [line] = [line for line in err.splitlines() if line.startswith("✓")]
+    assert (f" · {said} · " in line, not_said in line) == (True, False)
 
 
 def test_the_default_mode_on_a_model_without_a_grammar_is_capel_and_the_verdict_line_says_auto(

@@ -17,7 +17,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 from ..backends import EMBEDDED, BackendError, ModelChoice
 from ..export import export_name, export_txt
-from ..history import marker_spans, run_score
+from ..history import marker_spans, run_score, run_warnings
+from ..quality import junk
 from ..request import Request
 from ..runs import target_of, verdict_of
 from ..service import RunHandle, start, together
@@ -36,6 +37,7 @@ from .target_form import (
     unit_picker,
 )
 from .views import (
+    HAND_OUT_ANYWAY,
     SCORE_HELP,
     Slot,
     copy_button,
@@ -350,7 +352,8 @@ def _column(r: RunRecord) -> None:
         st.caption(lengths(r))
         st.html(clean_text_html(r.text))
         quality_notes(r)
-        _column_actions(r)
+        if not junk(run_warnings(r)) or st.checkbox(HAND_OUT_ANYWAY, key=f"c{r.id}-anyway"):
+            _column_actions(r)  # junk is handed out, or taken to Write, only once the writer says so
     with st.expander("Raw output"):
         st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))
 

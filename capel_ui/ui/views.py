@@ -23,7 +23,7 @@ from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
 from ..history import marker_spans, run_warnings, score_line
 from ..outcome import Outcome, left_out
-from ..quality import ONE_JUNK, junk
+from ..quality import NOT_TO_PUBLISH, ONE_JUNK, junk
 from ..repair import calls_line
 from ..rewrite import saved_faithfulness
 from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
@@ -46,6 +46,8 @@ from .render import (
 from .state import Key, note_key
 
 UI_INTERVAL = 0.12  # seconds between screen updates while streaming
+HAND_OUT_ANYWAY = "Copy or download it anyway"
+"""The box a writer ticks to have Copy, the downloads (and Compare's "Use this") hand out a text read as junk."""
 SCORE_HELP = (
     "0-10. Offline: how smoothly the text reads to the model that wrote it, minus points for unknown or glued "
     "words, a loop, a number list, a dangling ending and a last sentence the model would not have ended on. "
@@ -143,10 +145,14 @@ def ending_mark(end_probability: float | None) -> None:
 
 
 def verdict_badges(verdict: Verdict, run: RunRecord) -> None:
-    """The verdict badge and, beside it, what the model thinks of the ending."""
+    """The verdict badge and, beside it, what the model thinks of the ending; beside a text no writer would keep
+    (`quality.junk`), that instead: "ends naturally" beside a number list read as praise of it."""
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         badge(verdict, run.unit)
-        ending_mark(run.end_probability)
+        if junk(run_warnings(run)):
+            st.markdown(f":orange-background[:material/report: {NOT_TO_PUBLISH}]", help=ONE_JUNK, width="content")
+        else:
+            ending_mark(run.end_probability)
 
 
 def copy_button(text: str, key: str) -> None:
@@ -277,7 +283,7 @@ def render_run(
         words_back(run, key, put_back)
     if junk(run_warnings(run)):  # Copy and the downloads ask before handing out a text no writer would keep
         st.warning(ONE_JUNK, icon=":material/report:")
-        if not st.checkbox("Copy or download it anyway", key=f"{key}-anyway"):
+        if not st.checkbox(HAND_OUT_ANYWAY, key=f"{key}-anyway"):
             _footer(run, show_prompt)
             return
         copy_button(run.text, f"{key}-anyway-copy")
