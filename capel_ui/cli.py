@@ -561,14 +561,15 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     headline = outcome.verdict.headline(outcome.request.count_unit)
     most = live.view().max_calls
     calls = f" · {outcome.calls} of {most} calls" if most > 1 else ""
-    thrown = outcome.text.strip() and junk(found)  # the ending of a text no writer keeps is no praise of it
+    # A text no writer keeps (junk, or not in the language asked for): its ending is no praise of it.
+    thrown = bool(outcome.text.strip()) and (outcome.foreign or junk(found))
     ending = NOT_TO_PUBLISH if thrown else ending_words(outcome.end_probability)
     ending = f" · {ending}" if ending else ""
     mode = _mode_said(args, outcome.request.mode)
     err.write(f"{headline}{ending}{mode} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
     for note in _warnings(outcome, found):
         err.write(f"warning: {note}\n")
-    if outcome.text.strip() and (outcome.foreign or junk(found)):
+    if thrown:
         err.write(f"warning: {ONE_JUNK}\n")
     if outcome.faithfulness is not None:
         route = live.view().rewrite_route  # which route ran, said whatever the mode
