@@ -6,6 +6,7 @@ in the browser and in a terminal.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -14,7 +15,7 @@ from .backends import language_note
 from .ending import ending_help, ending_words
 from .outcome import left_out
 from .parser import check_output
-from .quality import QualityWarning, explain, warnings
+from .quality import NOT_TO_PUBLISH, QualityWarning, explain, junk, warnings
 from .repair import calls_line
 from .runs import display_status, target_of, verdict_of
 from .storage import RunRecord
@@ -44,12 +45,18 @@ def history_rows(runs: Sequence[RunRecord], now: datetime | None = None) -> list
             "target": target_of(r).label,
             "count": r.count,
             "errors": len(r.errors),
-            "ending": ending_words(r.end_probability) or "",
+            "ending": ending_label(r),
             "score": run_score(r),
             "text": preview(r.text or r.instruction),
         }
         for r in runs
     ]
+
+
+def ending_label(run: RunRecord) -> str:
+    """History's "ending" column: what the model thinks of the ending, or for a text no writer would keep
+    (`quality.junk`) that instead, as beside its badge ("ends naturally" beside a loop read as praise)."""
+    return NOT_TO_PUBLISH if junk(run_warnings(run)) else ending_words(run.end_probability) or ""
 
 
 def history_table(runs: Sequence[RunRecord]) -> str:
@@ -152,4 +159,11 @@ def run_warnings(run: RunRecord) -> list[QualityWarning]:
         return []
     note = language_note(run.backend, run.lang)  # type: ignore[arg-type]
     first = [QualityWarning("language", note)] if note else []
-    return first + warnings(run.text, run.lang, run.instruction)  # type: ignore[arg-type]
+    return first + list(_text_warnings(run.text, run.lang, run.instruction))
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_warnings(text: str, lang: str, instruction: str) -> tuple[QualityWarning, ...]:
+    """`quality.warnings`, once per text: a page asks for a run's warnings several times a rerun (badge, Copy, score
+    line, rank), and History for every row (~2.5 ms for a 60-word text)."""
+    return tuple(warnings(text, lang, instruction))  # type: ignore[arg-type]

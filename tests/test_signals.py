@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.cli import main
+from capel_ui.history import history_rows
 from capel_ui.quality import ALL_JUNK, NOT_TO_PUBLISH, ONE_JUNK
 from capel_ui.runs import save_edit
 from capel_ui.storage import get_engine, list_runs
@@ -183,6 +184,19 @@ def test_the_cli_verdict_line_calls_junk_not_a_text_to_publish_instead_of_praisi
     _, _, err = _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "--no-save", "Headline.")
     [line] = [line for line in err.splitlines() if line.startswith("✓")]
     assert (f" · {said} · " in line, not_said in line) == (True, False)
+
+
+@pytest.mark.parametrize(
+    ("reply", "ending"), [(NUMBERS, NOT_TO_PUBLISH), (LIGHTHOUSE, "ends naturally")], ids=["junk", "kept"]
+)
+def test_historys_ending_column_calls_junk_not_a_text_to_publish(
+    scripted_model: ScriptedBackend, reply: str, ending: str
+) -> None:
+    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
+    scripted_model.reply(reply)
+    _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "Headline.")
+    [row] = history_rows(list_runs(get_engine(os.environ["DATABASE_URL"])))
+    assert row["ending"] == ending
 
 
 def test_the_default_mode_on_a_model_without_a_grammar_is_capel_and_the_verdict_line_says_auto(
