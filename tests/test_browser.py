@@ -32,6 +32,7 @@ from capel_ui.counting import count
 from capel_ui.parser import check_output
 from capel_ui.presets import PRESET_BY_KEY
 from capel_ui.storage import get_engine, get_run, list_runs, update_run
+from capel_ui.ui.views import HAND_OUT_ANYWAY
 from capel_ui.variants import run_rank_key
 from tests.saved_runs import save_parsed_run
 from tests.scripted_server import MODEL, countdown, html_page, ok, stall_after
@@ -256,11 +257,10 @@ def open_history_run(page, url: str, search_for: str, runs: int, run_id: int) ->
 
 
 def hand_out_anyway(page) -> None:
-    """Tick "Copy or download it anyway" where the page holds a text it reads as junk back (issue 31): the
-    downloads and the rest of the run show only then."""
-    anyway = page.get_by_text("Copy or download it anyway", exact=True)
-    if anyway.count():
-        anyway.first.click()
+    """Tick every "Copy or download it anyway" where the page holds a text it reads as junk back (issue 31; one on
+    Write, one per such Compare column): the downloads and the rest of the run show only then."""
+    for box in page.get_by_text(HAND_OUT_ANYWAY, exact=True).all():
+        box.click()
         settle(page)
 
 

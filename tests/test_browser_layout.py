@@ -15,7 +15,6 @@ import pytest
 from playwright.sync_api import expect
 
 from capel_ui.presets import PRESETS
-from capel_ui.ui.views import HAND_OUT_ANYWAY
 from tests.scripted_server import ok
 from tests.test_browser import (  # noqa: F401 (fixtures)
     MODEL_TIMEOUT,
@@ -25,6 +24,7 @@ from tests.test_browser import (  # noqa: F401 (fixtures)
     as_countdown,
     browser,
     go_to,
+    hand_out_anyway,
     open_app,
     screenshot,
     server,
@@ -70,9 +70,7 @@ def test_five_compare_columns_keep_their_figures_and_buttons_whole_at_1280_px(sm
     main = page.get_by_test_id("stMain")
     texts = main.locator(".capel-text").count()  # a column with no text (the embedded CAPEL column's countdown
     assert texts >= 3  # may hold markers only) has no actions; the scripted columns and Exact always have a text
-    for box in main.get_by_text(HAND_OUT_ANYWAY, exact=True).all():  # a junk text waits for the writer's say-so
-        box.click()
-        settle(page)
+    hand_out_anyway(page)  # a junk text waits for the writer's say-so
     expect(main.get_by_role("button", name="Use this")).to_have_count(texts)
     main.get_by_role("button", name="Use this").last.scroll_into_view_if_needed()
     screenshot(page, "compare-five-columns-1280")

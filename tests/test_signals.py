@@ -18,6 +18,7 @@ from capel_ui.runs import save_edit
 from capel_ui.storage import get_engine, list_runs
 from capel_ui.ui.views import HAND_OUT_ANYWAY
 from tests.conftest import variants_box
+from tests.test_app_compare_targets import run_button
 
 JUNK = (  # four words each, every one junk: a loop, a number list, a text about itself
     "Light light light light.",
@@ -89,8 +90,7 @@ def _compare_one(app: AppTest, scripted: ScriptedBackend, reply: str) -> AppTest
     app.text_area(key="c_instruction").input("Write a headline about a lighthouse.")
     app.number_input(key="c_target").set_value(6).run()
     app.multiselect(key="c_modes").set_value(["baseline"]).run()
-    [go] = [b for b in app.button if b.label == "Run comparison"]
-    go.click()
+    run_button(app).click()
     app.run()
     assert not app.exception, app.exception
     return app
