@@ -528,11 +528,12 @@ def _mode_said(args: argparse.Namespace, mode: str) -> str:
 
 def _variant_line(c: Candidate) -> str:
     parts = [f" · run {c.run_id}" if c.run_id is not None else ""]
-    parts.append(f" · score {c.score:.1f}" if c.score is not None else "")
+    # What the score means, as History's score line says it: "not a text to publish" for junk, never a bare number.
+    parts.append(f" · score {c.score:.1f}: {c.explanation}" if c.score is not None else "")
     parts.append(f" · judge {c.judge_score:g}" if c.judge_score is not None else "")
     parts.append(f" · {c.outcome.verdict.headline(c.outcome.request.count_unit)}")
     parts.append(f" · written {c.copies} times" if c.copies > 1 else "")  # identical variants are one (`collapse`)
-    return "".join(parts)  # " · run 3 · score 6.2 · judge 7 · ✓ exact · verified · 12/12 English words"
+    return "".join(parts)  # " · run 3 · score 6.2: ends naturally, reads smoothly · ✓ exact · verified · 12/12 …"
 
 
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:

@@ -53,7 +53,8 @@ class QualityWarning:
     """One thing a writer should look at before publishing: `kind` is nonword, glued, repeat (one word over and
     over), loop (a phrase or a sentence over and over), numbers (a number list), meta (it talks about itself), echo
     (it repeats the instruction), salad (words with no sentence in them), doubled (one word joined to itself:
-    "dedicated and dedicated") or dangling; `word` is what it is about."""
+    "dedicated and dedicated"), blank (a template's blank left to fill in: "[Guest's Name]") or dangling; `word` is what
+    it is about."""
 
     kind: str
     word: str
@@ -78,6 +79,8 @@ class QualityWarning:
             return f"“{self.word}” says the same word twice"
         if self.kind == "salad":
             return f"“{self.word}” is a string of words, not sentences"
+        if self.kind == "blank":
+            return f"“{self.word}” is a blank to fill in: the count changes when you fill it"
         if self.kind == "language":
             return self.word  # the provider's own sentence (ProviderSpec.language_note)
         return f"“{self.word}” is not a known word"
@@ -195,6 +198,7 @@ def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWa
     echo = echoes_request(text, own_text)
     if echo:
         out.insert(0, QualityWarning("echo", echo))
+    out += [QualityWarning("blank", b) for b in blanks(text, own_text)]
     end = dangling_end(text, lang)
     if end is not None:
         out.append(QualityWarning("dangling", end))
@@ -492,24 +496,49 @@ ABOUT_ITSELF_SHOWN = 60
 _CHAT = re.compile(
     r"\b(?:(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
     r"(?:details|information|specifics|context|topic|text you)"
-    r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an AI)\b[^.!?\n]{0,40}",
+    r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an AI"
+    # "I'm not sure what to do here, …", "Please add your own sentence, in your own words." (walked, SMS and ads)
+    r"|I(?:'m| am) not sure what (?:to do|you (?:mean|want))|(?:add|insert|write) your own (?:sentence|text|words)"
+    r"|in your own words)\b[^.!?\n]{0,40}|(?:please )?(?:respond|answer) with\s*:",
     re.IGNORECASE,
 )
-"""A chat reply inside the text: asking the writer for details ("X Post: Please provide…"), or offering help."""
+"""A chat reply inside the text: asking the writer for details ("X Post: Please provide…"), offering help, unsure
+of the task, or handing it back ("Please respond with: …", "add your own sentence")."""
+_NAMES_ITS_FORM = re.compile(
+    r"\b(?:it|this)(?:'s|’s| is) (?:an? |my |the |your )(?:[\w-]+ ){0,2}?(?:x post|post|tweet|headline|blurb"
+    r"|caption|meta description|sms|text message|ad)\s*(?=[.!?]|$)",
+    re.IGNORECASE,
+)
+"""The text naming what it is, as a sentence of its own end: "…, and it is an X post." (walked, ranked first)."""
+_VERB = re.compile(r"[A-Za-z]+")
+
+
+def _says_it_will_do_the_task(text: str, own_text: str) -> str | None:
+    """ "I'll remind the customer that…" for "Remind a customer…": the model saying what it will do with the request
+    (its first word, the verb of an instruction) instead of doing it."""
+    verb = _VERB.match(own_text.lstrip())
+    if verb is None:
+        return None
+    said = re.search(rf"\bI(?:'ll|’ll| will| can| am going to) {verb.group()}\b[^.!?\n]{{0,60}}", text, re.IGNORECASE)
+    return said.group() if said else None
 
 
 def talks_about_itself(text: str, own_text: str = "") -> str | None:
     """What a text says about itself instead of being the text, or None: an opening that introduces it ("Here's a
     possible X post:", "Sure! Here is …", "Headline: …"), or its own length named anywhere ("12 words:", "In just
-    80 words,") unless the writer's instruction (`own_text`) names it so. A writer's text may well start "Here is
+    80 words,") unless the writer's instruction (`own_text`) names it so, what it is ("…and it is an X post."), or
+    what the model will do with the request ("I'll remind the customer…"). A writer's text may well start "Here is
     where…" or "Absolutely fresh…": only an opening that names what it is (a post, a blurb, a version…) and ends on a
     colon or full stop is flagged, or a chat reply's "Sure!"/"Certainly,"."""
     found = _ABOUT_ITSELF.match(text.lstrip())
-    chat = _CHAT.search(text)
+    chat = _CHAT.search(text) or _NAMES_ITS_FORM.search(text)
+    task = _says_it_will_do_the_task(text, own_text)
     if found:
         shown = found.group().strip()
     elif chat and chat.group().lower() not in own_text.lower():
         shown = chat.group().strip()
+    elif task:
+        shown = task.strip()
     else:
         own = own_text.lower()
         mention = next((m for m in _LENGTH_MENTION.finditer(text) if m.group().strip(" :：").lower() not in own), None)
@@ -524,15 +553,25 @@ ECHO_RUN = 5
 dental appointment…" given back as the reminder). Its facts ("…on Tuesday at 3:30 pm with Dr. Patel") are what the
 text should hold: only the request itself, from its first word, is an echo."""
 _PLAIN_WORD = re.compile(r"[\w'’:.-]+")
+_ASKING_WORDS = """
+    write advertise announce describe remind create compose draft summarize summarise tell give explain generate
+    promote invite introduce thank welcome congratulate apologize apologise ask suggest make design craft produce
+    share post tweet pitch sell list outline rewrite shorten translate name"""
+_ASKING = frozenset(_ASKING_WORDS.split())
+"""Words an instruction opens with to ask for a text: a short text that is that opening ("Advertise a dog." for
+"Advertise a dog grooming salon in Bristol.") gives the request back; "Dog grooming in Bristol." for "Dog grooming
+in Bristol: an ad headline" is the writer's subject, written."""
 
 
 def echoes_request(text: str, own_text: str) -> str | None:
-    """The opening of the instruction a text gives back word for word (`ECHO_RUN` words from its first), or None;
-    never for a rewrite, whose text is the writer's own."""
+    """The opening of the instruction a text gives back word for word (`ECHO_RUN` words from its first, or the
+    whole of a shorter text), or None; never for a rewrite, whose text is the writer's own."""
     if not own_text or rewrite_source(own_text) is not None:
         return None
     plain = lambda t: [w.strip(".:").lower() for w in _PLAIN_WORD.findall(t)]  # noqa: E731
     ask, said = plain(own_text), plain(text)
+    if 2 <= len(said) < ECHO_RUN and said == ask[: len(said)] and said[0] in _ASKING:  # "Advertise a dog."
+        return text.strip()
     if len(ask) < ECHO_RUN:
         return None
     opening = ask[:ECHO_RUN]
@@ -541,6 +580,19 @@ def echoes_request(text: str, own_text: str) -> str | None:
         return None
     shown = " ".join(_PLAIN_WORD.findall(text)[at : at + ECHO_RUN]) + " …"
     return shown if len(shown) <= ABOUT_ITSELF_SHOWN else shown[: ABOUT_ITSELF_SHOWN - 1].rstrip() + "…"
+
+
+_BLANK = re.compile(r"\[[^\[\]\n]{1,40}\](?!\()|\{[^{}\n]{1,40}\}|【[^【】\n]{1,20}】")
+"""A template's blank: "[Guest's Name]", "{date}", "【客户姓名】" (not a Markdown link's "[text](url)")."""
+_LETTER = re.compile(rf"[^\W\d_]|[{_HAN}]")
+
+
+def blanks(text: str, own_text: str = "") -> list[str]:
+    """The blanks a text leaves for the writer to fill in ("Dear [Guest's Name],"), each once, in reading order:
+    a text a writer cannot publish as it stands, and whose count changes once the blank is filled. Not a bracket
+    the writer's own instruction holds, nor one without a letter ("[1]", "[…]")."""
+    found = (m.group() for m in _BLANK.finditer(text))
+    return list(dict.fromkeys(b for b in found if _LETTER.search(b) and b not in own_text))
 
 
 def junk(found: Sequence[QualityWarning]) -> bool:
@@ -601,7 +653,16 @@ def fluency(logprobs: Sequence[float] | None) -> float | None:
     return math.exp(sum(logprobs) / len(logprobs))
 
 
-PENALTY = {"dangling": 2.0, "loop": 4.0, "numbers": 4.0, "meta": 3.0, "echo": 3.0, "salad": 4.0, "doubled": 1.5}
+PENALTY = {
+    "dangling": 2.0,
+    "loop": 4.0,
+    "numbers": 4.0,
+    "meta": 3.0,
+    "echo": 3.0,
+    "salad": 4.0,
+    "doubled": 1.5,
+    "blank": 3.0,
+}
 """Points off for each kind of problem, once per kind (a loop counts once whether a word or a phrase repeats)."""
 CUT_OFF = 3.0
 """Points off for an ending the model would not have stopped at (P(end) 0), less as P(end) nears `NATURAL`."""
@@ -625,7 +686,7 @@ def offline_score(
     0.1–0.6 over the scale), minus 20 points per share of bad words, 2 for a dangling ending, 4 for a loop and 4
     for a number list (a repeating or counting model is confident, so its fluency alone would reward it), and up
     to 3 for an ending the model would not have stopped at (`ending_penalty`), and 3 for a text that opens by
-    talking about itself."""
+    talking about itself, and 3 for a blank left to fill in ("[Guest's Name]")."""
     base = 5.0 if fluency_ is None else 10.0 * math.sqrt(fluency_)
     bad = sum(1 for w in found if w.kind in ("nonword", "glued"))
     penalty = 20.0 * bad / max(n_words, 1)
@@ -663,6 +724,8 @@ def explain(fluency_: float | None, found: Sequence[QualityWarning], end_probabi
         parts.append("a string of words, not sentences")
     if "doubled" in kinds:
         parts.append("a word said twice")
+    if "blank" in kinds:
+        parts.append("a blank to fill in")
     bad = len({w.word for w in found if w.kind in ("nonword", "glued")})
     if bad:
         parts.append(f"{bad} unknown or glued word{'s' if bad > 1 else ''}")

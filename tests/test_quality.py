@@ -8,6 +8,7 @@ import pytest
 
 from capel_ui.quality import (
     QualityWarning,
+    blanks,
     dangling_end,
     explain,
     fluency,
@@ -303,6 +304,21 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("A 3-word slogan wins.", None),
         ("The title of the book is: War and Peace.", None),
         ("The story of our bakery is simple: bread, every day.", None),
+        # naming what it is, as a sentence's end (walked: ranked first of three X posts)
+        ("The library hosts a free coding workshop on Saturday, and it is an X post.", "it is an X post"),
+        ("This is a tweet!", "This is a tweet"),
+        ("It is the headline act of the night.", None),
+        ("This is a post-war building.", None),
+        # a chat reply unsure of the task or handing it back (walked: the best of three SMS and ads)
+        ("Please respond with: Reminder: My car service is on Friday.", "Please respond with:"),
+        (
+            "I'm not sure what to do here, I'll just remove the extra text.",
+            "I'm not sure what to do here, I'll just remove the extra te…",
+        ),
+        ("Please add your own sentence, in your own words.", "add your own sentence, in your own words"),
+        ("Answer with: yes.", "Answer with:"),
+        ("Reply YES to confirm your booking.", None),
+        ("We're not sure what the weather will do, so bring a coat.", None),
     ],
 )
 def test_a_text_that_talks_about_itself_is_flagged_by_what_it_says(text: str, expected: str | None) -> None:
@@ -363,6 +379,23 @@ def test_plain_texts_raise_no_alarm(text: str) -> None:
 
 
 REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
+GARAGE = "Remind a customer that their car service is on Friday at 9:15 am at Hill Garage."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I'll remind the customer that the service is at 9:15pm. You can check it now.",
+            "I'll remind the customer that the service is at 9:15pm",
+        ),
+        ("I will remind them.", "I will remind them"),
+        ("Your car service is on Friday at 9:15 am at Hill Garage. We'll remind you again.", None),
+        ("I'll see you on Friday at 9:15 am at Hill Garage.", None),
+    ],
+)
+def test_a_text_that_says_what_the_model_will_do_with_the_request_talks_about_itself(text: str, expected) -> None:
+    assert talks_about_itself(text, GARAGE) == expected
 
 
 @pytest.mark.parametrize(
@@ -378,6 +411,9 @@ REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with 
             "Rewrite the following text, keeping its meaning and tone:\n\nFine.",
             False,
         ),
+        ("Advertise a dog.", "Advertise a dog grooming salon in Bristol.", True),  # walked: best of three ads
+        ("Dog grooming in Bristol.", "Dog grooming in Bristol: write an ad headline.", False),
+        ("Bristol.", "Advertise a dog grooming salon in Bristol.", False),
     ],
     ids=[
         "the_request_given_back",
@@ -386,6 +422,9 @@ REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with 
         "a_short_question",
         "a_description_opened_with_the_request",
         "a_rewrite_is_the_writers_own",
+        "a_short_text_that_is_the_requests_opening",
+        "the_writers_subject_written_as_a_headline",
+        "one_word_of_the_request",
     ],
 )
 def test_a_text_that_repeats_the_request_is_junk_but_its_facts_are_not(text: str, instruction: str, echo: bool) -> None:
@@ -413,3 +452,32 @@ def test_a_loop_is_named_once_not_as_fifteen_overlapping_phrases() -> None:
     text = " ".join(["the bread of the sea rises slowly"] * 6) + "."
     assert len(loops(text)) == 1
     assert len(notes(warnings(text))) <= 2
+
+
+# ----- a template's blank left to fill in ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "own", "expected"),
+    [
+        ("Dear [Guest's Name], your room is ready.", "", ["[Guest's Name]"]),
+        ("Hi {first_name}, your order ships today.", "", ["{first_name}"]),
+        ("尊敬的【客户姓名】，您的订单已发货。", "", ["【客户姓名】"]),
+        ("Call [Phone] or visit [Phone] today.", "", ["[Phone]"]),  # each blank once
+        ("Dear [Name], welcome aboard.", "Write a welcome note that starts 'Dear [Name],'", []),  # the writer's own
+        ("Read [the guide](https://example.com) first.", "", []),  # a Markdown link
+        ("As shown before [1], sleep matters.", "", []),  # a citation: no letter
+        ("He said […] and left.", "", []),
+        ("Your table for four is booked.", "", []),
+    ],
+)
+def test_a_blank_left_to_fill_in_is_found_unless_the_writer_wrote_it(text: str, own: str, expected) -> None:
+    assert blanks(text, own) == expected
+
+
+def test_a_text_with_a_blank_says_so_costs_three_points_and_is_not_junk() -> None:
+    found = warnings("Dear [Guest's Name], your room is ready.")
+    assert [w.message for w in found] == ["“[Guest's Name]” is a blank to fill in: the count changes when you fill it"]
+    assert not junk(found)
+    assert offline_score(0.25, found, 7) == offline_score(0.25, [], 7) - 3.0
+    assert explain(0.4, found, 0.8) == "a blank to fill in, ends naturally, reads smoothly"

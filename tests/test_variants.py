@@ -320,3 +320,15 @@ def test_the_writers_pick_stands_for_its_identical_variants(scripted_model) -> N
     assert code == 0, err
     first, second = sorted(list_runs(engine()), key=lambda r: r.id)
     assert [r.id for r in ranked_runs([first, second], picked=second.id)] == [second.id]
+
+
+def test_cli_variants_say_what_each_score_means_and_call_junk_not_a_text_to_publish(scripted_model) -> None:
+    scripted_model.reply("Sure! Ships sail home.", GOOD)
+    code, out, err = cli(
+        "generate", "--model", "scripted", "--mode", "baseline", "--target", "4",
+        "--variants", "2", "Describe a lighthouse",
+    )  # fmt: skip
+    assert code == 0, err
+    junk_line = next(line for line in out.splitlines() if line.startswith("--- variant 2 of 2"))
+    assert "talks about itself: not a text to publish" in junk_line
+    assert out.index(GOOD) < out.index("Sure! Ships")
