@@ -433,7 +433,7 @@ def word_salad(found: Sequence[str]) -> bool:
 # ----- number lists ------------------------------------------------------------------------------------------
 
 _ENUMERATOR = re.compile(r"(?<![\w.,])(\d{1,3})[.):](?=\s|$)")
-_SECTION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{1,3}){2,})\.?(?=\s|$)")  # "2.1.1", "1.2.3": a section number
+_SECTION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{1,3}){2,})\.?(?=[\s,;]|$)")  # "2.1.1", "1.2.3": a section number
 _NUMBER = re.compile(r"^\d[\d.,:]*$")
 _LIST_ASKED = re.compile(r"\b(lists?|steps?|numbered|rank|top \d+)\b|清单|列表|步骤", re.IGNORECASE)
 NUMBER_LIST_MIN = 3
@@ -496,7 +496,7 @@ ABOUT_ITSELF_SHOWN = 60
 _CHAT = re.compile(
     r"\b(?:(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
     r"(?:details|information|specifics|context|topic|text you)"
-    r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an AI"
+    r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"
     # "I'm not sure what to do here, …", "Please add your own sentence, in your own words." (walked, SMS and ads)
     r"|I(?:'m| am) not sure what (?:to do|you (?:mean|want))|(?:add|insert|write) your own (?:sentence|text|words)"
     r"|in your own words)\b[^.!?\n]{0,40}|(?:please )?(?:respond|answer) with\s*:",
@@ -504,12 +504,17 @@ _CHAT = re.compile(
 )
 """A chat reply inside the text: asking the writer for details ("X Post: Please provide…"), offering help, unsure
 of the task, or handing it back ("Please respond with: …", "add your own sentence")."""
+_FORM = r"(?:[\w-]+ ){0,3}?(?:x post|post|tweet|headline|blurb|caption|description|sms|text message|ad)"
 _NAMES_ITS_FORM = re.compile(
-    r"\b(?:it|this)(?:'s|’s| is) (?:an? |my |the |your )(?:[\w-]+ ){0,2}?(?:x post|post|tweet|headline|blurb"
-    r"|caption|meta description|sms|text message|ad)\s*(?=[.!?]|$)",
+    rf"\b(?:it|this)(?:'s|’s| is) (?:just |only |simply )?(?:an? |my |the |your ){_FORM}\s*(?=[.!?]|$)"
+    rf"|^\W{{0,3}}this is (?:an? |my |the |your ){_FORM.replace('|post|', '|')} (?:about|for)\b",
     re.IGNORECASE,
 )
-"""The text naming what it is, as a sentence of its own end: "…, and it is an X post." (walked, ranked first)."""
+"""The text naming what it is, as a sentence of its own ("…, and it is an X post.", "It is just a text message.")
+or as its opening ("This is an X post about a new café…"; not "This is a post for everyone who…")."""
+_MAKERS = re.compile(r"\b(?:hugging ?face|smollm\w*|openai|chatgpt|(?:ai|large) language model)\b", re.IGNORECASE)
+"""The model's own maker or kind, named in a text the instruction did not name it in: "Dear Hugging Face, I hope
+this message finds you well…" for a post about a reading club (SmolLM2 was trained to say who made it)."""
 _VERB = re.compile(r"[A-Za-z]+")
 
 
@@ -531,7 +536,7 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
     where…" or "Absolutely fresh…": only an opening that names what it is (a post, a blurb, a version…) and ends on a
     colon or full stop is flagged, or a chat reply's "Sure!"/"Certainly,"."""
     found = _ABOUT_ITSELF.match(text.lstrip())
-    chat = _CHAT.search(text) or _NAMES_ITS_FORM.search(text)
+    chat = _CHAT.search(text) or _NAMES_ITS_FORM.search(text) or _MAKERS.search(text)
     task = _says_it_will_do_the_task(text, own_text)
     if found:
         shown = found.group().strip()

@@ -194,6 +194,8 @@ def test_the_instructions_own_name_coming_back_is_not_a_loop(text: str, own: str
         ("Open 24/7 since 1999, at 3:30 pm on 5 May.", "", None),
         ("Steps: 1. Mix. 2. Bake. 3. Serve.", "List three steps to bake bread.", None),  # asked for a list
         ("第一步：1. 和面。2. 发酵。3. 烤。", "", "1., 2., 3."),
+        ("Share a tweet with: 1.1.2261, 2.3.21, 3.1.1, 2.1.1, 5.4.21, and send it.", "", "2.3.21, 3.1.1, 2.1.1, …"),
+        ("The market opens on 12.05.2024, 13.05.2024 and 14.05.2024 from nine until late.", "", None),
         ("", "", None),
     ],
 )
@@ -317,6 +319,13 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ),
         ("Please add your own sentence, in your own words.", "add your own sentence, in your own words"),
         ("Answer with: yes.", "Answer with:"),
+        # read in benchmarks/presets_read.py's best-ranked variants: what the model is, or what the text is
+        ("This is an X post about a new café that opens at 6 am.", "This is an X post about"),
+        ("I'll send it tomorrow. It is just a text message.", "It is just a text message"),
+        ("This is a Google Ads product description.", "This is a Google Ads product description"),
+        ("As a data analysis AI, I'm Dr. Jameson Thompson.", "As a data analysis AI, I'm Dr"),
+        ("Dear Hugging Face, I hope this message finds you well.", "Hugging Face"),
+        ("This is a post for everyone who loves coffee.", None),
         ("Reply YES to confirm your booking.", None),
         ("We're not sure what the weather will do, so bring a coat.", None),
     ],
@@ -481,3 +490,10 @@ def test_a_text_with_a_blank_says_so_costs_three_points_and_is_not_junk() -> Non
     assert not junk(found)
     assert offline_score(0.25, found, 7) == offline_score(0.25, [], 7) - 3.0
     assert explain(0.4, found, 0.8) == "a blank to fill in, ends naturally, reads smoothly"
+
+
+def test_a_maker_the_instruction_names_is_the_subject_not_the_model_talking_about_itself() -> None:
+    assert (
+        talks_about_itself("OpenAI opens an office in London.", "Write a headline: OpenAI opens a London office.")
+        is None
+    )
