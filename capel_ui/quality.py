@@ -504,6 +504,10 @@ _CHAT = re.compile(
 )
 """A chat reply inside the text: asking the writer for details ("X Post: Please provide…"), offering help, unsure
 of the task, or handing it back ("Please respond with: …", "add your own sentence")."""
+_INTERJECTION = re.compile(
+    r"^(?:awesome|great|perfect|alright|okay|ok|sure|certainly|absolutely|of course)[!,.]\s+(?=\S)", re.I
+)
+"""A chat reply's first word, before the opening that introduces the text: "Awesome! Here's a revised version…"."""
 _FORM = r"(?:[\w-]+ ){0,3}?(?:x post|post|tweet|headline|blurb|caption|description|sms|text message|ad)"
 _NAMES_ITS_FORM = re.compile(
     rf"\b(?:it|this)(?:'s|’s| is) (?:just |only |simply )?(?:an? |my |the |your ){_FORM}\s*(?=[.!?]|$)"
@@ -535,7 +539,8 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
     what the model will do with the request ("I'll remind the customer…"). A writer's text may well start "Here is
     where…" or "Absolutely fresh…": only an opening that names what it is (a post, a blurb, a version…) and ends on a
     colon or full stop is flagged, or a chat reply's "Sure!"/"Certainly,"."""
-    found = _ABOUT_ITSELF.match(text.lstrip())
+    opening = text.lstrip()
+    found = _ABOUT_ITSELF.match(opening) or _ABOUT_ITSELF.match(_INTERJECTION.sub("", opening, count=1))
     chat = _CHAT.search(text) or _NAMES_ITS_FORM.search(text) or _MAKERS.search(text)
     task = _says_it_will_do_the_task(text, own_text)
     if found:

@@ -326,6 +326,11 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("As a data analysis AI, I'm Dr. Jameson Thompson.", "As a data analysis AI, I'm Dr"),
         ("Dear Hugging Face, I hope this message finds you well.", "Hugging Face"),
         ("This is a post for everyone who loves coffee.", None),
+        (
+            "Awesome! Here's a revised version of the instructions: 10:10pm today.",
+            "Here's a revised version of the instructions:",
+        ),
+        ("Great! Our bakery now opens at six.", None),
         ("Reply YES to confirm your booking.", None),
         ("We're not sure what the weather will do, so bring a coat.", None),
     ],
