@@ -83,11 +83,14 @@ def render() -> None:
         on_select="rerun",
         selection_mode="single-row",
         key=H.table_key(),
-        column_order=COLUMNS,  # the text second: in view at 1280 px without scrolling sideways
+        column_order=COLUMNS,  # the text second; up to the score in view at 1280 px without scrolling sideways
         column_config={
-            "id": st.column_config.NumberColumn("Run", width="small"),
-            "text": st.column_config.TextColumn("Text", width="large"),
-            "verified": st.column_config.TextColumn("✓", width="small", help="Verified: the count is proven."),
+            "id": st.column_config.NumberColumn("Run", width=56),
+            "text": st.column_config.TextColumn("Text", width=360),
+            "verified": st.column_config.TextColumn("✓", width=40, help="Verified: the count is proven."),
+            "target": st.column_config.TextColumn("Target"),
+            "count": st.column_config.NumberColumn("Count"),
+            "ending": st.column_config.TextColumn("Ending"),
             "mode": st.column_config.TextColumn("Mode", width="medium"),
             "score": st.column_config.NumberColumn("Score", help=SCORE_HELP, format="%.1f", width="small"),
         },
