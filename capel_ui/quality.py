@@ -522,6 +522,29 @@ this message finds you well…" for a post about a reading club (SmolLM2 was tra
 _VERB = re.compile(r"[A-Za-z]+")
 
 
+_ASKED_FORM = re.compile(
+    r"^\W{0,3}(?:write|compose|draft|create)\s+(?:an?|the|one)\s+(?:[\w-]+\s+){0,3}?(abstract|post|headline|blurb"
+    r"|description|caption|tweet|bio|summary|email|letter|invitation|review)\b",
+    re.IGNORECASE,
+)
+
+
+def _opens_on_the_asked_form(text: str, own_text: str) -> str | None:
+    """ "The abstract for a study on … includes an assertion about …" for "Write an abstract for a study…": a text
+    that opens on the very thing it was asked to be, as its subject, describes it instead of being it."""
+    asked = _ASKED_FORM.match(own_text)
+    if asked is None:
+        return None
+    form = re.escape(asked.group(1))
+    said = re.match(
+        rf"^\W{{0,3}}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){{0,2}}?{form}\s+(?:for|of|on|about|is about)\b"
+        rf"[^.!?\n]{{0,30}}",
+        text,
+        re.IGNORECASE,
+    )
+    return said.group() if said else None
+
+
 def _says_it_will_do_the_task(text: str, own_text: str) -> str | None:
     """ "I'll remind the customer that…" for "Remind a customer…": the model saying what it will do with the request
     (its first word, the verb of an instruction) instead of doing it."""
@@ -547,7 +570,7 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
         shown = found.group().strip()
     elif chat and chat.group().lower() not in own_text.lower():
         shown = chat.group().strip()
-    elif task:
+    elif task or (task := _opens_on_the_asked_form(text, own_text)):
         shown = task.strip()
     else:
         own = own_text.lower()
@@ -555,7 +578,7 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
         if mention is None:
             return None
         shown = mention.group().strip()
-    return shown if len(shown) <= ABOUT_ITSELF_SHOWN else shown[: ABOUT_ITSELF_SHOWN - 1].rstrip() + "…"
+    return _shown(_whole_words(shown, text))
 
 
 ECHO_RUN = 5
@@ -568,6 +591,10 @@ _ASKING_WORDS = """
     promote invite introduce thank welcome congratulate apologize apologise ask suggest make design craft produce
     share post tweet pitch sell list outline rewrite shorten translate name"""
 _ASKING = frozenset(_ASKING_WORDS.split())
+_ORDERING = frozenset(("advertise", "compose", "draft", "summarize", "summarise", "generate", "rewrite", "translate"))
+"""Words that order a text and never open one: a text that opens with the instruction's first two words, the first
+of these, is the order given back ("Advertise a family business in Portland…" for "Advertise a family-run bike
+repair shop in Portland."); "Write to us today!" or "Describe your dream trip…" may well be the text."""
 """Words an instruction opens with to ask for a text: a short text that is that opening ("Advertise a dog." for
 "Advertise a dog grooming salon in Bristol.") gives the request back; "Dog grooming in Bristol." for "Dog grooming
 in Bristol: an ad headline" is the writer's subject, written."""
@@ -582,14 +609,33 @@ def echoes_request(text: str, own_text: str) -> str | None:
     ask, said = plain(own_text), plain(text)
     if 2 <= len(said) < ECHO_RUN and said == ask[: len(said)] and said[0] in _ASKING:  # "Advertise a dog."
         return text.strip()
+    if len(said) >= 2 and said[:2] == ask[:2] and said[0] in _ORDERING:  # "Advertise a family business in…"
+        return _shown(" ".join(_PLAIN_WORD.findall(text)[:ECHO_RUN]) + " …")
     if len(ask) < ECHO_RUN:
         return None
     opening = ask[:ECHO_RUN]
     at = next((i for i in range(len(said) - ECHO_RUN + 1) if said[i : i + ECHO_RUN] == opening), None)
     if at is None:
         return None
-    shown = " ".join(_PLAIN_WORD.findall(text)[at : at + ECHO_RUN]) + " …"
-    return shown if len(shown) <= ABOUT_ITSELF_SHOWN else shown[: ABOUT_ITSELF_SHOWN - 1].rstrip() + "…"
+    return _shown(" ".join(_PLAIN_WORD.findall(text)[at : at + ECHO_RUN]) + " …")
+
+
+def _shown(phrase: str) -> str:
+    """`phrase` as a warning quotes it: at most `ABOUT_ITSELF_SHOWN` characters, cut after a whole word."""
+    if len(phrase) <= ABOUT_ITSELF_SHOWN:
+        return phrase
+    cut = phrase[: ABOUT_ITSELF_SHOWN - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut and phrase[len(cut)].isalnum() else cut).rstrip(" ,;:") + "…"
+
+
+def _whole_words(found: str, text: str) -> str:
+    """`found` (a match that took at most so many characters of `text`) without a word it cut in two, and "…" for
+    what follows: "I'll remind the customer that the service is…", not "…is curren"."""
+    at = text.find(found)
+    end = at + len(found)
+    if at < 0 or end >= len(text) or not (found[-1:].isalnum() and text[end].isalnum()) or " " not in found:
+        return found
+    return found.rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
 
 
 _BLANK = re.compile(r"\[[^\[\]\n]{1,40}\](?!\()|\{[^{}\n]{1,40}\}|【[^【】\n]{1,20}】")

@@ -315,7 +315,7 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("Please respond with: Reminder: My car service is on Friday.", "Please respond with:"),
         (
             "I'm not sure what to do here, I'll just remove the extra text.",
-            "I'm not sure what to do here, I'll just remove the extra te…",
+            "I'm not sure what to do here, I'll just remove the extra…",
         ),
         ("Please add your own sentence, in your own words.", "add your own sentence, in your own words"),
         ("Answer with: yes.", "Answer with:"),
@@ -393,6 +393,7 @@ def test_plain_texts_raise_no_alarm(text: str) -> None:
 
 
 REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
+ADVERTISE = "Advertise a family-run bike repair shop in Portland."
 GARAGE = "Remind a customer that their car service is on Friday at 9:15 am at Hill Garage."
 
 
@@ -428,6 +429,9 @@ def test_a_text_that_says_what_the_model_will_do_with_the_request_talks_about_it
         ("Advertise a dog.", "Advertise a dog grooming salon in Bristol.", True),  # walked: best of three ads
         ("Dog grooming in Bristol.", "Dog grooming in Bristol: write an ad headline.", False),
         ("Bristol.", "Advertise a dog grooming salon in Bristol.", False),
+        ("Advertise a family business in Portland with a bike repair shop.", ADVERTISE, True),  # read: ranked first
+        ("Advertise with us and reach thousands of readers.", "Advertise a newspaper's ad space.", False),
+        ("Write to us today for a free sample!", "Write an ad for a tea shop.", False),
     ],
     ids=[
         "the_request_given_back",
@@ -439,6 +443,9 @@ def test_a_text_that_says_what_the_model_will_do_with_the_request_talks_about_it
         "a_short_text_that_is_the_requests_opening",
         "the_writers_subject_written_as_a_headline",
         "one_word_of_the_request",
+        "the_order_given_back_with_a_word_changed",
+        "an_ad_that_asks_to_advertise",
+        "an_ad_that_asks_to_write",
     ],
 )
 def test_a_text_that_repeats_the_request_is_junk_but_its_facts_are_not(text: str, instruction: str, echo: bool) -> None:
@@ -502,3 +509,30 @@ def test_a_maker_the_instruction_names_is_the_subject_not_the_model_talking_abou
         talks_about_itself("OpenAI opens an office in London.", "Write a headline: OpenAI opens a London office.")
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "instruction", "expected"),
+    [
+        (
+            "The abstract for a study on how countdown prompts help models includes an assertion.",
+            "Write an abstract for a study showing that countdown prompts help language models hit exact lengths.",
+            "The abstract for a study on how countdown…",
+        ),  # read: ranked first, "ends naturally, reads smoothly"
+        (
+            "This post is about our new sourdough.",
+            "Write a social media post about our sourdough.",
+            "This post is about our new sourdough",
+        ),
+        ("The post office on Main Street reopens on Monday.", "Write a social media post about the post office.", None),
+        (
+            "The study of sleep shows that teenagers who sleep more score higher.",
+            "Write an abstract for a study of sleep.",
+            None,
+        ),
+    ],
+)
+def test_a_text_that_opens_on_what_it_was_asked_to_be_describes_it_instead(
+    text: str, instruction: str, expected
+) -> None:
+    assert talks_about_itself(text, instruction) == expected
