@@ -47,6 +47,9 @@ stops at the step that finds its first natural ending (`search_ending(first=True
 benchmarks/quality.py (issue 31: a planned exact text at most twice the unplanned one's time)."""
 CLOSINGS = 3
 """Rival closing sentences a text under a limit gets, where the limit leaves room (`EndingPlanner._closings`)."""
+WRITE_ANEW_SEEDS = 1000
+"""How far the seeds of a second round of texts written anew lie from the first's (`CLOSINGS` more, only where
+none of the first round ends on a whole word either)."""
 CLOSING_ROOM = {"words": 3, "chars": 16}
 """The least room (words, or characters) a limit must leave for a rival closing sentence to be worth writing."""
 CLOSING_MOST = {"words": 12, "chars": 80}
@@ -301,6 +304,9 @@ class EndingPlanner:
                 if start is None and not self._whole(texts + clauses):
                     start = ""  # nothing the model wrote ends whole ("Packin'ABikeRepaireter: The B."): write anew
                 closed, extra = self._closings(start, messages, options) if start is not None else ([], None)
+                if start == "" and not self._whole(closed):  # none of those either: once more, other seeds
+                    again, more = self._closings(start, messages, _reseeded(options, WRITE_ANEW_SEEDS))
+                    closed, extra = closed + again, total([extra, more])
                 texts += closed + clauses
             texts = self._worth_keeping(texts, raw)
             texts.sort(key=len)
@@ -484,3 +490,8 @@ def total(values: Iterable[int | None]) -> int | None:
     """The sum of the values known, None when none is."""
     known = [v for v in values if v is not None]
     return sum(known) if known else None
+
+
+def _reseeded(options: Options, by: int) -> Options:
+    """`options` with its seed moved `by` (none stays none: the server samples anew each time anyway)."""
+    return options if options.seed is None else dataclasses.replace(options, seed=options.seed + by)

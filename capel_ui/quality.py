@@ -162,7 +162,8 @@ def _kind(word: str, lang: Lang, own: set[str]) -> str | None:
 
 
 def dangling_end(text: str, lang: Lang = "en") -> str | None:
-    """The last word when a sentence cannot end on it ("of", "the", "的"), else None."""
+    """The last word when a sentence cannot end on it ("of", "the", "的"), or a lone letter after such a word (a word
+    cut at a limit: "…: The B."; "Plan B." stands), else None."""
     if lang == "zh":
         han = _HAN_CHAR.findall(text)
         if han and han[-1] in ZH_DANGLING and not _EN_WORD.search(text[text.rfind(han[-1]) :]):
@@ -170,7 +171,8 @@ def dangling_end(text: str, lang: Lang = "en") -> str | None:
     found = _EN_WORD.findall(text)
     if found and found[-1].lower() in DANGLING:
         return found[-1]
-    return None
+    cut = len(found) >= 2 and len(found[-1]) == 1 and found[-1].isalpha() and found[-1].lower() not in ("a", "i")
+    return found[-1] if cut and found[-2].lower() in DANGLING else None
 
 
 def warnings(text: str, lang: Lang = "en", own_text: str = "") -> list[QualityWarning]:

@@ -68,6 +68,9 @@ def test_glued_words_are_flagged_even_when_wordfreq_knows_them(text: str, expect
         ("我们喜欢海边的。", "zh", "的"),
         ("我们喜欢海边。", "zh", None),
         ("海边的 Whaler's Rest of", "zh", "of"),
+        ("Packin'ABikeRepaireter: The B.", "en", "B"),  # a word cut at a 30-character limit
+        ("We always have a Plan B.", "en", None),
+        ("Take your vitamin C.", "en", None),
     ],
 )
 def test_a_dangling_ending_is_a_function_word_last(text: str, lang: str, expected: str | None) -> None:

@@ -260,6 +260,22 @@ def test_of_the_texts_written_anew_a_loop_is_never_kept_over_a_plain_one() -> No
     assert out.text == "Portland, the Best!"
 
 
+def test_where_the_first_texts_written_anew_end_on_a_cut_word_too_three_more_are_written_on_other_seeds() -> None:
+    # In the suite, seed 1 kept "Packin'ABikeRepaireter: The B." once: every text written anew ended cut as well.
+    def reply(messages, options):
+        if options.prefill is None:
+            return GLUED
+        if options.prefill == "":
+            return "Bike Repair in Portland." if options.seed > 1000 else "Fixin'ABikeRepairster: The B."
+        return "."
+
+    model = ScriptedBackend(reply, capabilities=LLAMA_CPP, ending=0.9)
+    out = generate(model, Request(AD, 30, mode="exact", target_kind="at_most", unit="chars", seed=1))
+    assert out.text == "Bike Repair in Portland." and out.verified
+    seeds = sorted(o.seed for _, o in model.requests if o.prefill == "")
+    assert seeds == [101, 201, 301, 1101, 1201, 1301]
+
+
 def test_no_text_is_written_anew_where_a_clause_closes_whole() -> None:
     model = ScriptedBackend(_written_anew("Bike Repair Portland: A New E.", " Anew."), capabilities=LLAMA_CPP)
     out = generate(model, Request(AD, 30, mode="exact", target_kind="at_most", unit="chars"))
