@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 
-from .interrupts import install
+from .interrupts import cut_short, install
 
 EXIT_INTERRUPTED = 130  # vocab.EXIT_INTERRUPTED, named here so an interrupt during the imports is answered too
 
@@ -20,7 +20,9 @@ if __name__ == "__main__":
         from .cli import main
 
         code = main()
-    except KeyboardInterrupt:  # during the imports, before `main` answers it itself
+    except (KeyboardInterrupt, Exception) as exc:  # during the imports, before `main` answers it (or wrapped)
+        if not cut_short(exc):
+            raise
         sys.stderr.write("capel_ui: interrupted\n")
         code = EXIT_INTERRUPTED
     if code == EXIT_INTERRUPTED:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from .cliargs import bounded, limit_or_none
 from .counting import count, count_detail
-from .interrupts import deliver_later
+from .interrupts import cut_short, deliver_later
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
@@ -691,6 +691,9 @@ def main(
         stderr.write(f"capel_ui: error: {_redact(str(database_fault(exc)))}\n")
         return EXIT_BACKEND
     except Exception as exc:  # a bug of ours: one line, and the traceback only when asked for
+        if cut_short(exc):  # an interrupt Python wrapped (a class being made when it came)
+            stderr.write("capel_ui: interrupted\n")
+            return EXIT_INTERRUPTED
         if os.environ.get("CAPEL_DEBUG"):
             raise
         stderr.write(f"capel_ui: error: unexpected {type(exc).__name__}: {_redact(str(exc))} ({UNEXPECTED_HINT})\n")
