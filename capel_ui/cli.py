@@ -598,10 +598,10 @@ def _warnings(outcome: Outcome, found: list[QualityWarning]) -> list[str]:
 
 def _quality_json(outcome: Outcome, found: list[QualityWarning]) -> dict[str, object]:
     """`score`, `ending` and `warnings` (`found`) for `generate --json` (the same as a variant's)."""
-    from .ending import ending_words
+    from .quality import ending_said
     from .runs import quality_fields
 
-    ending = ending_words(outcome.end_probability)
+    ending = ending_said(outcome.end_probability, found)
     return {"score": quality_fields(outcome)["score"], "ending": ending, "warnings": [w.message for w in found]}
 
 

@@ -12,8 +12,7 @@ import json
 import re
 from typing import Any
 
-from .ending import ending_words
-from .history import score_line
+from .history import ending_label, score_line
 from .outcome import left_out
 from .runs import target_of, verdict_of
 from .storage import RunRecord
@@ -48,7 +47,7 @@ def export_json(run: RunRecord) -> str:
         "score": run.score,
         "fluency": run.fluency,
         "end_probability": run.end_probability,
-        "ending": ending_words(run.end_probability),
+        "ending": ending_label(run) or None,
         "judge_score": run.judge_score,
         "judge_model": run.judge_model,
         "sha256": sha256(run.text),

@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from .backends import language_note
-from .ending import ending_help, ending_words
+from .ending import ending_help
 from .outcome import left_out
 from .parser import check_output
-from .quality import NOT_TO_PUBLISH, QualityWarning, explain, junk, warnings
+from .quality import QualityWarning, ending_said, explain, warnings
 from .repair import calls_line
 from .runs import display_status, target_of, verdict_of
 from .storage import RunRecord
@@ -56,7 +56,7 @@ def history_rows(runs: Sequence[RunRecord], now: datetime | None = None) -> list
 def ending_label(run: RunRecord) -> str:
     """History's "ending" column: what the model thinks of the ending, or for a text no writer would keep
     (`quality.junk`) that instead, as beside its badge ("ends naturally" beside a loop read as praise)."""
-    return NOT_TO_PUBLISH if junk(run_warnings(run)) else ending_words(run.end_probability) or ""
+    return ending_said(run.end_probability, run_warnings(run)) or ""
 
 
 def history_table(runs: Sequence[RunRecord]) -> str:

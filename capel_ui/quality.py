@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .ending import NATURAL, ends_naturally
+from .ending import NATURAL, ending_words, ends_naturally
 from .lexicon import DANGLING, ZH_DANGLING, looks_glued, zipf
 from .prompts import rewrite_source
 from .vocab import Lang
@@ -666,6 +666,14 @@ ALL_JUNK = (
 """What the Write page and `generate --variants K` say when every variant is junk."""
 NOT_TO_PUBLISH = "not a text to publish"
 """What a text no writer would keep (`junk`) is called, in its score line and beside its verdict badge."""
+
+
+def ending_said(end_probability: float | None, found: Sequence[QualityWarning]) -> str | None:
+    """The ending as every surface says it (badge, History, exports, JSON, batch output): "not a text to publish" for
+    a text no writer would keep (`junk`: "ends naturally" beside a loop reads as praise), else `ending_words`."""
+    return NOT_TO_PUBLISH if junk(found) else ending_words(end_probability)
+
+
 ONE_JUNK = (
     "This text is not worth keeping (see the warnings): the count is right, the text is not. Run again, or change "
     "the instruction or the model."

@@ -19,11 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from .ending import ending_words
 from .history import run_warnings
 from .outcome import Outcome
 from .prompts import rewrite_source
-from .quality import QualityWarning, explain, junk, on_point, warnings
+from .quality import QualityWarning, ending_said, explain, junk, on_point, warnings
 from .request import Request
 from .rewrite import saved_faithfulness
 from .runs import verdict_of
@@ -139,7 +138,7 @@ class Candidate:
             "fluency": None if o.fluency is None else round(o.fluency, 4),
             "judge_score": self.judge_score,
             "end_probability": o.end_probability,
-            "ending": ending_words(o.end_probability),
+            "ending": ending_said(o.end_probability, self.warnings),
             "explanation": self.explanation,
             "warnings": [w.message for w in self.warnings],
             "status": o.status,

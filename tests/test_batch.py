@@ -494,3 +494,18 @@ def test_the_batch_page_previews_the_example_writes_it_and_offers_both_downloads
     at.run()  # drawn again: the same batch, found complete, nothing left to write
     assert not [b for b in at.button if b.label.startswith("Write")]
     assert any("3 written already" in c.value for c in at.caption)
+
+
+def test_a_junk_row_is_not_a_text_to_publish_in_the_output_never_ends_naturally(
+    tmp_path: Path, scripted_model: ScriptedBackend
+) -> None:
+    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
+    scripted_model.reply(
+        lambda messages, options: "Lighthouse: 1. 2. 3. 4." if "lighthouse" in str(messages) else "Tea in a blue mug."
+    )
+    src = write(
+        tmp_path / "in.csv", "id,instruction,target\nj,Write a headline about a lighthouse,5\nk,Describe a mug,5\n"
+    )
+    run_cli(str(src), "--model", "scripted", "--mode", "baseline", "--out", str(tmp_path / "out.csv"))
+    endings = {r["id"]: r["ending"] for r in read_csv(tmp_path / "out.csv")}
+    assert endings == {"j": "not a text to publish", "k": "ends naturally"}

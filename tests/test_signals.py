@@ -5,6 +5,7 @@ the CLI's default mode is the best the model can do, said in the verdict line.""
 from __future__ import annotations
 
 import io
+import json
 import os
 
 import pytest
@@ -12,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.cli import main
+from capel_ui.export import export_json
 from capel_ui.history import history_rows
 from capel_ui.quality import ALL_JUNK, NOT_TO_PUBLISH, ONE_JUNK
 from capel_ui.runs import save_edit
@@ -275,3 +277,25 @@ def test_historys_score_line_never_praises_junk(text: str) -> None:
     line = score_line(run)
     assert line.startswith("score 5.39: ") and line.endswith("not a text to publish")
     assert not any(p in line for p in ("reads smoothly", "no problems found", "ends naturally"))
+
+
+@pytest.mark.parametrize(
+    ("reply", "ending"), [(NUMBERS, NOT_TO_PUBLISH), (LIGHTHOUSE, "ends naturally")], ids=["junk", "kept"]
+)
+def test_generate_json_and_the_runs_json_export_call_junk_not_a_text_to_publish(
+    scripted_model: ScriptedBackend, reply: str, ending: str
+) -> None:
+    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
+    scripted_model.reply(reply)
+    _, out, _ = _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "--json", "Headline.")
+    [run] = list_runs(get_engine(os.environ["DATABASE_URL"]))
+    assert (json.loads(out)["ending"], json.loads(export_json(run))["ending"]) == (ending, ending)
+
+
+def test_generate_variants_json_calls_a_junk_variant_not_a_text_to_publish(scripted_model: ScriptedBackend) -> None:
+    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
+    scripted_model.reply(NUMBERS, LIGHTHOUSE)
+    argv = ("--model", "scripted", "--mode", "baseline", "--target", "6", "--variants", "2", "--json", "Headline.")
+    _, out, _ = _generate(*argv)
+    endings = {v["text"]: v["ending"] for v in json.loads(out)["variants"]}
+    assert endings == {LIGHTHOUSE: "ends naturally", NUMBERS: NOT_TO_PUBLISH}

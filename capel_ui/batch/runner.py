@@ -31,10 +31,9 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from ..backends import Backend, BackendError, capabilities_for, get_backend, provider_of, spec_of
-from ..ending import ending_words
-from ..history import run_warnings
+from ..history import ending_label, run_warnings
 from ..outcome import Outcome
-from ..quality import junk, notes
+from ..quality import ending_said, junk, notes
 from ..runs import verdict_of
 from ..service import RunHandle, start
 from ..storage import RunRecord, get_run, update_run
@@ -98,7 +97,7 @@ def result_of(run: RunRecord, *, resumed: bool = False) -> Result:
         text=run.text or "",
         count=run.count,
         verified=verdict_of(run).verified,
-        ending=ending_words(run.end_probability),
+        ending=ending_label(run),
         score=run.score,
         warnings="; ".join(notes(found := run_warnings(run))),
         junk=junk(found),
@@ -117,13 +116,14 @@ def _outcome_result(outcome: Outcome, run_id: int | None, save_error: str | None
     from ..quality import warnings
     from ..runs import quality_fields
 
+    found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)
     return Result(
         text=outcome.text,
         count=outcome.count,
         verified=outcome.verified,
-        ending=ending_words(outcome.end_probability),
+        ending=ending_said(outcome.end_probability, found),
         score=quality_fields(outcome)["score"],
-        warnings="; ".join(notes(warnings(outcome.text, outcome.request.lang, outcome.request.instruction))),
+        warnings="; ".join(notes(found)),
         run_id=run_id,
         error=save_error or outcome.failure,
         status=outcome.status,
