@@ -64,8 +64,9 @@ sentence closes it with its own dot ("…at 9 a.m.", never "a.m..")."""
 ABBREVIATIONS_ENDING = ("a.m.", "p.m.", "A.M.", "P.M.", "U.S.", "U.K.", "U.N.", "E.U.", "D.C.", "Ph.D.", "etc.")
 """The abbreviations a sentence may end on."""
 
-ZH_DANGLING = frozenset("的和与或在是把被对从向为了及并")
-"""Chinese characters a sentence does not end on (particles, conjunctions, prepositions)."""
+ZH_DANGLING = frozenset("的和与或在是把被对从向为及并")
+"""Chinese characters a sentence does not end on (particles, conjunctions, prepositions). Not 了: it ends a great
+many sentences ("书店开门了。"); it stood here, as one character, for the 为了 ("in order to") of a cut clause."""
 
 # A word the en_words and lifebench counters both count as exactly one, whatever its case.
 _PLAIN = re.compile(r"^[a-z0-9]([a-z0-9'-]{0,14}[a-z0-9])?$")

@@ -67,6 +67,7 @@ def test_glued_words_are_flagged_even_when_wordfreq_knows_them(text: str, expect
         ("", "en", None),
         ("我们喜欢海边的。", "zh", "的"),
         ("我们喜欢海边。", "zh", None),
+        ("海边的书店开门了。", "zh", None),  # 了 ends a great many sentences
         ("海边的 Whaler's Rest of", "zh", "of"),
         ("Packin'ABikeRepaireter: The B.", "en", "B"),  # a word cut at a 30-character limit
         ("We always have a Plan B.", "en", None),

@@ -4,6 +4,7 @@ the CLI's default mode is the best the model can do, said in the verdict line.""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import Capabilities, ScriptedBackend
+from capel_ui.backends.providers import PROVIDERS
 from capel_ui.cli import main
 from capel_ui.export import export_json
 from capel_ui.history import history_rows
@@ -299,3 +301,17 @@ def test_generate_variants_json_calls_a_junk_variant_not_a_text_to_publish(scrip
     _, out, _ = _generate(*argv)
     endings = {v["text"]: v["ending"] for v in json.loads(out)["variants"]}
     assert endings == {LIGHTHOUSE: "ends naturally", NUMBERS: NOT_TO_PUBLISH}
+
+
+def test_a_text_in_a_language_the_model_does_not_write_is_not_a_text_to_publish_in_the_cli(
+    scripted_model: ScriptedBackend, monkeypatch
+) -> None:
+    # The scripted provider declared as SmolLM2-135M's is: it does not write Chinese.
+    monkeypatch.setitem(PROVIDERS, "scripted", dataclasses.replace(PROVIDERS["scripted"], languages=("en",)))
+    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
+    scripted_model.reply("海边的书店开门了。")
+    code, _, err = _generate("--model", "scripted", "--lang", "zh", "--mode", "baseline", "--target", "8", "Hi.")
+    [line] = [line for line in err.splitlines() if line.startswith("✓")]
+    assert (code, f" · {NOT_TO_PUBLISH} · " in line, "ends naturally" in line) == (0, True, False)
+    assert f"warning: {ONE_JUNK}" in err.splitlines()
+    assert any("does not write Chinese" in line for line in err.splitlines())
