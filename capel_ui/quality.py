@@ -518,9 +518,10 @@ _NAMES_ITS_FORM = re.compile(
 )
 """The text naming what it is, as a sentence of its own ("…, and it is an X post.", "It is just a text message.")
 or as its opening ("This is an X post about a new café…"; not "This is a post for everyone who…")."""
-_MAKERS = re.compile(r"\b(?:hugging ?face|smollm\w*|openai|chatgpt|(?:ai|large) language model)\b", re.IGNORECASE)
-"""The model's own maker or kind, named in a text the instruction did not name it in: "Dear Hugging Face, I hope
-this message finds you well…" for a post about a reading club (SmolLM2 was trained to say who made it)."""
+_MAKERS = re.compile(r"\b(?:hugging ?face|smollm\w*|(?:ai|large) language model)\b", re.IGNORECASE)
+"""The embedded model's own maker or kind, named in a text the instruction did not name it in: "Dear Hugging Face, I
+hope this message finds you well…" for a post about a reading club (SmolLM2 was trained to say who made it). Not
+"OpenAI" or "ChatGPT": a post about AI tools may well name them."""
 _VERB = re.compile(r"[A-Za-z]+")
 
 

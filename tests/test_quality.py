@@ -330,6 +330,7 @@ def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) ->
         ("As a data analysis AI, I'm Dr. Jameson Thompson.", "As a data analysis AI, I'm Dr"),
         ("Dear Hugging Face, I hope this message finds you well.", "Hugging Face"),
         ("This is a post for everyone who loves coffee.", None),
+        ("Teachers now plan lessons with ChatGPT and other AI tools.", None),  # a post about AI may name them
         (
             "Awesome! Here's a revised version of the instructions: 10:10pm today.",
             "Here's a revised version of the instructions:",
@@ -509,10 +510,8 @@ def test_a_text_with_a_blank_says_so_costs_three_points_and_is_not_junk() -> Non
 
 
 def test_a_maker_the_instruction_names_is_the_subject_not_the_model_talking_about_itself() -> None:
-    assert (
-        talks_about_itself("OpenAI opens an office in London.", "Write a headline: OpenAI opens a London office.")
-        is None
-    )
+    instruction = "Write a headline: Hugging Face opens a London office."
+    assert talks_about_itself("Hugging Face opens an office in London.", instruction) is None
 
 
 @pytest.mark.parametrize(
