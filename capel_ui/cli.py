@@ -538,14 +538,16 @@ def _variant_line(c: Candidate) -> str:
 
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
     """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
-    from .ending import ending_words
-    from .quality import NOT_TO_PUBLISH, ONE_JUNK, junk, warnings
+    from .quality import NOT_TO_PUBLISH, ONE_JUNK, ending_said, junk, warnings
 
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
     found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)  # once, for JSON and stderr
+    # A text no writer keeps (junk, or not in the language asked for): its ending is no praise of it.
+    thrown = bool(outcome.text.strip()) and (outcome.foreign or junk(found))
+    ending = NOT_TO_PUBLISH if thrown else ending_said(outcome.end_probability, found)
     if args.json:
-        doc = {**outcome.as_json(), **_quality_json(outcome, found), "run_id": live.run_id}
+        doc = {**outcome.as_json(), **_quality_json(outcome, found, ending), "run_id": live.run_id}
         if live.save_error:
             doc["save_error"] = live.save_error
         printer.out.write(json.dumps(doc, ensure_ascii=False) + "\n")
@@ -562,12 +564,9 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     headline = outcome.verdict.headline(outcome.request.count_unit)
     most = live.view().max_calls
     calls = f" · {outcome.calls} of {most} calls" if most > 1 else ""
-    # A text no writer keeps (junk, or not in the language asked for): its ending is no praise of it.
-    thrown = bool(outcome.text.strip()) and (outcome.foreign or junk(found))
-    ending = NOT_TO_PUBLISH if thrown else ending_words(outcome.end_probability)
-    ending = f" · {ending}" if ending else ""
+    said = f" · {ending}" if ending else ""
     mode = _mode_said(args, outcome.request.mode)
-    err.write(f"{headline}{ending}{mode} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
+    err.write(f"{headline}{said}{mode} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
     for note in _warnings(outcome, found):
         err.write(f"warning: {note}\n")
     if thrown:
@@ -596,12 +595,11 @@ def _warnings(outcome: Outcome, found: list[QualityWarning]) -> list[str]:
     return notes(found)
 
 
-def _quality_json(outcome: Outcome, found: list[QualityWarning]) -> dict[str, object]:
-    """`score`, `ending` and `warnings` (`found`) for `generate --json` (the same as a variant's)."""
-    from .quality import ending_said
+def _quality_json(outcome: Outcome, found: list[QualityWarning], ending: str | None) -> dict[str, object]:
+    """`score`, `ending` (as the verdict line says it) and `warnings` (`found`) for `generate --json` (the same as a
+    variant's)."""
     from .runs import quality_fields
 
-    ending = ending_said(outcome.end_probability, found)
     return {"score": quality_fields(outcome)["score"], "ending": ending, "warnings": [w.message for w in found]}
 
 

@@ -510,10 +510,11 @@ _INTERJECTION = re.compile(
     r"^(?:awesome|great|perfect|alright|okay|ok|sure|certainly|absolutely|of course)[!,.]\s+(?=\S)", re.I
 )
 """A chat reply's first word, before the opening that introduces the text: "Awesome! Here's a revised version…"."""
-_FORM = r"(?:[\w-]+ ){0,3}?(?:x post|post|tweet|headline|blurb|caption|description|sms|text message|ad)"
+_PLATFORM_FORMS = "x post|tweet|headline|blurb|caption|description|sms|text message|ad"
 _NAMES_ITS_FORM = re.compile(
-    rf"\b(?:it|this)(?:'s|’s| is) (?:just |only |simply )?(?:an? |my |the |your ){_FORM}\s*(?=[.!?]|$)"
-    rf"|^\W{{0,3}}this is (?:an? |my |the |your ){_FORM.replace('|post|', '|')} (?:about|for)\b",
+    rf"\b(?:it|this)(?:'s|’s| is) (?:just |only |simply )?(?:an? |my |the |your )(?:[\w-]+ ){{0,3}}?"
+    rf"(?:post|{_PLATFORM_FORMS})\s*(?=[.!?]|$)"
+    rf"|^\W{{0,3}}this is (?:an? |my |the |your )(?:[\w-]+ ){{0,3}}?(?:{_PLATFORM_FORMS}) (?:about|for)\b",
     re.IGNORECASE,
 )
 """The text naming what it is, as a sentence of its own ("…, and it is an X post.", "It is just a text message.")
@@ -568,12 +569,11 @@ def talks_about_itself(text: str, own_text: str = "") -> str | None:
     opening = text.lstrip()
     found = _ABOUT_ITSELF.match(opening) or _ABOUT_ITSELF.match(_INTERJECTION.sub("", opening, count=1))
     chat = _CHAT.search(text) or _NAMES_ITS_FORM.search(text) or _MAKERS.search(text)
-    task = _says_it_will_do_the_task(text, own_text)
     if found:
         shown = found.group().strip()
     elif chat and chat.group().lower() not in own_text.lower():
         shown = chat.group().strip()
-    elif task or (task := _opens_on_the_asked_form(text, own_text)):
+    elif task := _says_it_will_do_the_task(text, own_text) or _opens_on_the_asked_form(text, own_text):
         shown = task.strip()
     else:
         own = own_text.lower()
@@ -594,13 +594,13 @@ _ASKING_WORDS = """
     promote invite introduce thank welcome congratulate apologize apologise ask suggest make design craft produce
     share post tweet pitch sell list outline rewrite shorten translate name"""
 _ASKING = frozenset(_ASKING_WORDS.split())
+"""Words an instruction opens with to ask for a text: a short text that is that opening ("Advertise a dog." for
+"Advertise a dog grooming salon in Bristol.") gives the request back; "Dog grooming in Bristol." for "Dog grooming
+in Bristol: an ad headline" is the writer's subject, written."""
 _ORDERING = frozenset(("advertise", "compose", "draft", "summarize", "summarise", "generate", "rewrite", "translate"))
 """Words that order a text and never open one: a text that opens with the instruction's first two words, the first
 of these, is the order given back ("Advertise a family business in Portland…" for "Advertise a family-run bike
 repair shop in Portland."); "Write to us today!" or "Describe your dream trip…" may well be the text."""
-"""Words an instruction opens with to ask for a text: a short text that is that opening ("Advertise a dog." for
-"Advertise a dog grooming salon in Bristol.") gives the request back; "Dog grooming in Bristol." for "Dog grooming
-in Bristol: an ad headline" is the writer's subject, written."""
 
 
 def echoes_request(text: str, own_text: str) -> str | None:

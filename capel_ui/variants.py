@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, TypeVar
 
 from .history import run_warnings
@@ -92,8 +93,9 @@ class Candidate:
     copies: int = 1
     on_point: bool = True  # keeps the request's point as well as the other variants (`quality.on_point`)
 
-    @property
+    @cached_property
     def warnings(self) -> list[QualityWarning]:
+        """Worked out once: the rank key, `junk`, the explanation, the ending and the JSON each ask for them."""
         o = self.outcome
         return warnings(o.text, o.request.lang, o.request.instruction)
 

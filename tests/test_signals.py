@@ -85,10 +85,15 @@ LIGHTHOUSE = "The lighthouse town shines again tonight."  # six words, kept
 NUMBERS = "Lighthouse: 1. 2. 3. 4. 5."  # six words, a number list
 
 
+def _ending_naturally(scripted: ScriptedBackend, *replies: str) -> None:
+    """The scripted model writes `replies`, each ending where it would end (P(end) 0.9: "ends naturally")."""
+    scripted.capabilities, scripted.ending = Capabilities(end_probability=True), 0.9
+    scripted.reply(*replies)
+
+
 def _compare_one(app: AppTest, scripted: ScriptedBackend, reply: str) -> AppTest:
     """Compare with one column (the scripted model, Baseline, 6 words) that writes `reply`, ending naturally."""
-    scripted.capabilities, scripted.ending = Capabilities(end_probability=True), 0.9
-    scripted.reply(reply)
+    _ending_naturally(scripted, reply)
     app.selectbox(key="provider").set_value("scripted").run()
     app.switch_page("app_pages/compare.py").run()
     app.text_area(key="c_instruction").input("Write a headline about a lighthouse.")
@@ -183,8 +188,7 @@ def test_one_junk_text_is_said_plainly_in_the_cli(scripted_model: ScriptedBacken
 def test_the_cli_verdict_line_calls_junk_not_a_text_to_publish_instead_of_praising_its_ending(
     scripted_model: ScriptedBackend, reply: str, said: str, not_said: str
 ) -> None:
-    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
-    scripted_model.reply(reply)
+    _ending_naturally(scripted_model, reply)
     _, _, err = _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "--no-save", "Headline.")
     [line] = [line for line in err.splitlines() if line.startswith("✓")]
     assert (f" · {said} · " in line, not_said in line) == (True, False)
@@ -196,8 +200,7 @@ def test_the_cli_verdict_line_calls_junk_not_a_text_to_publish_instead_of_praisi
 def test_historys_ending_column_calls_junk_not_a_text_to_publish(
     scripted_model: ScriptedBackend, reply: str, ending: str
 ) -> None:
-    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
-    scripted_model.reply(reply)
+    _ending_naturally(scripted_model, reply)
     _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "Headline.")
     [row] = history_rows(list_runs(get_engine(os.environ["DATABASE_URL"])))
     assert row["ending"] == ending
@@ -287,16 +290,14 @@ def test_historys_score_line_never_praises_junk(text: str) -> None:
 def test_generate_json_and_the_runs_json_export_call_junk_not_a_text_to_publish(
     scripted_model: ScriptedBackend, reply: str, ending: str
 ) -> None:
-    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
-    scripted_model.reply(reply)
+    _ending_naturally(scripted_model, reply)
     _, out, _ = _generate("--model", "scripted", "--mode", "baseline", "--target", "6", "--json", "Headline.")
     [run] = list_runs(get_engine(os.environ["DATABASE_URL"]))
     assert (json.loads(out)["ending"], json.loads(export_json(run))["ending"]) == (ending, ending)
 
 
 def test_generate_variants_json_calls_a_junk_variant_not_a_text_to_publish(scripted_model: ScriptedBackend) -> None:
-    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
-    scripted_model.reply(NUMBERS, LIGHTHOUSE)
+    _ending_naturally(scripted_model, NUMBERS, LIGHTHOUSE)
     argv = ("--model", "scripted", "--mode", "baseline", "--target", "6", "--variants", "2", "--json", "Headline.")
     _, out, _ = _generate(*argv)
     endings = {v["text"]: v["ending"] for v in json.loads(out)["variants"]}
@@ -308,10 +309,11 @@ def test_a_text_in_a_language_the_model_does_not_write_is_not_a_text_to_publish_
 ) -> None:
     # The scripted provider declared as SmolLM2-135M's is: it does not write Chinese.
     monkeypatch.setitem(PROVIDERS, "scripted", dataclasses.replace(PROVIDERS["scripted"], languages=("en",)))
-    scripted_model.capabilities, scripted_model.ending = Capabilities(end_probability=True), 0.9
-    scripted_model.reply("海边的书店开门了。")
+    _ending_naturally(scripted_model, "海边的书店开门了。")
     code, _, err = _generate("--model", "scripted", "--lang", "zh", "--mode", "baseline", "--target", "8", "Hi.")
     [line] = [line for line in err.splitlines() if line.startswith("✓")]
     assert (code, f" · {NOT_TO_PUBLISH} · " in line, "ends naturally" in line) == (0, True, False)
     assert f"warning: {ONE_JUNK}" in err.splitlines()
     assert any("does not write Chinese" in line for line in err.splitlines())
+    _, out, _ = _generate("--model", "scripted", "--lang", "zh", "--mode", "baseline", "--target", "8", "--json", "Hi.")
+    assert json.loads(out)["ending"] == NOT_TO_PUBLISH  # as the verdict line says it
