@@ -27,9 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from capel_ui.backends import get_backend
 from capel_ui.presets import PRESETS, Preset
 from capel_ui.request import Request
-from capel_ui.service import start
+from capel_ui.service import modes_for, start
 from capel_ui.variants import Candidate
-from capel_ui.vocab import auto_mode
 
 INSTRUCTIONS: dict[str, tuple[str, ...]] = {
     "headline": (
@@ -74,7 +73,7 @@ INSTRUCTIONS: dict[str, tuple[str, ...]] = {
 
 def ranked(preset: Preset, instruction: str, backend, k: int, seed: int) -> list[Candidate]:
     """The K variants of one request, best first, as `generate --preset … --variants K` ranks them."""
-    mode = auto_mode(backend.capabilities.grammar, preset.lang, preset.unit, preset.kind)
+    mode = modes_for(backend.capabilities, preset.lang, preset.unit, preset.kind).default
     request = Request.of(preset.target, instruction, lang=preset.lang, unit=preset.unit, mode=mode, seed=seed)
     handle = start(request, backend, None, origin="cli", variants=k)
     handle.run_together(lambda: None)

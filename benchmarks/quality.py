@@ -70,7 +70,6 @@ from capel_ui.quality import (
     talks_about_itself,
     words,
 )
-from capel_ui.runs import quality_fields
 from capel_ui.variants import Candidate, rank, variant_requests
 
 INSTRUCTIONS = (
@@ -120,7 +119,7 @@ class Row:
     @property
     def best(self) -> Outcome:
         """The best-ranked variant: what the Write page shows first and Copy and the downloads use."""
-        candidates = [Candidate(o, None, quality_fields(o)["score"]) for o in self.outcomes]
+        candidates = [Candidate(o, None, o.score) for o in self.outcomes]
         return rank(candidates)[0].outcome
 
 

@@ -38,7 +38,6 @@ from .vocab import (
     EXIT_USAGE,
     FAILURES,
     GRAMMAR_FIELDS,
-    LANG_LABELS,
     LANGS,
     MAX_CALLS,
     MAX_TARGET,
@@ -48,7 +47,6 @@ from .vocab import (
     UNITS,
     Lang,
     TargetKind,
-    auto_mode,
     is_answer,
     unit_label,
 )
@@ -59,9 +57,8 @@ if TYPE_CHECKING:  # the backends (the openai client) and storage (SQLAlchemy) l
 
     from sqlalchemy import Engine
 
+    from .assessment import Assessment
     from .backends import Backend
-    from .outcome import Outcome
-    from .quality import QualityWarning
     from .request import Request
     from .runs import LiveRun
     from .service import RunHandle
@@ -117,26 +114,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     pr = sub.add_parser("prompt", help="print the prompt for an instruction")
-    pr.add_argument("--lang", choices=LANGS, default="en")
-    pr.add_argument("--target", type=_target, required=True)
-    pr.add_argument("--mode", choices=MODES, default="capel")
+    pr.add_argument("--lang", choices=LANGS, default="en", help="the language of the prompt")
+    pr.add_argument("--target", type=_target, required=True, help="exactly N units")
+    pr.add_argument("--mode", choices=MODES, default="capel", help="the mode whose prompt to print")
     pr.add_argument("--code", action="store_true", help="add the code-aware rule (a code line is one token)")
-    pr.add_argument("instruction")
+    pr.add_argument("instruction", help="what to write")
 
     co = sub.add_parser("count", help="count the length of a text")
-    co.add_argument("--unit", choices=UNITS, default="en_words")
-    co.add_argument("file", nargs="?", default="-")
+    co.add_argument("--unit", choices=UNITS, default="en_words", help="the counting unit (docs/units.md)")
+    co.add_argument("file", nargs="?", default="-", help="a UTF-8 text file, or - for standard input")
 
     ch = sub.add_parser("check", help="validate a raw CAPEL output and print JSON")
-    ch.add_argument("--lang", choices=LANGS, default="en")
+    ch.add_argument("--lang", choices=LANGS, default="en", help="the language of the output")
     ch_kinds = ch.add_mutually_exclusive_group(required=True)
     ch_kinds.add_argument("--target", type=_target, help="exactly N units: the countdown runs to <1> before <0>")
     ch_kinds.add_argument("--at-most", type=_target, metavar="N", help="at most N: <0> may close at any unit")
     ch_kinds.add_argument("--range", metavar="A-B", help="between A and B: <0> may close from the A-th unit on")
-    ch.add_argument("--unit", choices=UNITS)
+    ch.add_argument("--unit", choices=UNITS, help="the counting unit (default: the language's own)")
     ch.add_argument("--draft", action="store_true", help="the output starts with a <draft>…</draft> to discard")
     ch.add_argument("--code", action="store_true", help="a code line after a marker counts as one unit")
-    ch.add_argument("file", nargs="?", default="-")
+    ch.add_argument("file", nargs="?", default="-", help="the raw output, a UTF-8 file, or - for standard input")
 
     ge = sub.add_parser("generate", help="write text of an exact length with a model")
     ge.add_argument("--model", default="embedded", help="embedded (default), a .gguf path, or a model id")
@@ -153,15 +150,15 @@ def build_parser() -> argparse.ArgumentParser:
     kinds.add_argument("--at-most", type=_target, metavar="N", help="at most N units (a platform limit)")
     kinds.add_argument("--range", metavar="A-B", help="between A and B units, e.g. 10-12")
     ge.add_argument("--preset", choices=list(PRESET_BY_KEY), help="a platform's unit and limit (e.g. x-post, sms)")
-    ge.add_argument("--unit", choices=UNITS)
+    ge.add_argument("--unit", choices=UNITS, help="the counting unit (default: the preset's, else the language's)")
     ge.add_argument(
         "--mode",
         choices=(AUTO, *MODES),
         default=AUTO,
         help="default auto: the guaranteed count (exact) where the model takes a grammar, else CAPEL with repair",
     )
-    ge.add_argument("--code", action="store_true")
-    ge.add_argument("--temperature", type=_temperature)
+    ge.add_argument("--code", action="store_true", help="add the code-aware rule (a code line is one unit)")
+    ge.add_argument("--temperature", type=_temperature, help="0 to 2 (default: the model's own)")
     ge.add_argument("--max-tokens", type=_positive, help="output limit in tokens (default: from the target)")
     ge.add_argument(
         "--time-limit",
@@ -177,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_STALL_LIMIT,
         help=f"stop when no new text came for this many seconds (default {DEFAULT_STALL_LIMIT:g}; none: no limit)",
     )
-    ge.add_argument("--seed", type=int)
+    ge.add_argument("--seed", type=int, help="a sampling seed, sent where the model takes one")
     ge.add_argument(
         "--no-fallback",
         action="store_true",
@@ -217,10 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     ge.add_argument("instruction", nargs="?", default="", help="what to write, or - to read it from standard input")
 
     hi = sub.add_parser("history", help="list saved runs, show one, or export them as CSV")
-    hi.add_argument("--model")
-    hi.add_argument("--mode", choices=MODES)
-    hi.add_argument("--origin", choices=ORIGINS)
-    hi.add_argument("--lang", choices=LANGS)
+    hi.add_argument("--model", help="runs of this model only")
+    hi.add_argument("--mode", choices=MODES, help="runs of this mode only")
+    hi.add_argument("--origin", choices=ORIGINS, help="runs started here only (write, cli, batch…)")
+    hi.add_argument("--lang", choices=LANGS, help="runs in this language only")
     hi.add_argument("--verified", action="store_true", help="verified runs only")
     hi.add_argument("--search", help="words in the instruction or text")
     hi.add_argument("--limit", type=_positive, default=20, help="newest N runs (default 20)")
@@ -228,8 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
     hi.add_argument("--json", action="store_true", help="one JSON object per run")
     hs = hi.add_subparsers(dest="history_command", parser_class=_Parser)
     show = hs.add_parser("show", help="print one run")
-    show.add_argument("run_id", type=_positive)
-    show.add_argument("--json", action="store_true", dest="show_json")
+    show.add_argument("run_id", type=_positive, help="the run's number (History's Run column)")
+    show.add_argument("--json", action="store_true", dest="show_json", help="one JSON object")
+    hs.add_parser(
+        "reassess",
+        help="judge every saved run again with today's quality rules (runs saved before judgements were stored are "
+        "judged once by themselves)",
+    )
 
     from .batch.cli import add_batch_parser
     from .bench.cli import add_bench_parser
@@ -284,7 +286,6 @@ def _target_of(args: argparse.Namespace) -> Target | None:
 
 def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
     from .request import Request
-    from .rewrite import default_mode
 
     instruction = read_input("-", stdin) if args.instruction == "-" else args.instruction
     chosen = preset(args.preset) if args.preset else None
@@ -301,13 +302,7 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
         target,
         instruction,
         lang=lang,
-        mode=(
-            default_mode(args.model, args.grammar_field)
-            if args.rewrite is not None
-            else _best_mode(args, lang, unit or DEFAULT_UNIT[lang], target.kind)
-        )
-        if args.mode == AUTO
-        else args.mode,
+        mode=_best_mode(args, lang, unit or DEFAULT_UNIT[lang], target.kind) if args.mode == AUTO else args.mode,
         unit=unit,
         code=args.code,
         temperature=args.temperature,
@@ -322,18 +317,15 @@ def _request(args: argparse.Namespace, stdin: TextIO) -> Request:
 
 
 def _best_mode(args: argparse.Namespace, lang: Lang, unit: str, kind: TargetKind) -> str:
-    """`--mode auto`: the best the model can do for this target (`vocab.auto_mode`), known from its provider's
-    declaration before any model is built. A model the registry cannot place gets CAPEL; `service.start` then says
-    what is wrong with its name. A rewrite takes the same route here (exact where a grammar can be sent: on a local
-    model it keeps only the writer's own words)."""
-    from .backends import BackendError
-    from .backends.registry import capabilities_for, provider_of
+    """`--mode auto`: the default the service's one rule gives this model and target (`service.modes_for_model`),
+    known from its provider's declaration before any model is built."""
+    from .service import modes_for_model
 
-    try:
-        grammar = capabilities_for(provider_of(args.model, args.base_url), args.model, args.grammar_field).grammar
-    except BackendError:
-        grammar = False
-    return auto_mode(grammar, lang, unit, kind)
+    rewrite = args.rewrite is not None
+    found = modes_for_model(
+        args.model, lang, unit, kind, base_url=args.base_url, grammar_field=args.grammar_field, rewrite=rewrite
+    )
+    return found.default
 
 
 def _rewrite_instruction(args: argparse.Namespace, instruction: str, stdin: TextIO, lang: str) -> str:
@@ -396,6 +388,7 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
     from .service import start
 
     request = _request(args, stdin)
+    _size_local_server(request, args)
     try:
         handle = start(
             request,
@@ -416,6 +409,25 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         if args.variants > 1:
             return _generate_variants(handle, args, out, err)
         return _generate_one(handle, args, out, err)
+
+
+def _size_local_server(request: Request, args: argparse.Namespace) -> None:
+    """Start a local model's llama.cpp server with what this command needs: a slot for each variant (four where a
+    text under a limit writes its rival closings at once) and the context its prompt and answer take, not a page's
+    4 × 8k, whose KV cache took most of a second to allocate. A judge keeps a page's size (it reads the text too)."""
+    from .backends.embedded import ServerSize, context_for, size_servers
+    from .planned import CLOSINGS
+    from .request import default_max_tokens
+
+    if args.judge:
+        return
+    slots = args.variants if request.target_kind == "exactly" else max(args.variants, 1 + CLOSINGS)
+    try:
+        prompt = build_prompt(request.instruction, request.lang, request.target, request.mode, code=request.code)
+    except ValueError:  # a request `start` refuses, in its own words
+        return
+    budget = request.max_tokens or default_max_tokens(request)
+    size_servers(ServerSize(slots, context_for(len(prompt), budget)))
 
 
 def _generate_one(handle: RunHandle, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -441,8 +453,8 @@ class _Interrupts:
     KeyboardInterrupt, which also wakes a read waiting on the network); once a run is stopping or saving, a further
     signal is only counted (`later`), so it cannot cut the final save short and leave the run `running` without the
     words since its last save; it only asks the run not to try the save again once the try under way is over
-    (`LiveRun.hurry`: a database locked by another program is not waited for twice). The command exits (130) once
-    the save is done, or says the text it printed is the only copy.
+    (`LiveRun.hurry`, from the first signal on: a database another program keeps locked is waited for once). The
+    command exits (130) once the save is done, or says the text it printed is the only copy.
 
     The handler takes no lock (a signal lands between any two bytecodes of the main thread, which may hold one): it
     reads only `Generation.status`, which leaves `running` just before the final save starts."""
@@ -460,6 +472,8 @@ class _Interrupts:
         if deliver_later(signum, frame, self):  # it would be dropped here: again once CPython's callback returns
             return
         self.first = True
+        for live in self.lives:
+            live.hurry()  # stopping: the final save is tried once, not waited out for half a minute
         raise KeyboardInterrupt
 
     def __enter__(self) -> _Interrupts:
@@ -538,16 +552,15 @@ def _variant_line(c: Candidate) -> str:
 
 def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: TextIO, *, interrupted: bool) -> int:
     """Print the outcome (text or JSON) and its verdict line; return the exit code it earns."""
-    from .quality import NOT_TO_PUBLISH, ONE_JUNK, ending_said, junk, warnings
+    from .assessment import Assessment
+    from .quality import ONE_JUNK
 
     outcome = live.outcome
     unit = unit_label(outcome.request.count_unit)
-    found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)  # once, for JSON and stderr
-    # A text no writer keeps (junk, or not in the language asked for): its ending is no praise of it.
-    thrown = bool(outcome.text.strip()) and (outcome.foreign or junk(found))
-    ending = NOT_TO_PUBLISH if thrown else ending_said(outcome.end_probability, found)
+    found = outcome.assessment or Assessment()  # the one judgement of the text, as every surface shows it
+    ending = found.ending
     if args.json:
-        doc = {**outcome.as_json(), **_quality_json(outcome, found, ending), "run_id": live.run_id}
+        doc = {**outcome.as_json(), **_quality_json(found), "run_id": live.run_id}
         if live.save_error:
             doc["save_error"] = live.save_error
         printer.out.write(json.dumps(doc, ensure_ascii=False) + "\n")
@@ -564,12 +577,13 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     headline = outcome.verdict.headline(outcome.request.count_unit)
     most = live.view().max_calls
     calls = f" · {outcome.calls} of {most} calls" if most > 1 else ""
+    ending = ending or (outcome.planned_ending or {}).get("not_scored")  # the server did not answer in time
     said = f" · {ending}" if ending else ""
     mode = _mode_said(args, outcome.request.mode)
     err.write(f"{headline}{said}{mode} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")
-    for note in _warnings(outcome, found):
+    for note in found.notes:
         err.write(f"warning: {note}\n")
-    if thrown:
+    if found.junk:
         err.write(f"warning: {ONE_JUNK}\n")
     if outcome.faithfulness is not None:
         route = live.view().rewrite_route  # which route ran, said whatever the mode
@@ -582,25 +596,9 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     return EXIT_OK if outcome.verified else EXIT_MISS
 
 
-def _warnings(outcome: Outcome, found: list[QualityWarning]) -> list[str]:
-    """What the pages say under a text (`found`: its quality warnings), one line each: a model that does not write
-    the language (the count is right, the text is not), a loop, a number list, a text that talks about itself,
-    unknown words…"""
-    from .quality import notes
-
-    if not outcome.text.strip():
-        return []
-    if outcome.foreign:
-        return [f"the text is not meaningful {LANG_LABELS.get(outcome.request.lang, outcome.request.lang)} (see note)"]
-    return notes(found)
-
-
-def _quality_json(outcome: Outcome, found: list[QualityWarning], ending: str | None) -> dict[str, object]:
-    """`score`, `ending` (as the verdict line says it) and `warnings` (`found`) for `generate --json` (the same as a
-    variant's)."""
-    from .runs import quality_fields
-
-    return {"score": quality_fields(outcome)["score"], "ending": ending, "warnings": [w.message for w in found]}
+def _quality_json(found: Assessment) -> dict[str, object]:
+    """`score`, `ending` and `warnings` of the text's assessment, for `generate --json` (the same as a variant's)."""
+    return {"score": found.score, "ending": found.ending, "warnings": found.messages}
 
 
 def _saved(live: LiveRun) -> str:
@@ -608,10 +606,11 @@ def _saved(live: LiveRun) -> str:
 
 
 def _engine() -> Engine:
-    """The History database, migrated; a broken one is a failure that names the file (StorageError)."""
-    from .storage import get_engine
+    """The History database, migrated, its old runs judged once; a broken one is a failure that names the file
+    (StorageError)."""
+    from .runs import store
 
-    return get_engine()
+    return store()
 
 
 def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
@@ -619,6 +618,11 @@ def cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     from .storage import get_run, list_runs, runs_to_csv
 
     engine = _engine()
+    if args.history_command == "reassess":
+        from .runs import assess_saved
+
+        out.write(f"judged {assess_saved(engine, every=True)} run(s) again with today's rules\n")
+        return EXIT_OK
     if args.history_command == "show":
         run = get_run(engine, args.run_id)
         if run is None:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from unicodedata import east_asian_width
 
 import gsm0338  # noqa: F401  (registers the "gsm03.38" codec)
 import regex
@@ -111,6 +112,14 @@ def count_zh_all(text: str) -> int:
     """Every character of a Chinese text, punctuation included (how Chinese forms and platforms count 字);
     whitespace is layout, not a character, and counts 0."""
     return sum(1 for m in _GRAPHEME.finditer(text) if not m.group().isspace())
+
+
+def count_google_ads_chars(text: str) -> int:
+    """Characters as Google Ads counts them against its text limits: a double-width character counts 2, any other 1
+    ("30 half-width (15 full-width) characters" for a headline, Google Ads Help). Double-width is Unicode's East Asian
+    Width W or F (Chinese, Japanese kana, Korean hangul, full-width forms and punctuation, most emoji), read per
+    grapheme cluster as `count_chars` reads characters; half-width katakana and the "ambiguous" … “ ” — count 1."""
+    return sum(2 if any(east_asian_width(ch) in "WF" for ch in m.group()) else 1 for m in _GRAPHEME.finditer(text))
 
 
 # One emoji sequence, whatever its Unicode version (UTS #51's "possible emoji", from regex's own Unicode data): a

@@ -1,6 +1,8 @@
 """`python -m capel_ui doctor --provider X [--model M]`: the smallest real request for each capability the app
 relies on (streaming, seed, prefill/prefix, JSON-schema pattern, grammar tool), and what the vendor accepted, so a
-writer with a key settles each open question about a vendor in seconds (the logic: `backends.vendor_check`)."""
+writer with a key settles each open question about a vendor in seconds; the last line says whether the guaranteed
+modes hold on this key and model ("Guaranteed on this key and model", the app's own probe of its route) or why not
+(the logic: `backends.vendor_check`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,11 @@ from .vocab import EXIT_BACKEND, EXIT_OK, EXIT_USAGE
 
 
 def add_doctor_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="send a hosted vendor the smallest request per capability; print what it took")
+    p = sub.add_parser(
+        "doctor",
+        help="send a hosted vendor the smallest request per capability; print what it took and whether the guarantee "
+        "holds on your key",
+    )
     p.add_argument("--provider", required=True, help="openai, anthropic, gemini, xai, mistral, deepseek or openrouter")
     p.add_argument("--model", help="the model to ask (default: the provider's first)")
     p.set_defaults(handler=cmd_doctor)

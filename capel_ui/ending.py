@@ -226,6 +226,19 @@ def phrase_end_share(alternatives: Alternatives | None) -> float:
     return min(sum(math.exp(lp) for lp in ends.values()), 1.0)
 
 
+END_TOKENS = frozenset({"", "<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end|>", "</s>", "<end_of_turn>"})
+"""How servers spell the end-of-turn token in log-probabilities: llama.cpp sends it as "" (no text)."""
+
+
+def end_share(top: Alternatives | None) -> float | None:
+    """P(end): the probability mass of end tokens among a server's next-token alternatives (0 when none is listed);
+    None with no list. Any backend's `next_tokens` answers it; the planner asks where the model wanted to end."""
+    if top is None:
+        return None
+    ends = [math.exp(lp) for token, lp in top if token in END_TOKENS or token.endswith("end▁of▁sentence｜>")]
+    return round(min(sum(ends), 1.0), 4)
+
+
 def ends_naturally(p: float | None) -> bool | None:
     """True when the model would end a phrase here, False when the last sentence reads as cut off, None when
     unknown."""
@@ -236,6 +249,11 @@ def ending_words(p: float | None) -> str | None:
     """ "ends naturally" or "cut off", as every surface says it; None when the server gave no score."""
     natural = ends_naturally(p)
     return None if natural is None else "ends naturally" if natural else "cut off"
+
+
+NOT_SCORED = "ending not scored: the server did not answer in time"
+"""What a run says where its server could score its ending but did not answer (each retry timed out or was refused
+as busy): the run keeps its text, with no label rather than a wrong one."""
 
 
 def ending_help(p: float | None) -> str:
@@ -355,13 +373,16 @@ def search_ending(
     width: int = SEARCH_WIDTH,
     first: bool = False,
     keep: Callable[[str], bool] | None = None,
+    begins: Callable[[str], bool] | None = None,
 ) -> list[Ending]:
     """Texts of exactly `target` units that continue `head` (which holds `done` units) with the model's own most
     likely tokens, each ending where the model would end a phrase: a beam search of `width` paths, best first by
     the model's probability of the words and of a phrase end after them; natural ones first. `ask` gives the next
     tokens after each text; `known(unit)` whether a unit may be written (the grammar's word list); `first`: stop
     at the step that finds the first natural ending (a run's wait, not the likeliest of all) that the caller would
-    `keep` (a text with no more flaws than its own: one it would not keep does not stop the search)."""
+    `keep` (a text with no more flaws than its own: one it would not keep does not stop the search); `begins(unit)`
+    whether a unit may still grow into one that may be written (a path whose last word cannot is never asked about:
+    "…can have farreaching")."""
     beam = [_Path(head, 0.0, done, 0.0)]
     found: dict[str, Ending] = {}
     kept: dict[str, bool] = {}
@@ -382,14 +403,15 @@ def search_ending(
         # The paths with all their units first, likeliest first, one at a time: with `first`, the step stops asking
         # once one ends naturally and no path left could beat it (an ending is at most as likely as its words), and
         # the paths still short are never asked (the search ends at this step).
-        for path in [p for p in beam if p.units == target and not _dead(p, lang, known)]:
+        alive = [p for p in beam if not _stuck(p, begins)]
+        for path in [p for p in alive if p.units == target and not _dead(p, lang, known)]:
             if first and path.logprob < best_natural():
                 break
             step([path], children)
         best = best_natural()
         if first and best > -math.inf:
             break  # a natural ending found: the run's wait, not the likeliest of all
-        step([p for p in beam if p.units < target], children)
+        step([p for p in alive if p.units < target], children)
         beam = _keep(children, target, width)
         if not beam or max(p.logprob for p in beam) < best:  # a longer path is less likely still: none can beat it
             break
@@ -406,6 +428,14 @@ def _dead(path: _Path, lang: Lang, known: Callable[[str], bool]) -> bool:
         return unit in ZH_DANGLING
     dangling = len(unit) > 1 and unit.islower() and unit in DANGLING
     return dangling or _LIST_CUT_SHORT.search(path.text) is not None
+
+
+def _stuck(path: _Path, begins: Callable[[str], bool] | None) -> bool:
+    """Whether a path's last word, written by the search, can grow into no word that may be written (`begins`):
+    "…can have farreaching", a piece glued on where the model wanted "-reaching". No question about it or any path
+    after it can end the text."""
+    unit = last_unit(path.text)
+    return bool(path.tokens and unit and begins is not None and not begins(unit))
 
 
 def _keep(paths: list[_Path], target: int, width: int) -> list[_Path]:

@@ -12,9 +12,9 @@ import json
 import re
 from typing import Any
 
-from .history import ending_label, score_line
+from .history import score_line
 from .outcome import left_out
-from .runs import target_of, verdict_of
+from .runs import assessment_of, target_of, verdict_of
 from .storage import RunRecord
 from .vocab import mode_label
 
@@ -24,6 +24,8 @@ def sha256(text: str) -> str:
 
 
 def export_json(run: RunRecord) -> str:
+    """The text with everything decided about it: its verdict and its one judgement (`runs.assessment_of`)."""
+    found = assessment_of(run)
     payload: dict[str, Any] = {
         "text": run.text,
         "unit": run.unit,
@@ -44,10 +46,12 @@ def export_json(run: RunRecord) -> str:
         "prompt_tokens": run.prompt_tokens,
         "completion_tokens": run.completion_tokens,
         "errors": run.errors,
-        "score": run.score,
+        "score": found.score,
         "fluency": run.fluency,
         "end_probability": run.end_probability,
-        "ending": ending_label(run) or None,
+        "ending": found.ending,
+        "explanation": found.explanation,
+        "warnings": found.messages,
         "judge_score": run.judge_score,
         "judge_model": run.judge_model,
         "sha256": sha256(run.text),

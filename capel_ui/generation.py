@@ -24,6 +24,7 @@ from typing import Any
 from .backends import Backend, BackendError, CancelToken, Options, Usage
 from .call import Call
 from .counting import count
+from .ending import NOT_SCORED
 from .limits import Limits
 from .outcome import Outcome, attempt, build, faithfulness_json, length_failure
 from .parser import MarkerError, MarkerParser
@@ -375,6 +376,8 @@ class Generation:
             self.planned_ending = {**(self.planned_ending or {}), "more": self.more}
         if not halted() and (done := build(self, final=True)).status == "complete":
             self.end_probability = self.planner.score(done.text)
+            if done.text.strip() in self.planner.unanswered:  # said beside the verdict, not left without a label
+                self.planned_ending = {**(self.planned_ending or {}), "not_scored": NOT_SCORED}
 
     def _replace(self, call: Call, raw: str) -> None:
         """Make `raw` the call's whole reply, parsed afresh (a planned ending replaced the model's own)."""

@@ -19,11 +19,12 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal, get_args
 
 from .lexicon import ABBREVIATIONS, ABBREVIATIONS_ENDING, NUMBER_PAUSE
 from .prompts import validate_target
-from .vocab import Lang, Mode, Unit, counts_room, grammar_kind
+from .vocab import LANG_LABELS, Lang, Mode, Unit, counts_room, grammar_kind, unit_label
 
 Syntax = Literal["gbnf", "lark", "regex"]
 SYNTAXES: tuple[Syntax, ...] = get_args(Syntax)
@@ -317,7 +318,7 @@ def grammar_for(
         return exact_rules(lang, target, unit)
     if mode == "exact-countdown":
         if unit is not None and counts_room(lang, unit):
-            return char_room_grammar(lang, low or target, target)
+            return char_room_grammar(lang, *char_bounds(lang, unit, low or target, target))
         return countdown_rules(lang, target, unit, low)
     return None
 
@@ -568,12 +569,44 @@ def char_room_grammar(lang: Lang, low: int, high: int) -> str:
     return "\n".join(rules) + "\n"
 
 
+_CHAR_SAMPLES: dict[Lang, str] = {"en": "Az09' ,;:.!?$%", "zh": "一鿿，、；：。！？"}
+"""Each kind of character the character grammars write (a class's ends included)."""
+
+
+@cache
+def char_width(lang: Lang, unit: Unit) -> int:
+    """The most one character the character grammar writes counts in `unit`, by the unit's own counter: 1, or 2 for
+    a Han character or Chinese punctuation by Google Ads' count (every one the Chinese grammar writes is
+    double-width), so a limit of N such units is a grammar of N // 2 characters."""
+    from .counting import count
+
+    return max(1, *(count(c, unit) for c in _CHAR_SAMPLES[lang]))
+
+
+def char_bounds(lang: Lang, unit: Unit, low: int, high: int) -> tuple[int, int]:
+    """A target from `low` to `high` in `unit` as the character grammar's bounds (characters it writes): the same
+    where each counts 1; else within the target whatever it writes (ValueError for a target no whole number of
+    characters meets: exactly 29 where each counts 2)."""
+    width = char_width(lang, unit)
+    if width == 1:
+        return low, high
+    fewest, most = -(-low // width), high // width
+    if fewest > most:
+        asked = f"{low}–{high}" if low < high else f"exactly {high}"
+        raise ValueError(
+            f"{asked} {unit_label(unit)} cannot be written in {LANG_LABELS[lang]}: every character the grammar "
+            f"writes counts {width}; ask for {most * width} or {fewest * width}"
+        )
+    return fewest, most
+
+
 def target_grammar(lang: Lang, unit: Unit, low: int, high: int) -> AnyGrammar:
     """The `exact` mode grammar for a target from `low` to `high` in `unit` (exactly N: low == high == N); a
-    character limit is GBNF text (see `char_grammar`), a word target a `Grammar` every syntax can render."""
+    character limit is GBNF text (see `char_grammar`, its bounds in the unit's count: `char_bounds`), a word target
+    a `Grammar` every syntax can render."""
     kind = grammar_kind(lang, unit)
     if kind == "chars":
-        return char_grammar(lang, low, high)
+        return char_grammar(lang, *char_bounds(lang, unit, low, high))
     if kind != "words":
         raise ValueError(f"no grammar can guarantee {unit} in {lang}")
     return exact_rules(lang, high, unit) if low == high else bounded_word_rules(lang, low, high, unit)
@@ -802,6 +835,7 @@ def closing_rules(lang: Lang, unit: Unit, room: int) -> AnyGrammar:
     kind = grammar_kind(lang, unit)
     sep = _SEPARATOR[lang]
     if kind == "chars":
+        room = char_bounds(lang, unit, 1, room)[1]  # the characters the unit's room holds
         if room < 2 + len(sep):
             raise ValueError(f"a closing sentence needs at least {2 + len(sep)} characters, got {room}")
         body = char_grammar(lang, 2, room - len(sep))

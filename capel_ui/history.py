@@ -6,18 +6,16 @@ in the browser and in a terminal.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .backends import language_note
 from .ending import ending_help
 from .outcome import left_out
 from .parser import check_output
-from .quality import QualityWarning, ending_said, explain, warnings
+from .quality import QualityWarning
 from .repair import calls_line
-from .runs import display_status, target_of, verdict_of
+from .runs import assessment_of, display_status, target_of, verdict_of
 from .storage import RunRecord
 from .vocab import MARKER_MODES, made_by, mode_label
 
@@ -56,7 +54,7 @@ def history_rows(runs: Sequence[RunRecord], now: datetime | None = None) -> list
 def ending_label(run: RunRecord) -> str:
     """History's "ending" column: what the model thinks of the ending, or for a text no writer would keep
     (`quality.junk`) that instead, as beside its badge ("ends naturally" beside a loop read as praise)."""
-    return ending_said(run.end_probability, run_warnings(run)) or ""
+    return assessment_of(run).ending or ""
 
 
 def history_table(runs: Sequence[RunRecord]) -> str:
@@ -137,33 +135,21 @@ def marker_spans(run: RunRecord) -> tuple[tuple[int, int], ...]:
 
 def run_score(run: RunRecord) -> float | None:
     """The score a run is ranked and listed by: the judge's 1-10 rating if it was judged, else the offline 0-10."""
-    return run.judge_score if run.judge_score is not None else run.score
+    return run.judge_score if run.judge_score is not None else assessment_of(run).score
 
 
 def score_line(run: RunRecord) -> str:
     """ "score 6.2: reads smoothly, ends naturally · judge 7 (gpt-4.1)", or "" for a run with no score yet: the
-    number and what it means in a writer's words (quality.explain), never a bare fluency figure."""
+    number and what it means in a writer's words (the run's assessment), never a bare fluency figure."""
+    found = assessment_of(run)
     parts = []
-    if run.score is not None:
-        found = run_warnings(run)
-        parts.append(f"score {run.score:g}: {explain(run.fluency, found, run.end_probability)}")
+    if found.score is not None:
+        parts.append(f"score {found.score:g}: {found.explanation}")
     if run.judge_score is not None:
         parts.append(f"judge {run.judge_score:g} ({run.judge_model})")
     return " · ".join(parts)
 
 
 def run_warnings(run: RunRecord) -> list[QualityWarning]:
-    """Non-words, glued words, loops, number lists and a dangling ending in a run's text (the instruction's own
-    words allowed); first, if the run's model does not write its language, that (the text is not real)."""
-    if not run.text:
-        return []
-    note = language_note(run.backend, run.lang)  # type: ignore[arg-type]
-    first = [QualityWarning("language", note)] if note else []
-    return first + list(_text_warnings(run.text, run.lang, run.instruction))
-
-
-@functools.lru_cache(maxsize=4096)
-def _text_warnings(text: str, lang: str, instruction: str) -> tuple[QualityWarning, ...]:
-    """`quality.warnings`, once per text: a page asks for a run's warnings several times a rerun (badge, Copy, score
-    line, rank), and History for every row (~2.5 ms for a 60-word text)."""
-    return tuple(warnings(text, lang, instruction))  # type: ignore[arg-type]
+    """The run's quality warnings as its assessment holds them (a model that does not write the language first)."""
+    return list(assessment_of(run).warnings)

@@ -6,14 +6,23 @@ an exception raised there is printed as "Exception ignored in …" with a traceb
 as if never stopped (seen once under CI load: a Ctrl-C 0.4 s in, while `generate` imported). There the handler
 raises nothing and delivers the signal again a moment later, by SIGALRM, in a frame that can raise.
 
+Once a command is stopping, a further Ctrl-C must not cut the saving of what arrived short, nor end in a traceback:
+`FirstStops` raises only the first and tells the work to hurry (a batch's runs try their final save once), and
+`leaving` answers any signal that lands while a finished command waits for its threads (a run's retry sleeping out
+a server's Retry-After, which a stop does not cut short) by leaving at once, exit 130, without a traceback.
+
 Imports only the standard library: `__main__` installs it before the imports that take seconds.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
+import threading
 from collections.abc import Callable
-from types import FrameType
+from types import FrameType, TracebackType
 
 Handler = Callable[[int, FrameType | None], None]
 
@@ -55,6 +64,59 @@ def cut_short(exc: BaseException) -> bool:
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     return False
+
+
+EXIT_INTERRUPTED = 130  # vocab.EXIT_INTERRUPTED (this module sits below vocab's imports)
+
+
+class FirstStops:
+    """Ctrl-C and SIGTERM over work that runs on worker threads (a batch), main thread only: every signal first calls
+    `hurry` (which must take no lock: a signal lands between any two bytecodes of a thread that may hold one); the
+    first then raises KeyboardInterrupt where it can be raised (`deliver_later`), and any further one is only counted,
+    so it cannot cut short the wait for the stopped runs to save what arrived."""
+
+    def __init__(self, hurry: Callable[[], None]) -> None:
+        self.hurry, self.first, self.later = hurry, False, 0
+        self._held: dict[int, object] = {}
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.hurry()
+        if self.first:
+            self.later += 1
+            return
+        if deliver_later(signum, frame, self):
+            return
+        self.first = True
+        raise KeyboardInterrupt
+
+    def disarm(self) -> None:
+        """From now on a signal is only counted (and hurries): what is left to do is bounded and must not be cut."""
+        self.first = True
+
+    def __enter__(self) -> FirstStops:
+        if threading.current_thread() is threading.main_thread():
+            self._held = {sig: signal.signal(sig, self) for sig in (signal.SIGINT, signal.SIGTERM)}
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        for sig, handler in self._held.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+
+
+def leaving() -> None:
+    """The command has answered and only waits for its threads to end (a run's save, a retry sleeping its wait out):
+    a Ctrl-C or SIGTERM now leaves at once with exit 130, never a KeyboardInterrupt traceback from the wait. A thread
+    cut short leaves its run as its last save had it (History shows it interrupted)."""
+
+    def leave(_signum: int, _frame: FrameType | None) -> None:
+        for stream in (sys.stdout, sys.stderr):  # the command's own lines said what it kept
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, leave)
 
 
 def install() -> None:

@@ -15,13 +15,16 @@ one lexer DFA checks a token far faster than llama.cpp's GBNF engine walks the t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from .vocab import PROJECT_ROOT
 
@@ -115,13 +118,32 @@ def _read(path: Path) -> tuple[str, ...]:
 def _save(path: Path, text: str) -> None:
     """Write whole or not at all (processes started at once each write their own copy, then swap it in); a
     read-only install just builds the list in each process."""
+    write_whole(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def write_whole(path: Path, write: Any) -> bool:
+    """Have `write(tmp)` fill a file beside `path`, then swap it in: whole or not at all, whatever other processes
+    write at once. False where the folder cannot be written (a read-only install builds again in each process)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
+        write(tmp)
         os.replace(tmp, path)
+        return True
     except OSError:
-        pass
+        with contextlib.suppress(OSError):  # nothing to remove where the folder itself could not be made
+            tmp.unlink(missing_ok=True)
+        return False
+
+
+def cache_dir() -> Path:
+    """Where what a process would otherwise work out again at every start is kept (wordfreq's English table, the
+    end token of each GGUF file): `CAPEL_CACHE_DIR`, else the XDG cache (`~/.cache/capel-studio`). Always safe
+    to delete."""
+    named = os.environ.get("CAPEL_CACHE_DIR") or ""
+    if named:
+        return Path(named)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "capel-studio"
 
 
 LONGEST_WORD = 64
@@ -138,11 +160,100 @@ def zipf(word: str, lang: str = "en") -> float:
 
 @cache
 def _zipf(word: str, lang: str) -> float:
+    if lang == "en" and (known := _english_zipf(word)) is not None:
+        return known
     from wordfreq import zipf_frequency
 
     if lang == "zh":
         quiet_jieba()
     return zipf_frequency(word, lang)
+
+
+_LETTERS = re.compile(r"[A-Za-z]+")
+_LETTERS_APOSTROPHE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)+")
+
+
+def _english_zipf(word: str) -> float | None:
+    """wordfreq's Zipf frequency of an English word of ASCII letters (or with an inner apostrophe: "don't"), read
+    from a table kept on disk (`ZipfTable`) instead of loading wordfreq's whole list (0.5-0.8 s a process, for the
+    first quality check). None where the table cannot answer exactly: another word, or no table. A curly apostrophe
+    reads as a straight one, as wordfreq reads it."""
+    word = word.replace("’", "'")
+    letters = _LETTERS.fullmatch(word) is not None
+    if not letters and not _LETTERS_APOSTROPHE.fullmatch(word):
+        return None
+    table = english_table()
+    if table is None:
+        return None
+    found = table.get(word.lower())
+    return found if found is not None or not letters else 0.0  # ASCII letters are one token: unlisted is 0
+
+
+class ZipfTable:
+    """wordfreq's English frequencies as an indexed SQLite table: a lookup reads a few pages, not the list.
+
+    It holds every listed word of ASCII letters (each one token to wordfreq, so its Zipf value is its frequency
+    bucket's) and those with an inner apostrophe that wordfreq's tokenizer keeps whole ("don't"; "l'heure" is two
+    tokens and stays out), with the Zipf value wordfreq gives it. Built once per wordfreq version."""
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()  # one connection, any thread (quality checks run in variants' threads)
+
+    def get(self, word: str) -> float | None:
+        with self._lock:
+            row = self._db.execute("SELECT zipf FROM zipf WHERE word = ?", (word,)).fetchone()
+        return None if row is None else float(row[0])
+
+    @staticmethod
+    def build(tmp: Path) -> None:
+        """Fill a new table at `tmp` from wordfreq's English list (about 1 s, once)."""
+        import sqlite3
+
+        from wordfreq import get_frequency_list, zipf_frequency
+        from wordfreq.tokens import lossy_tokenize
+
+        rows: list[tuple[str, float]] = []
+        for bucket in get_frequency_list("en"):
+            plain = [w for w in bucket if _LETTERS.fullmatch(w)]
+            whole = [w for w in bucket if _LETTERS_APOSTROPHE.fullmatch(w) and lossy_tokenize(w, "en") == [w]]
+            if plain or whole:
+                value = zipf_frequency((plain or whole)[0], "en")  # one value a bucket: wordfreq rounds each the same
+                rows += [(w, value) for w in plain + whole]
+        db = sqlite3.connect(tmp)
+        try:
+            db.execute("CREATE TABLE zipf (word TEXT PRIMARY KEY, zipf REAL) WITHOUT ROWID")
+            db.executemany("INSERT OR IGNORE INTO zipf VALUES (?, ?)", rows)
+            db.commit()
+        finally:
+            db.close()
+
+
+@cache
+def english_table() -> ZipfTable | None:
+    """The English Zipf table, built on first use and kept in the cache folder for every later process (named for
+    wordfreq's version); None where it can be neither read nor written (then wordfreq answers, as before)."""
+    try:
+        path = cache_dir() / f"zipf-en-wordfreq{metadata.version('wordfreq')}-{ZIPF_TABLE_FORM}.sqlite"
+    except metadata.PackageNotFoundError:
+        return None
+    import sqlite3
+
+    try:
+        if not path.is_file() and not write_whole(path, ZipfTable.build):
+            return None
+        table = ZipfTable(path)
+        table.get("the")  # a damaged file fails here: the next process builds it again
+    except sqlite3.Error:
+        path.unlink(missing_ok=True)
+        return None
+    return table
+
+
+ZIPF_TABLE_FORM = 1
+"""The table's layout: a new one is built where this changes."""
 
 
 @cache
@@ -281,6 +392,33 @@ def known_unit(unit: str, lang: str, own_text: str = "") -> bool:
     return len(parts) <= 2 and all(p.lower() in _listed() or p.lower() in own for p in parts)
 
 
+def begins_known_unit(unit: str, lang: str, own_text: str = "") -> bool:
+    """Whether `unit` is, or may still grow into, a unit `known_unit` admits ("relax" of "relaxing", "far-" of
+    "far-reaching", "whaler'" of "Whaler's"): the ending search asks nothing about a word that cannot. Numbers and
+    Chinese characters always may."""
+    word = unit.replace("’", "'").lower()
+    if lang == "zh" or not word or any(ch.isdigit() for ch in word) or known_unit(unit, lang, own_text):
+        return True
+    own = _own_words(own_text) if own_text else frozenset()
+    if any(w.startswith(word) for w in own):
+        return True
+    base, apostrophe, rest = word.partition("'")
+    if apostrophe:  # a possessive on its way: "whaler'" or "whaler's"
+        return "s".startswith(rest) and known_unit(base, lang, own_text)
+    parts = word.split("-")
+    if len(parts) > 2:
+        return False
+    if len(parts) == 2 and not (parts[0] in _listed() or parts[0] in own):
+        return False
+    return not parts[-1] or parts[-1] in _listed_starts() or any(w.startswith(parts[-1]) for w in own)
+
+
+@cache
+def _listed_starts() -> frozenset[str]:
+    """Every start of a listed word ("r", "re", "rel", … "relaxing"), built once a process (about 0.05 s)."""
+    return frozenset(w[:i] for w in english_words() for i in range(1, len(w) + 1))
+
+
 def instruction_words(text: str, known: Iterable[str] = ()) -> list[str]:
     """The writer's own words the list lacks (names, brands, "CAPEL"), as written, first seen first."""
     have = set(known) or set(english_words())
@@ -381,9 +519,25 @@ def _word_regex(words: Iterable[str]) -> str:
 
 @cache
 def english_regexes() -> tuple[str, str]:
-    """(any word, a word that can end a sentence) as Lark terminal bodies, built once per process; the second is
-    the first without the dangling words (LLGuidance's `&` and `~`), not a second list."""
-    return _word_regex(_lettered()), "LEX & ~" + _word_regex(DANGLING)
+    """(any word, a word that can end a sentence) as Lark terminal bodies, built once (0.1-0.2 s) and kept in the
+    cache folder for later processes (named for the word list and this module's text); the second is the first
+    without the dangling words (LLGuidance's `&` and `~`), not a second list."""
+    words = _lettered()
+    digest = hashlib.sha256(Path(__file__).read_bytes() + "\n".join(words).encode()).hexdigest()[:16]
+    saved = cache_dir() / f"en-word-regex-{digest}.txt"
+    regex = _read_text(saved)
+    if not regex.startswith("/(?:"):  # missing, or cut short by hand: built again
+        regex = _word_regex(words)
+        write_whole(saved, lambda tmp: tmp.write_text(regex, encoding="utf-8"))
+    return regex, "LEX & ~" + _word_regex(DANGLING)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return text if text.endswith(")/") else ""
 
 
 def chinese_lexicon_lark() -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from .redact import redact
 from .vocab import EXIT_BACKEND, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 
@@ -56,7 +57,7 @@ def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"interrupted: {exc}\n")
         return exc.exit_code
     except lm.ModelError as exc:  # one line: what happened and what to do; the code from the failure table
-        err.write(f"capel_ui: error: {exc}\n")
+        err.write(f"capel_ui: error: {redact(str(exc))}\n")  # an HF_ENDPOINT mirror's password masked
         return exc.exit_code
     except KeyboardInterrupt:  # while the checksum is read, or the list is printed: nothing half done is offered
         err.write("interrupted: nothing was changed; a partial download is kept for the next pull\n")

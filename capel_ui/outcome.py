@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .assessment import Assessment, assess
 from .backends import Backend, BackendError, Options, Usage
+from .backends.base import total
 from .call import Call
 from .counting import count, refusal
 from .parser import MarkerError, check_fields
 from .plan import RunPlan
-from .planned import total
 from .prompts import rewrite_source
 from .quality import fluency
 from .redact import KEY_NOTICE, REPLACEMENT
@@ -59,6 +60,7 @@ class Outcome:
     planned_ending: dict[str, Any] | None = None  # the candidate endings a planned run chose from (planned.py)
     foreign: bool = False  # the model does not write the request's language (ProviderSpec.languages): no score
     written: str | None = None  # the model's whole text where `text` keeps less or other of it (`whole_text`)
+    assessment: Assessment | None = None  # the one judgement of the finished text (`assessment.assess`); None live
 
     @property
     def left_out(self) -> LeftOut | None:
@@ -67,9 +69,17 @@ class Outcome:
 
     @property
     def faithfulness(self) -> Faithfulness | None:
-        """How much of the writer's text a rewrite kept (rewrite.faithfulness); None for a run that is no rewrite."""
+        """How much of the writer's text a rewrite kept (rewrite.faithfulness); None for a run that is no rewrite.
+        A finished run's is its assessment's."""
+        if self.assessment is not None:
+            return self.assessment.faithfulness
         source = rewrite_source(self.request.instruction)
         return None if source is None else faithfulness(source, self.text, self.request.lang)
+
+    @property
+    def score(self) -> float | None:
+        """The offline 0-10 score of the finished text (its assessment's); None live, without text, or foreign."""
+        return self.assessment.score if self.assessment is not None else None
 
     @property
     def calls(self) -> int:
@@ -208,7 +218,21 @@ def build(run: RunRecord, *, final: bool) -> Outcome:
     )
     if final:
         outcome.notice = _notice(run, status, outcome.verified, cut, outcome.left_out)
+        outcome.assessment = _assessed(outcome, plan.language_note)
     return outcome
+
+
+def _assessed(outcome: Outcome, language_note: str | None) -> Assessment:
+    """The finished text judged once, as every surface will show it."""
+    req = outcome.request
+    return assess(
+        outcome.text,
+        req.lang,
+        req.instruction,
+        fluency=outcome.fluency,
+        end_probability=outcome.end_probability,
+        language_note=language_note,
+    )
 
 
 def whole_text(plan: RunPlan, planned: dict[str, Any] | None, text: str) -> str | None:
@@ -339,6 +363,8 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool, apart
         parts.append(
             f"The ending was written again to end naturally; the model's own: “{_tail(own)}” (kept with the run)."
         )
+    if searched.get("not_scored") and status == "complete":  # the server timed out: said, not left unlabelled
+        parts.append(f"The {searched['not_scored']}.")
     if any(c.masker.masked for c in all_calls):
         parts.append(KEY_NOTICE)
     if cut:

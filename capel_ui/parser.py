@@ -9,7 +9,7 @@ a possible `</draft>` delimiter.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .counting import HAN_RANGES, count, marker_unit, refusal
@@ -166,172 +166,75 @@ class _Segment:
         return self.parts[0] if self.parts else ""
 
 
-class MarkerParser:
-    """Incremental CAPEL validator: `feed()` chunks as they stream, read the live state, `close()` at the end.
+class _Scanner:
+    """Marker scanning: raw chunks in, markers and text out, the same however the chunks split.
 
-    `lang` decides what one marker pays for (a word, a character); `unit` is what the final text is counted
-    in. With `draft=True` everything up to `</draft>` is the draft: reported separately, never counted.
-    With `code=True` a segment that ends a line (a code line) counts as one unit, as the code-aware rule says.
-    A `Target` limit or range counts down the room from its most: `<0>` may close the text after any unit from
-    the least on (`<30>` … `<19>Paris.<0>` under at most 30 words), not only after `<1>`'s. In a character unit
-    (`vocab.counts_room`) each marker is the room left before its word: the most, less the text so far and the
-    space before the word (`<30>Bike<25>repair<18>in<15>Portland.<0>` under at most 30 characters; in Chinese, one
-    marker per Han character, its punctuation counted: `<10>今<9>天<8>好，<6>走。<0>`).
+    It keeps the raw output, the draft (everything up to `</draft>`), a `<` that may still become a marker, and the
+    text since the last marker (`seg`). Each marker found goes to `on_marker`, which reads `seg` as it stands; the
+    next segment starts right after the marker.
     """
 
-    def __init__(
-        self,
-        target: int | Target,
-        lang: Lang = "en",
-        unit: Unit | None = None,
-        *,
-        draft: bool = False,
-        code: bool = False,
-    ) -> None:
-        self.limit = target if isinstance(target, Target) and target.kind != "exactly" else None
-        target = target.high if isinstance(target, Target) else target
-        self.target = target
-        self.lang: Lang = lang
-        self.unit: Unit = unit or marker_unit(lang)
-        self.code = code
-        self._marker_unit = marker_unit(lang)
-        self._room: Unit | None = self.unit if self.limit is not None and counts_room(lang, self.unit) else None
-        self._gap = " " if lang == "en" else ""  # what stands between two units, paid for by the marker after it
-        self._pos = 0  # absolute offset of the next character to read
+    def __init__(self, on_marker: Callable[[Marker], None], *, draft: bool) -> None:
+        self.on_marker = on_marker
+        self.pos = 0  # absolute offset of the next character to read
+        self.seg = _Segment(0)
+        self.in_draft = draft
+        self.draft_span: tuple[int, int] | None = None
         self._raw: list[str] = []
-        self._errors: list[MarkerError] = []
-        self._units: list[tuple[str, int, int, int]] = []  # (unit text, newlines before, after, units)
-        self._last: Marker | None = None
-        self._ended = False  # a <0> was seen
-        self._seg = _Segment(0)
         self._pending = ""  # held-back text starting with `<` that may still become a marker
         self._pending_start = 0
-        self._in_draft = draft
         self._draft_parts: list[str] = []
         self._draft_tail = ""
-        self._draft_span: tuple[int, int] | None = None
-        self._closed: ParseResult | None = None
-        self._markers = 0
-        self._spans: list[tuple[int, int]] = []  # where each well-formed marker sits in the raw output
-        self._clean = ""  # clean text of the first `_clean_n` units, extended as units arrive
-        self._clean_n = 0
-        self._unit_ends: list[int] = []  # where each unit ends in the clean text
-        # The verified countdown prefix (see `Verified`): start of <N>, end, next marker, units, first error.
-        self._v_start: int | None = None
-        self._v_end = 0
-        self._v_next = target
-        self._v_units = 0
-        self._v_error: MarkerError | None = None
-        self._reparsed: MarkerParser | None = None
-
-    # ----- live state -------------------------------------------------------------------------------
-    @property
-    def errors(self) -> list[MarkerError]:
-        return list(self._errors)
-
-    @property
-    def marker_spans(self) -> list[tuple[int, int]]:
-        """(start, end) of every well-formed marker so far: what the page dims while it streams."""
-        return list(self._spans)
-
-    @property
-    def countdown(self) -> int | None:
-        """The value of the last marker seen (None before the first one)."""
-        return self._last.value if self._last else None
-
-    @property
-    def in_draft(self) -> bool:
-        return self._in_draft
-
-    @property
-    def draft_span(self) -> tuple[int, int] | None:
-        """Where the draft sits in the raw output, once `</draft>` has been seen."""
-        return self._draft_span
-
-    @property
-    def units_done(self) -> int:
-        """Units written so far under markers, the unit still being written included (in a room countdown, the
-        characters of the text so far)."""
-        writing = self._last is not None and not self._ended
-        if self._room is not None:
-            text = self._clean_text() if self._last is not None else ""
-            current = _SPACES.sub(" ", self._seg.text().strip()) if writing else ""
-            return count(self._gap.join(filter(None, (text, current))), self._room)
-        current = count(self._seg.text(), self._marker_unit) if writing else 0
-        return len(self._units) + current
-
-    @property
-    def remaining(self) -> int:
-        """Units left to write, as the countdown shows it."""
-        return max(self.target - self.units_done, 0)
 
     @property
     def raw(self) -> str:
         return "".join(self._raw)
 
-    def text_so_far(self) -> str:
-        """The clean text of the units finished so far: always a prefix of the final text, so it can stream."""
-        return self._clean_text() if self._last is not None else ""
-
-    def verified(self) -> Verified:
-        """The longest verified countdown prefix so far (after `close()`, of the output as a whole)."""
-        if self._reparsed is not None:
-            return self._reparsed.verified()
-        draft_end = self._draft_span[1] if self._draft_span else 0
-        start = draft_end if self._v_start is None else self._v_start
-        end = max(self._v_end, start)
-        return Verified(start, end, self._v_next, self._v_units, self._v_error, draft_end)
-
-    def verified_text(self) -> str:
-        """The clean text of the verified units only: a prefix of every text a repair can end with."""
-        if self._reparsed is not None:
-            return self._reparsed.verified_text()
-        if not self._v_units:
-            return ""
-        self._clean_text()
-        return self._clean[: self._unit_ends[self._v_units - 1]]
-
-    # ----- feeding ----------------------------------------------------------------------------------
-    def feed(self, chunk: str) -> list[MarkerError]:
-        """Read the next chunk; returns the errors found in it (they are also kept)."""
-        if self._closed is not None:
-            raise RuntimeError("parser already closed")
-        before = len(self._errors)
-        if chunk:
-            self._raw.append(chunk)
-            base = self._pos
-            self._pos += len(chunk)
-            self._scan(chunk, base)
-        return self._errors[before:]
-
-    def _scan(self, chunk: str, base: int) -> None:
-        i = 0
-        n = len(chunk)
+    def feed(self, chunk: str) -> None:
+        """Read the next chunk: its text goes to `seg`, its markers to `on_marker`."""
+        if not chunk:
+            return
+        self._raw.append(chunk)
+        base = self.pos
+        self.pos += len(chunk)
+        i, n = 0, len(chunk)
         while i < n:
-            if self._in_draft:
+            if self.in_draft:
                 i = self._scan_draft(chunk, i, base)
-                continue
-            if self._pending:
+            elif self._pending:
                 i = self._scan_marker(chunk, i, base)
-                continue
-            m = _SPECIAL.search(chunk, i)
-            if m is None:
-                self._text(chunk[i:], base + i)
-                return
-            j = m.start()
-            if j > i:
-                self._text(chunk[i:j], base + i)
-            whole = _WHOLE_MARKER.match(chunk, j) if chunk[j] == "<" else None
-            if whole:  # the common case read at once; what `_scan_marker` would make of it, char by char
-                self._marker(Marker(int(whole.group(1)), base + j, base + whole.end(), whole.group(), malformed=False))
-                i = whole.end()
-                continue
-            if chunk[j] == "<":
-                self._pending = "<"
-                self._pending_start = base + j
             else:
-                self._close_bracket(base + j)
-            i = j + 1
+                i = self._scan_text(chunk, i, base)
+
+    def settle(self) -> None:
+        """The output has ended: a `<` still held back is a marker cut short, or text."""
+        if self._pending:
+            self._marker_from_pending(self.pos, closed=False)
+
+    def draft_text(self) -> str | None:
+        if self.draft_span is None:
+            return None
+        return _DRAFT_OPEN.sub("", "".join(self._draft_parts), count=1).strip()
+
+    def _scan_text(self, chunk: str, i: int, base: int) -> int:
+        """Text up to the next `<` or `>`: a whole marker read at once, a `<` held back, a `>` looked at."""
+        m = _SPECIAL.search(chunk, i)
+        if m is None:
+            self._text(chunk[i:], base + i)
+            return len(chunk)
+        j = m.start()
+        if j > i:
+            self._text(chunk[i:j], base + i)
+        whole = _WHOLE_MARKER.match(chunk, j) if chunk[j] == "<" else None
+        if whole:  # the common case read at once; what `_scan_marker` would make of it, char by char
+            self._marker(Marker(int(whole.group(1)), base + j, base + whole.end(), whole.group(), malformed=False))
+            return whole.end()
+        if chunk[j] == "<":
+            self._pending = "<"
+            self._pending_start = base + j
+        else:
+            self._close_bracket(base + j)
+        return j + 1
 
     def _scan_draft(self, chunk: str, i: int, base: int) -> int:
         """Inside the draft: look for `</draft>`, even split across chunks, via the draft's last few characters."""
@@ -346,9 +249,9 @@ class MarkerParser:
         self._draft_parts.append(chunk[i : i + used])
         draft_raw = "".join(self._draft_parts)
         self._draft_parts = [draft_raw[: len(draft_raw) - len(DRAFT_CLOSE)]]
-        self._in_draft = False
-        self._draft_span = (0, base + i + used)
-        self._seg = _Segment(base + i + used)
+        self.in_draft = False
+        self.draft_span = (0, base + i + used)
+        self.seg = _Segment(base + i + used)
         return i + used
 
     def _scan_marker(self, chunk: str, i: int, base: int) -> int:
@@ -382,18 +285,236 @@ class MarkerParser:
 
     def _close_bracket(self, at: int) -> None:
         """A `>` in text: `12>` after a space or marker is a malformed marker, otherwise plain text."""
-        m = _CLOSE_DIGITS.search(self._seg.tail)
-        if m and (m.start() > 0 or self._seg.length == len(self._seg.tail)):
+        m = _CLOSE_DIGITS.search(self.seg.tail)
+        if m and (m.start() > 0 or self.seg.length == len(self.seg.tail)):
             digits = m.group(1)
-            self._seg.drop_last(len(digits))
+            self.seg.drop_last(len(digits))
             self._marker(Marker(int(digits), at - len(digits), at + 1, digits + ">", malformed=True))
             return
         self._text(">", at)
 
     def _text(self, s: str, at: int) -> None:
-        if not self._seg.length:
-            self._seg.start = at
-        self._seg.add(s)
+        if not self.seg.length:
+            self.seg.start = at
+        self.seg.add(s)
+
+    def _marker(self, mk: Marker) -> None:
+        self.on_marker(mk)
+        self.seg = _Segment(mk.end)
+
+
+class _Text:
+    """The clean text built from the countdown's units, extended as units arrive (`text_so_far` reads it once per
+    streamed chunk, so it is never joined again from the start)."""
+
+    def __init__(self, lang: Lang) -> None:
+        self.lang: Lang = lang
+        self._units: list[tuple[str, int, int, int]] = []  # (unit text, newlines before, after, units)
+        self._clean = ""  # clean text of the first `_clean_n` units
+        self._clean_n = 0
+        self._ends: list[int] = []  # where each unit ends in the clean text
+
+    def __len__(self) -> int:
+        return len(self._units)
+
+    def add(self, unit: str, before: int, after: int, units: int) -> None:
+        """One more unit: its text, the newlines before and after it, and how many units the marker paid for."""
+        self._units.append((unit, before, after, units))
+
+    def starts_line(self, before: int) -> bool:
+        """Whether a unit with `before` newlines before it starts a line (a code line keeps its indentation)."""
+        return before > 0 or not self._units or self._units[-1][2] > 0
+
+    def paid(self) -> int:
+        """Units the markers paid for (a whole code line is one)."""
+        return sum(n for *_, n in self._units)
+
+    def head(self, n: int) -> str:
+        """The clean text of the first `n` units."""
+        return self.text()[: self._ends[n - 1]] if n else ""
+
+    def text(self) -> str:
+        out: list[str] = []
+        end = len(self._clean)  # where the text built so far ends: one running sum, not a sum per unit
+        for i in range(self._clean_n, len(self._units)):
+            unit, before, _, _ = self._units[i]
+            if i:
+                prev = self._units[i - 1][0]
+                newlines = self._units[i - 1][2] + before
+                if newlines:
+                    out.append("\n" * newlines)
+                    end += newlines
+                elif self.lang != "zh" or (_LATIN_END.search(prev) and _LATIN_START.match(unit)):
+                    # English units are words; in Chinese, two Latin units (`New` `York`) stay two words.
+                    out.append(" ")
+                    end += 1
+            out.append(unit)
+            end += len(unit)
+            self._ends.append(end)
+        if out:
+            self._clean += "".join(out)
+            self._clean_n = len(self._units)
+        return self._clean
+
+
+@dataclass
+class _Prefix:
+    """The verified countdown prefix as markers confirm it (what `Verified` reports): where `<N>` starts, where the
+    verified part ends, the marker that must come next, the units verified, and the error that ended it."""
+
+    next: int
+    start: int | None = None
+    end: int = 0
+    units: int = 0
+    error: MarkerError | None = None
+
+    def track(
+        self, mk: Marker | None, prev: Marker | None, found: Sequence[MarkerError], after: Callable[[Marker], int]
+    ) -> None:
+        """Extend the prefix with what this marker (None: the end of output) confirmed; `found` are the errors it
+        raised, `after(prev)` the marker that must follow `prev`'s unit.
+
+        A marker closes the previous marker's unit: that unit is verified when it is exactly one unit, even if
+        this marker itself is wrong (a skip keeps `<4>b` of `<4>b<2>`). The first error other than a preamble
+        ends the verified prefix for good.
+        """
+        if self.error is not None or self.next < 0:
+            return
+        new = [e for e in found if e.type != "preamble"]
+        if mk is not None and prev is not None and not any(e.type in _SEGMENT_ERRORS for e in new):
+            self.units += 1
+            self.next, self.end = after(prev), mk.start
+        if new:
+            self.error = min(new, key=lambda e: e.start)
+            return
+        if mk is None:
+            return
+        if prev is None:
+            self.start = self.end = mk.start  # the first marker, <N>: everything before it is preamble
+        if mk.value == 0:
+            self.next, self.end = -1, mk.end
+
+    def verified(self, draft_end: int) -> Verified:
+        start = draft_end if self.start is None else self.start
+        return Verified(start, max(self.end, start), self.next, self.units, self.error, draft_end)
+
+
+class MarkerParser:
+    """Incremental CAPEL validator: `feed()` chunks as they stream, read the live state, `close()` at the end.
+
+    `lang` decides what one marker pays for (a word, a character); `unit` is what the final text is counted
+    in. With `draft=True` everything up to `</draft>` is the draft: reported separately, never counted.
+    With `code=True` a segment that ends a line (a code line) counts as one unit, as the code-aware rule says.
+    A `Target` limit or range counts down the room from its most: `<0>` may close the text after any unit from
+    the least on (`<30>` … `<19>Paris.<0>` under at most 30 words), not only after `<1>`'s. In a character unit
+    (`vocab.counts_room`) each marker is the room left before its word: the most, less the text so far and the
+    space before the word (`<30>Bike<25>repair<18>in<15>Portland.<0>` under at most 30 characters; in Chinese, one
+    marker per Han character, its punctuation counted: `<10>今<9>天<8>好，<6>走。<0>`).
+
+    The parser itself checks each marker and segment and names what is wrong (`MarkerError`); `_Scanner` finds
+    the markers in the chunks, `_Text` builds the clean text, `_Prefix` follows the verified prefix.
+    """
+
+    def __init__(
+        self,
+        target: int | Target,
+        lang: Lang = "en",
+        unit: Unit | None = None,
+        *,
+        draft: bool = False,
+        code: bool = False,
+    ) -> None:
+        self.limit = target if isinstance(target, Target) and target.kind != "exactly" else None
+        target = target.high if isinstance(target, Target) else target
+        self.target = target
+        self.lang: Lang = lang
+        self.unit: Unit = unit or marker_unit(lang)
+        self.code = code
+        self._marker_unit = marker_unit(lang)
+        self._room: Unit | None = self.unit if self.limit is not None and counts_room(lang, self.unit) else None
+        self._gap = " " if lang == "en" else ""  # what stands between two units, paid for by the marker after it
+        self._scanner = _Scanner(self._marker, draft=draft)
+        self._text = _Text(lang)
+        self._prefix = _Prefix(target)
+        self._errors: list[MarkerError] = []
+        self._last: Marker | None = None
+        self._ended = False  # a <0> was seen
+        self._closed: ParseResult | None = None
+        self._markers = 0
+        self._spans: list[tuple[int, int]] = []  # where each well-formed marker sits in the raw output
+        self._reparsed: MarkerParser | None = None
+
+    # ----- live state -------------------------------------------------------------------------------
+    @property
+    def errors(self) -> list[MarkerError]:
+        return list(self._errors)
+
+    @property
+    def marker_spans(self) -> list[tuple[int, int]]:
+        """(start, end) of every well-formed marker so far: what the page dims while it streams."""
+        return list(self._spans)
+
+    @property
+    def countdown(self) -> int | None:
+        """The value of the last marker seen (None before the first one)."""
+        return self._last.value if self._last else None
+
+    @property
+    def in_draft(self) -> bool:
+        return self._scanner.in_draft
+
+    @property
+    def draft_span(self) -> tuple[int, int] | None:
+        """Where the draft sits in the raw output, once `</draft>` has been seen."""
+        return self._scanner.draft_span
+
+    @property
+    def units_done(self) -> int:
+        """Units written so far under markers, the unit still being written included (in a room countdown, the
+        characters of the text so far)."""
+        writing = self._last is not None and not self._ended
+        seg = self._scanner.seg
+        if self._room is not None:
+            text = self._clean_text() if self._last is not None else ""
+            current = _SPACES.sub(" ", seg.text().strip()) if writing else ""
+            return count(self._gap.join(filter(None, (text, current))), self._room)
+        current = count(seg.text(), self._marker_unit) if writing else 0
+        return len(self._text) + current
+
+    @property
+    def remaining(self) -> int:
+        """Units left to write, as the countdown shows it."""
+        return max(self.target - self.units_done, 0)
+
+    @property
+    def raw(self) -> str:
+        return self._scanner.raw
+
+    def text_so_far(self) -> str:
+        """The clean text of the units finished so far: always a prefix of the final text, so it can stream."""
+        return self._clean_text() if self._last is not None else ""
+
+    def verified(self) -> Verified:
+        """The longest verified countdown prefix so far (after `close()`, of the output as a whole)."""
+        if self._reparsed is not None:
+            return self._reparsed.verified()
+        draft_span = self._scanner.draft_span
+        return self._prefix.verified(draft_span[1] if draft_span else 0)
+
+    def verified_text(self) -> str:
+        """The clean text of the verified units only: a prefix of every text a repair can end with."""
+        if self._reparsed is not None:
+            return self._reparsed.verified_text()
+        return self._text.head(self._prefix.units)
+
+    # ----- feeding ----------------------------------------------------------------------------------
+    def feed(self, chunk: str) -> list[MarkerError]:
+        """Read the next chunk; returns the errors found in it (they are also kept)."""
+        if self._closed is not None:
+            raise RuntimeError("parser already closed")
+        before = len(self._errors)
+        self._scanner.feed(chunk)
+        return self._errors[before:]
 
     # ----- markers ----------------------------------------------------------------------------------
     def _error(self, type_: ErrorType, start: int, end: int, message: str) -> None:
@@ -402,30 +523,7 @@ class MarkerParser:
     def _marker(self, mk: Marker) -> None:
         before, prev = len(self._errors), self._last
         self._step(mk)
-        self._track(mk, prev, before)
-
-    def _track(self, mk: Marker | None, prev: Marker | None, before: int) -> None:
-        """Extend the verified prefix with what this marker (None: the end of output) confirmed.
-
-        A marker closes the previous marker's unit: that unit is verified when it is exactly one unit, even if
-        this marker itself is wrong (a skip keeps `<4>b` of `<4>b<2>`). The first error other than a preamble
-        ends the verified prefix for good.
-        """
-        if self._v_error is not None or self._v_next < 0:
-            return
-        new = [e for e in self._errors[before:] if e.type != "preamble"]
-        if mk is not None and prev is not None and not any(e.type in _SEGMENT_ERRORS for e in new):
-            self._v_units += 1
-            self._v_next, self._v_end = self._next_value(prev), mk.start
-        if new:
-            self._v_error = min(new, key=lambda e: e.start)
-            return
-        if mk is None:
-            return
-        if prev is None:
-            self._v_start = self._v_end = mk.start  # the first marker, <N>: everything before it is preamble
-        if mk.value == 0:
-            self._v_next, self._v_end = -1, mk.end
+        self._prefix.track(mk, prev, self._errors[before:], self._next_value)
 
     def _step(self, mk: Marker) -> None:
         self._markers += 1
@@ -439,7 +537,6 @@ class MarkerParser:
                 self._error("duplicate_end", mk.start, mk.end, "a second <0>; stop after the first one")
             else:
                 self._error("trailing_text", mk.start, mk.end, f"<{mk.value}> after <0>; nothing may follow <0>")
-            self._seg = _Segment(mk.end)
             return
         self._close_segment(next_marker=mk)
         last = self._last
@@ -468,7 +565,6 @@ class MarkerParser:
         self._last = mk
         if mk.value == 0:
             self._ended = True
-        self._seg = _Segment(mk.end)
 
     def _may_end_after(self, value: int) -> bool:
         """Whether `<0>` may follow the unit of `<value>`: under a limit, once its least is written."""
@@ -494,7 +590,7 @@ class MarkerParser:
 
     def _close_segment(self, next_marker: Marker | None) -> None:
         """The text since the last marker is complete: check it holds exactly one unit and keep that unit."""
-        seg = self._seg
+        seg = self._scanner.seg
         text = seg.text()
         last = self._last
         if last is None:
@@ -528,46 +624,62 @@ class MarkerParser:
             after = text[len(text.rstrip()) :].count("\n")
             if self.code:
                 # A code line keeps its indentation (when it starts a line) and its inner spacing.
-                starts_line = before > 0 or not self._units or self._units[-1][2] > 0
+                starts_line = self._text.starts_line(before)
                 unit_text = leading.rsplit("\n", 1)[-1] + stripped if starts_line else stripped
             else:
                 unit_text = _SPACES.sub(" ", stripped)
-            self._units.append((unit_text, before, after, units))
+            self._text.add(unit_text, before, after, units)
 
     def _flush_trailing(self) -> None:
-        text = self._seg.text()
+        seg = self._scanner.seg
+        text = seg.text()
         if text.strip():
-            lead = len(text) - len(text.lstrip())
-            start = self._seg.start + lead
-            self._error("trailing_text", start, self._seg.start + len(text.rstrip()), "text after <0>; stop at <0>")
-        self._seg = _Segment(self._pos)
+            start, end = seg.start + len(text) - len(text.lstrip()), seg.start + len(text.rstrip())
+            self._error("trailing_text", start, end, "text after <0>; stop at <0>")
 
     # ----- the end ----------------------------------------------------------------------------------
     def close(self) -> ParseResult:
         """The output has ended: settle held-back text, report what is missing, and build the clean text."""
         if self._closed is not None:
             return self._closed
-        if self._in_draft:
+        if self._scanner.in_draft:
             # No `</draft>` ever came: there is no separate draft; read the whole output as the answer.
-            raw = self.raw
             reparse = MarkerParser(self.limit or self.target, self.lang, self.unit, code=self.code)
-            reparse.feed(raw)
+            reparse.feed(self.raw)
             self._closed = reparse.close()
             self._reparsed = reparse
             return self._closed
-        if self._pending:
-            self._marker_from_pending(self._pos, closed=False)
-        end = self._pos
-        last = self._last
-        before = len(self._errors)
+        self._scanner.settle()
+        last, before = self._last, len(self._errors)
+        self._close_countdown(last, self._scanner.pos)
+        self._prefix.track(None, last, self._errors[before:], self._next_value)
+        text = self._clean_text()
+        # Code-aware rule (§3.3): a whole code line is one token, so count what the markers paid for.
+        total = self._text.paid() if self.code and self._last is not None else count(text, self.unit)
+        self._closed = ParseResult(
+            target=self.target,
+            unit=self.unit,
+            text=text,
+            count=total,
+            errors=tuple(sorted(self._errors, key=lambda e: (e.start, e.end))),
+            countdown_end=last.value if last else None,
+            markers=self._markers,
+            draft=self._scanner.draft_text(),
+            draft_span=self._scanner.draft_span,
+            marker_spans=tuple(self._spans),
+            limit=self.limit,
+        )
+        return self._closed
+
+    def _close_countdown(self, last: Marker | None, end: int) -> None:
+        """The output ended at `end`: the text after the last marker is its last unit, and what is missing is said."""
         if self._ended:
             self._flush_trailing()
         elif last is None:
             self._close_segment(next_marker=None)
             self._error("early_stop", end, end, "the output has no countdown markers")
         else:
-            seg_text = self._seg.text()
-            has_unit = count(seg_text, self._marker_unit) > 0
+            has_unit = count(self._scanner.seg.text(), self._marker_unit) > 0
             self._close_segment(next_marker=None)
             if self._room is not None and has_unit:
                 self._error("missing_end", end, end, "the last word is not followed by <0>")
@@ -577,60 +689,13 @@ class MarkerParser:
                 )
             else:
                 self._error("missing_end", end, end, "the unit of <1> is not followed by <0>")
-        self._track(None, last, before)
-        text = self._clean_text()
-        if self.code and self._last is not None:
-            # Code-aware rule (§3.3): a whole code line is one token, so count what the markers paid for.
-            total = sum(n for *_, n in self._units)
-        else:
-            total = count(text, self.unit)
-        self._closed = ParseResult(
-            target=self.target,
-            unit=self.unit,
-            text=text,
-            count=total,
-            errors=tuple(sorted(self._errors, key=lambda e: (e.start, e.end))),
-            countdown_end=last.value if last else None,
-            markers=self._markers,
-            draft=self._draft_text(),
-            draft_span=self._draft_span,
-            marker_spans=tuple(self._spans),
-            limit=self.limit,
-        )
-        return self._closed
-
-    def _draft_text(self) -> str | None:
-        if self._draft_span is None:
-            return None
-        return _DRAFT_OPEN.sub("", "".join(self._draft_parts), count=1).strip()
 
     def _clean_text(self) -> str:
         if self._last is None:
             # The model ignored the countdown: its words are still its answer.
-            raw = self.raw[self._draft_span[1] :] if self._draft_span else self.raw
-            return raw.strip()
-        # Units only ever get appended, so extend the cached text (text_so_far runs once per streamed chunk).
-        out: list[str] = []
-        end = len(self._clean)  # where the text built so far ends: one running sum, not a sum per unit
-        for i in range(self._clean_n, len(self._units)):
-            unit, before, _, _ = self._units[i]
-            if i:
-                prev = self._units[i - 1][0]
-                newlines = self._units[i - 1][2] + before
-                if newlines:
-                    out.append("\n" * newlines)
-                    end += newlines
-                elif self.lang != "zh" or (_LATIN_END.search(prev) and _LATIN_START.match(unit)):
-                    # English units are words; in Chinese, two Latin units (`New` `York`) stay two words.
-                    out.append(" ")
-                    end += 1
-            out.append(unit)
-            end += len(unit)
-            self._unit_ends.append(end)
-        if out:
-            self._clean += "".join(out)
-            self._clean_n = len(self._units)
-        return self._clean
+            draft_span = self._scanner.draft_span
+            return (self.raw[draft_span[1] :] if draft_span else self.raw).strip()
+        return self._text.text()
 
 
 def check_output(

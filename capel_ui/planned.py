@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from .backends import Backend, BackendError, Options, Usage
-from .backends.openai_compat import end_share
+from .backends.base import Unanswered, gate_of, total
 from .counting import count
 from .ending import (
     NATURAL,
@@ -27,6 +25,7 @@ from .ending import (
     SEARCH_WIDTH,
     Alternatives,
     Ending,
+    end_share,
     natural_cut,
     score_ending,
     search_ending,
@@ -34,7 +33,7 @@ from .ending import (
     split_ending,
 )
 from .grammar import closing_rules
-from .lexicon import DANGLING, known_unit
+from .lexicon import DANGLING, begins_known_unit, known_unit
 from .plan import RunPlan
 from .prompts import Message
 from .quality import JUNK_KINDS, content_words, warnings
@@ -101,6 +100,71 @@ class Planned:
 
 
 @dataclass
+class WholeEndings:
+    """Which candidate endings of a text under a limit a writer could keep: those that end on a whole word (else
+    cut back to a clause that closes whole), keeping the request's main point. Read only: the ending scores asked
+    so far (`scores`, the planner's) tell a word the grammar cut at the limit."""
+
+    request: Request
+    scores: Mapping[str, float | None]
+
+    def ends_whole(self, text: str) -> bool:
+        """Whether `text`'s last word stands whole: a word of the word list (or the instruction's own, a number),
+        not a lone letter other than "a" or "I" and no dangling "of" or "Dr." ("…: A New E." ends on a cut word)."""
+        found = split_ending(text)
+        if found is None or self.request.lang != "en":
+            return found is not None
+        word = found[1].strip()
+        if word.lower() in DANGLING or self._cut_at_cap(text):
+            return False
+        known = known_unit(word, self.request.lang, self.request.instruction)
+        return known and (len(word) > 1 or word.lower() in ("a", "i") or word.isdigit())
+
+    def _cut_at_cap(self, text: str) -> bool:
+        """Whether a character limit's grammar closed `text` on its last character allowed while the model would
+        have gone on (its ending score, asked already, below `NATURAL`): a listed word there is likely a cut one
+        ("…a bike repair ap.", "ap" being a word of the list). A last word that begins a longer word or number of the
+        instruction is one however sure the model sounds ("…reminder of a 3." for "3:30 pm", scored 0.11)."""
+        req = self.request
+        if grammar_kind(req.lang, req.count_unit) != "chars" or count(text, req.count_unit) != req.target_spec.high:
+            return False
+        if _begins_longer(text, req.instruction):
+            return True
+        score = self.scores.get(text.strip())
+        return score is not None and score < NATURAL
+
+    def worth_keeping(self, texts: list[str], raw: str) -> list[str]:
+        """The candidate endings a writer could keep: none that ends on a cut word (where any does not; where all
+        do, each cut back to its last clause that closes whole: "Bike Repair Portland: A New E." to "Bike Repair
+        Portland."), and none that drops the request's main point the longest candidate keeps (the instruction's
+        own content words: "Dear Dr. Patel!" loses to the reminder of the appointment)."""
+        whole = self.whole(texts) or texts
+        point = content_words(self.request.instruction) & content_words(raw)
+        if not point:
+            return whole
+        kept = {t: len(point & content_words(t)) for t in whole}
+        most = max(kept.values())
+        return [t for t in whole if 2 * kept[t] >= most]
+
+    def whole(self, texts: list[str]) -> list[str]:
+        """Those of `texts` that end on a whole word; where none does, each cut back to its clauses that close whole
+        ("Bike Repair Portland: A New E." to "Bike Repair Portland."); empty where nothing ends whole."""
+        whole = [t for t in texts if self.ends_whole(t)]
+        return whole or [c for t in texts for c in self.clauses(t) if self.ends_whole(c)]
+
+    def clauses(self, text: str, drop_words: bool = True) -> list[str]:
+        """`text` cut after each pause (, ; :) that leaves at least two words before it, closed with a stop, inside
+        the target; where it has none, `text` without its last words up to the last that stands whole ("…shop in!"
+        to "…shop.")."""
+        spec, unit = self.request.target_spec, self.request.count_unit
+        heads = [text[: m.start()].rstrip() for m in re.finditer(r"[,;:](?=\s)", text)]
+        if not heads and drop_words:
+            words = list(WORD.finditer(text))
+            heads = [text[: words[-k].start()].rstrip() for k in range(1, min(3, len(words) - 1) + 1)]
+        return [h.rstrip(",;:") + "." for h in heads if len(WORD.findall(h)) >= 2 and spec.within(count(h + ".", unit))]
+
+
+@dataclass
 class EndingPlanner:
     """Scores and plans one run's ending. Its `plan` (plan.py) gives the request, the question an ending is scored
     against (`ending_messages`: the instruction with its length), a raw text's clean text (`clean`) and the grammar a
@@ -114,7 +178,12 @@ class EndingPlanner:
     tries: tuple[int, int] = (0, 0)  # while searching: which try this is, of how many (the live line says it)
     closing: bool = False  # a text under a limit is choosing where it ends
     _scores: dict[str, float | None] = field(default_factory=dict)
+    unanswered: set[str] = field(default_factory=set)  # texts whose ending score the server did not answer in time
     _next: dict[str, Alternatives] = field(default_factory=dict)  # next tokens asked, by the text they follow
+    _endings: WholeEndings = field(init=False)  # which candidate endings a writer could keep (reads `_scores`)
+
+    def __post_init__(self) -> None:
+        self._endings = WholeEndings(self.plan.request, self._scores)
 
     @property
     def request(self) -> Request:
@@ -133,6 +202,9 @@ class EndingPlanner:
                 self._scores[key] = score_ending(self.backend.ending_score, self.plan.ending_messages, key)
             except BackendError:
                 self._scores[key] = None
+            except Unanswered:  # asked again and again: the run says its ending was not scored
+                self._scores[key] = None
+                self.unanswered.add(key)
         return self._scores[key]
 
     # ----- exactly N: search a cut-off ending again ------------------------------------------------------------
@@ -149,7 +221,11 @@ class EndingPlanner:
             return Planned(None, plan)
         self.searching = True
         try:
-            with _one_search_at_a_time(self.backend, self.halted) as ours:
+            # One slot of the server for the whole search (its questions follow one another): variants search at
+            # once where the server has a slot for each, else one after another, so that each search's many short
+            # questions find a slot holding its own text (llama.cpp's prompt cache: 0.02 s a question warm, 0.6 s
+            # cold on the embedded model) rather than another variant's.
+            with gate_of(self.backend).place(self.halted) as ours:
                 return self._search_sizes(raw, text, units_most, plan) if ours else Planned(None, plan)
         finally:
             self.searching = False
@@ -188,6 +264,7 @@ class EndingPlanner:
             width=SEARCH_WIDTHS[units],
             first=True,
             keep=keep,
+            begins=lambda unit: begins_known_unit(unit, req.lang, req.instruction),
         )
         plan["searched"] += [{"units": units, "text": e.text, "end_probability": e.score} for e in found[:3]]
         return next((e for e in found if e.natural and keep(e.text)), None)
@@ -287,28 +364,30 @@ class EndingPlanner:
         if raw[-1:] not in ".!?。！？" or not spec.within(count(raw, unit)):
             return None  # no stop at its end, or off target: nothing to choose from
         # The whole text is a candidate even where its last stop ends no sentence ("…: A New E.", "Dear Dr."):
-        # `_worth_keeping` cuts it back to a clause that closes whole.
+        # `WholeEndings.worth_keeping` cuts it back to a clause that closes whole.
         own = self.score(raw)
-        if own is None and self.whole_ending(raw):
+        if own is None and self._endings.ends_whole(raw):
             return None  # its ending could not be scored (a busy server timed out): keep all the model wrote
         cuts = [i for i in sentence_ends(raw) if i < len(raw) and spec.within(count(raw[:i], unit))]
         self.closing = True
         try:
             texts = [raw[:i] for i in cuts] + [raw]
             extra = None
-            if (own or 0.0) < NATURAL or not self.whole_ending(raw):  # a cut word gets a closing too
-                roomy = (t for t in reversed(texts) if self.whole_ending(t) and self._room(t) >= self._least_room)
+            if (own or 0.0) < NATURAL or not self._endings.ends_whole(raw):  # a cut word gets a closing too
+                roomy = (
+                    t for t in reversed(texts) if self._endings.ends_whole(t) and self._room(t) >= self._least_room
+                )
                 start = next(roomy, None)
                 # and its clauses closed whole: "Your Local Injury Scene: A 72." may end "Your Local Injury Scene."
-                clauses = [c for c in self._clauses(raw, drop_words=False) if c not in texts]
-                if start is None and not self._whole(texts + clauses):
+                clauses = [c for c in self._endings.clauses(raw, drop_words=False) if c not in texts]
+                if start is None and not self._endings.whole(texts + clauses):
                     start = ""  # nothing the model wrote ends whole ("Packin'ABikeRepaireter: The B."): write anew
                 closed, extra = self._closings(start, messages, options) if start is not None else ([], None)
-                if start == "" and not self._whole(closed):  # none of those either: once more, other seeds
+                if start == "" and not self._endings.whole(closed):  # none of those either: once more, other seeds
                     again, more = self._closings(start, messages, _reseeded(options, WRITE_ANEW_SEEDS))
                     closed, extra = closed + again, total([extra, more])
                 texts += closed + clauses
-            texts = self._worth_keeping(texts, raw)
+            texts = self._endings.worth_keeping(texts, raw)
             texts.sort(key=len)
             with ThreadPoolExecutor(SEARCH_WIDTH, thread_name_prefix="ending") as pool:
                 scores = list(pool.map(self.score, texts))
@@ -329,60 +408,6 @@ class EndingPlanner:
         if cut_tail:
             plan["left_out"] = cut_tail
         return Planned(chosen, plan, cut_tail, extra)
-
-    def whole_ending(self, text: str) -> bool:
-        """Whether `text`'s last word stands whole: a word of the word list (or the instruction's own, a number),
-        not a lone letter other than "a" or "I" and no dangling "of" or "Dr." ("…: A New E." ends on a cut word)."""
-        found = split_ending(text)
-        if found is None or self.request.lang != "en":
-            return found is not None
-        word = found[1].strip()
-        if word.lower() in DANGLING or self._cut_at_cap(text):
-            return False
-        return self._known_unit(word) and (len(word) > 1 or word.lower() in ("a", "i") or word.isdigit())
-
-    def _cut_at_cap(self, text: str) -> bool:
-        """Whether a character limit's grammar closed `text` on its last character allowed while the model would
-        have gone on (its ending score, asked already, below `NATURAL`): a listed word there is likely a cut one
-        ("…a bike repair ap.", "ap" being a word of the list). A last word that begins a longer word or number of the
-        instruction is one however sure the model sounds ("…reminder of a 3." for "3:30 pm", scored 0.11)."""
-        req = self.request
-        if grammar_kind(req.lang, req.count_unit) != "chars" or count(text, req.count_unit) != req.target_spec.high:
-            return False
-        if _begins_longer(text, req.instruction):
-            return True
-        score = self._scores.get(text.strip())
-        return score is not None and score < NATURAL
-
-    def _worth_keeping(self, texts: list[str], raw: str) -> list[str]:
-        """The candidate endings a writer could keep: none that ends on a cut word (where any does not; where all
-        do, each cut back to its last clause that closes whole: "Bike Repair Portland: A New E." to "Bike Repair
-        Portland."), and none that drops the request's main point the longest candidate keeps (the instruction's
-        own content words: "Dear Dr. Patel!" loses to the reminder of the appointment)."""
-        whole = self._whole(texts) or texts
-        point = content_words(self.request.instruction) & content_words(raw)
-        if not point:
-            return whole
-        kept = {t: len(point & content_words(t)) for t in whole}
-        most = max(kept.values())
-        return [t for t in whole if 2 * kept[t] >= most]
-
-    def _whole(self, texts: list[str]) -> list[str]:
-        """Those of `texts` that end on a whole word; where none does, each cut back to its clauses that close whole
-        ("Bike Repair Portland: A New E." to "Bike Repair Portland."); empty where nothing ends whole."""
-        whole = [t for t in texts if self.whole_ending(t)]
-        return whole or [c for t in texts for c in self._clauses(t) if self.whole_ending(c)]
-
-    def _clauses(self, text: str, drop_words: bool = True) -> list[str]:
-        """`text` cut after each pause (, ; :) that leaves at least two words before it, closed with a stop, inside
-        the target; where it has none, `text` without its last words up to the last that stands whole ("…shop in!"
-        to "…shop.")."""
-        spec, unit = self.request.target_spec, self.request.count_unit
-        heads = [text[: m.start()].rstrip() for m in re.finditer(r"[,;:](?=\s)", text)]
-        if not heads and drop_words:
-            words = list(WORD.finditer(text))
-            heads = [text[: words[-k].start()].rstrip() for k in range(1, min(3, len(words) - 1) + 1)]
-        return [h.rstrip(",;:") + "." for h in heads if len(WORD.findall(h)) >= 2 and spec.within(count(h + ".", unit))]
 
     def _room(self, text: str) -> int:
         """Units the limit leaves after `text`."""
@@ -445,28 +470,6 @@ class EndingPlanner:
         return len(warnings(text, self.request.lang, self.request.instruction))
 
 
-_SEARCH_LOCKS: dict[tuple[str, str | None], threading.Lock] = {}
-_LOCKS_LOCK = threading.Lock()
-
-
-@contextmanager
-def _one_search_at_a_time(backend: Backend, halted: Callable[[], bool]) -> Iterator[bool]:
-    """Hold the server's one ending search: variants written at once search their endings one after another, so
-    each search's many short questions find the server's slots holding its own text (llama.cpp's prompt cache: 0.02 s
-    a question warm, 0.6 s cold on the embedded model) rather than another variant's. Yields False where the run
-    was halted while it waited."""
-    with _LOCKS_LOCK:
-        lock = _SEARCH_LOCKS.setdefault((backend.label, backend.base_url), threading.Lock())
-    while not lock.acquire(timeout=0.1):
-        if halted():
-            yield False
-            return
-    try:
-        yield True
-    finally:
-        lock.release()
-
-
 def _begins_longer(text: str, instruction: str) -> bool:
     """Whether `text`'s last word is the start of a longer word or number of `instruction` ("3" of "3:30")."""
     words = WORD.findall(text)
@@ -484,12 +487,6 @@ def _left_out(raw: str, chosen: str) -> str | None:
         return None
     head = chosen.rstrip(".!?")
     return raw[len(head) :].lstrip(".!?,;: ").strip() or None if raw.startswith(head) else None
-
-
-def total(values: Iterable[int | None]) -> int | None:
-    """The sum of the values known, None when none is."""
-    known = [v for v in values if v is not None]
-    return sum(known) if known else None
 
 
 def _reseeded(options: Options, by: int) -> Options:

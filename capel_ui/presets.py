@@ -1,8 +1,9 @@
 """Presets a writer recognises: a platform's limit (unit, target kind, number) and an instruction to start from.
 
 The Write page's quick presets and `generate --preset` read this one table. The limits are the platforms'
-published ones as of 2026: an X post 280 weighted characters, an SMS one segment (160 GSM-7 characters),
-Google Ads headlines 30 and descriptions 90 characters, a meta description about 155 characters before search
+published ones as of 2026, each in the platform's own count: an X post 280 weighted characters, an SMS one segment
+(160 GSM-7 characters), Google Ads headlines 30 and descriptions 90 characters by Google Ads' count (a double-width
+character, as in Chinese, counts 2: `google_ads_chars`), a meta description about 155 characters before search
 results cut it, a LinkedIn headline 220 characters, a Weibo-style blurb 140 字 counting every character.
 """
 
@@ -85,7 +86,7 @@ PRESETS: tuple[Preset, ...] = (
         "ads-headline",
         "Google Ads headline · ≤ 30",
         "en",
-        "chars",
+        "google_ads_chars",
         "at_most",
         30,
         "Write a Google Ads headline for a seaside bookshop.",
@@ -94,7 +95,7 @@ PRESETS: tuple[Preset, ...] = (
         "ads-description",
         "Google Ads description · ≤ 90",
         "en",
-        "chars",
+        "google_ads_chars",
         "at_most",
         90,
         "Write a Google Ads description for a seaside bookshop that ships worldwide.",

@@ -260,14 +260,6 @@ def clause_grammar(choices: tuple[str, ...]) -> str:
     return "root ::= " + " | ".join(json.dumps(c, ensure_ascii=False) for c in choices) + "\n"
 
 
-def default_mode(model: str, grammar_field: str | None = None) -> Mode:
-    """The mode of a rewrite whose writer named none: `exact` where the model takes a llama.cpp grammar (the
-    embedded model, a GGUF file, a llama.cpp server), so a shortening keeps whole clauses of the writer's own text;
-    `baseline` (the rewrite prompt, no markers to misread) elsewhere."""
-    llama = model == "embedded" or model.lower().endswith(".gguf") or grammar_field == "grammar"
-    return "exact" if llama else "baseline"
-
-
 LENGTHENING_MODELS = ("embedded",)
 """Models that cannot lengthen a text faithfully (SmolLM2-135M invents facts or writes number lists)."""
 

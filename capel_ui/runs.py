@@ -12,6 +12,11 @@ never waits on it. The row is created in the background (`FIRST_SAVE_WAIT`): a l
 first words back while SQLite waits out its busy timeout. A failed first or progress save is logged and the
 stream goes on; the final save is tried again (`save_retries`), creating the row then if it never could be; if it
 still fails, `save_error` says where and why, and the surface shows the text with that message (the CLI exits 3).
+A command that is stopping (a Ctrl-C: `hurry`) tries the final save once, so a database another program keeps
+locked holds it one busy timeout (5 s), not the half minute of every retry.
+
+A batch's row is two saves: created with its batch id and row key in the same INSERT (`batch=`), and closed; no
+progress saves (`save_interval=None`: a killed batch writes the row again, so a half text is worth nothing to it).
 
 What is saved is valid UTF-8 (`valid_text`) and never holds the key the run was sent with: a server that writes
 the key into its answer gets it masked in the saved text (so in History and every export), and the notice says so.
@@ -19,10 +24,11 @@ the key into its answer gets it masked in the saved text (so in History and ever
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -30,15 +36,16 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
-from .backends import spec_of
+from .assessment import Assessment, assess
+from .backends import language_note, spec_of
 from .counting import count, refusal
 from .generation import Generation
 from .outcome import Outcome, faithfulness_json, left_out
-from .quality import offline_score, warnings, words
 from .redact import KEY_NOTICE, mask_secrets, redact, valid_text
 from .request import Request
+from .rewrite import saved_faithfulness
 from .runview import RunView
-from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, update_run
+from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, get_engine, unassessed_runs, update_run
 from .verdict import Target, Verdict, decide
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Origin
 
@@ -64,12 +71,14 @@ class LiveRun:
 
     `stream()` yields text chunks; `cancel()` is safe from any thread; `closed` is set once the final
     state is saved, so another thread can wait for it (`settle`). `save_error` is set when the run could not
-    be saved at all (the database failed every try).
+    be saved at all (the database failed every try). `batch` (its id, the row's key) is written in the INSERT that
+    creates the row; `save_interval` None: no saves while it streams.
     """
 
     save_retries: tuple[float, ...] = (0.5, 2.0, 5.0)
     """Seconds to wait before each further try of the final save (each try also waits out SQLite's busy
-    timeout): a lock held by another process for up to about half a minute does not cost the run."""
+    timeout): a lock held by another process for up to about half a minute does not cost the run. A command that
+    is stopping gets none of them (`hurry`)."""
 
     def __init__(
         self,
@@ -80,6 +89,8 @@ class LiveRun:
         instruction: str | None = None,
         comparison_id: str | None = None,
         group_id: str | None = None,
+        batch: tuple[str, str] | None = None,
+        save_interval: float | None = SAVE_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.gen = gen
@@ -89,9 +100,12 @@ class LiveRun:
         self._last_save = clock()
         self.run_id: int | None = None
         self.save_error: str | None = None
-        self._hurried = False  # a second Ctrl-C: no further try of the final save (`hurry`)
+        self._hurried = False  # the command is stopping: one try of the final save (`hurry`)
         self._secrets = gen.secrets
+        self.save_interval = save_interval
         self._start = self._cleaned(self._start_fields(origin, instruction, comparison_id, group_id))
+        if batch is not None:
+            self._start |= {"batch_id": batch[0], "batch_row": batch[1]}
         self._creating: threading.Thread | None = None
         if engine is not None:
             self._creating = threading.Thread(target=self._create, args=(engine,), name="create-run", daemon=True)
@@ -122,6 +136,8 @@ class LiveRun:
             if isinstance(value, str) and self._secrets:
                 out[name] = mask_secrets(value, self._secrets)
                 masked = masked or out[name] != value
+        if out.get("assessment") and self._secrets:  # a warning may quote a word of the text
+            out["assessment"] = json.loads(mask_secrets(json.dumps(out["assessment"]), self._secrets))
         if masked and "notice" in out and KEY_NOTICE not in (out["notice"] or ""):  # the run masks it first
             out["notice"] = " ".join(filter(None, (out["notice"], KEY_NOTICE)))
         return out
@@ -134,7 +150,7 @@ class LiveRun:
         for wait in (0.0, *self.save_retries):
             if self._hurried_in(wait):
                 busy = f"{database_label(engine)}, which stayed busy ({reason})"
-                self.save_error = f"was not saved to {busy}: a second Ctrl-C asked not to wait"
+                self.save_error = f"was not saved to {busy}: the command was stopping, so it did not wait longer"
                 return
             try:
                 if self.run_id is None:
@@ -148,8 +164,9 @@ class LiveRun:
         self.save_error = f"could not be saved to {database_label(engine)} ({reason})"
 
     def hurry(self) -> None:
-        """Try the final save no more after the try under way (a second Ctrl-C while a busy database holds it up).
-        Safe from a signal handler: it sets a flag and takes no lock."""
+        """The command is stopping (a Ctrl-C, a SIGTERM): the final save is tried once (the try under way, or the
+        first), never again, so a database another program keeps locked holds the command one busy timeout, and the
+        surface shows the text with `save_error`. Safe from a signal handler: it sets a flag and takes no lock."""
         self._hurried = True
 
     def _hurried_in(self, wait: float) -> bool:
@@ -192,7 +209,7 @@ class LiveRun:
         try:
             for chunk in inner:
                 # Save before handing the chunk on: whoever sees a chunk can also find it in the database.
-                if self._clock() - self._last_save >= SAVE_INTERVAL:
+                if self.save_interval is not None and self._clock() - self._last_save >= self.save_interval:
                     self._save_progress()
                 yield chunk
         finally:
@@ -274,21 +291,22 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         "finish_reason": outcome.finish_reason,
         "notice": outcome.notice,
         "mode": outcome.mode,
-        **quality_fields(outcome),
+        **assessment_fields(outcome),
         **faithfulness_json(outcome.faithfulness),
         "attempts": outcome.attempts,
     }
 
 
-def quality_fields(outcome: Outcome) -> dict[str, Any]:
-    """Fluency, the ending score and the offline 0-10 score of a finished run (quality.py); no score for a run
-    with no text, or in a language the model does not write (its text is never scored as good)."""
-    fields = {"fluency": outcome.fluency, "end_probability": outcome.end_probability, "score": None}
-    if not outcome.text.strip() or outcome.foreign:
-        return fields
-    lang, end = outcome.request.lang, outcome.end_probability
-    found = warnings(outcome.text, lang, outcome.request.instruction)
-    return {**fields, "score": offline_score(outcome.fluency, found, len(words(outcome.text, lang)), end)}
+def assessment_fields(outcome: Outcome) -> dict[str, Any]:
+    """Fluency, the ending score, and the finished text's one judgement (`assessment.assess`, made when the outcome
+    was built) with its score in its own column (History sorts by it); none for a run that has not finished."""
+    found = outcome.assessment
+    return {
+        "fluency": outcome.fluency,
+        "end_probability": outcome.end_probability,
+        "score": found.score if found is not None else None,
+        "assessment": found.as_json() if found is not None else None,
+    }
 
 
 def save_edit(engine: Engine, parent: RunRecord, text: str, notice: str | None = None) -> int:
@@ -297,6 +315,7 @@ def save_edit(engine: Engine, parent: RunRecord, text: str, notice: str | None =
     `notice` says what the edit was where it is not typed by hand (`put_words_back`)."""
     target = target_of(parent)
     n = count(text, parent.unit)  # type: ignore[arg-type]
+    found = assess(text, parent.lang, parent.instruction, scored=False)  # type: ignore[arg-type]
     verdict = decide("complete", n, target, 0, refusal(text, parent.unit))
     return create_run(
         engine,
@@ -322,6 +341,7 @@ def save_edit(engine: Engine, parent: RunRecord, text: str, notice: str | None =
         seconds=None,
         notice=notice or f"Edited by hand from run {parent.id}; no model wrote this text.",
         group_id=parent.group_id,
+        assessment=found.as_json(),
     )
 
 
@@ -374,9 +394,69 @@ def display_status(run: RunRecord, now: datetime | None = None) -> DisplayStatus
     return "interrupted" if (now - run.updated_at).total_seconds() > STALE_AFTER else "running"
 
 
+def close_interrupted(engine: Engine, run_ids: Iterable[int], why: str) -> None:
+    """Close runs a killed process left `running` as `interrupted`, `why` their failure; each keeps the text of its
+    last save. A run streaming in this process is left alone. Only its owner may close a run: the caller knows no
+    other process streams these (a batch holds its lock)."""
+    for run_id in run_ids:
+        if run_id not in _LIVE:
+            update_run(engine, run_id, status="interrupted", failure=why)
+
+
 def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
     """The verdict of a saved row: the same `judge` that set its `verified` column when it closed."""
     return decide(display_status(run, now), run.count, target_of(run), run.errors, refusal(run.text, run.unit))
+
+
+def assessment_of(run: RunRecord) -> Assessment:
+    """A saved run's one judgement, as stored when it closed. A run saved before judgements were stored, or still
+    running, is judged as it stands (`judge_saved`; `assess_saved` stores that once for every old run)."""
+    if run.assessment is not None:
+        return Assessment.from_json(run.assessment, saved_faithfulness(run))
+    return judge_saved(run)
+
+
+def judge_saved(run: RunRecord) -> Assessment:
+    """Judge a saved run's text as `assess` judges a finished one (a text no model wrote gets no score)."""
+    return assess(
+        run.text or "",
+        run.lang,  # type: ignore[arg-type]
+        run.instruction or "",
+        fluency=run.fluency,
+        end_probability=run.end_probability,
+        language_note=language_note(run.backend, run.lang) if run.backend != HAND_EDIT else None,  # type: ignore[arg-type]
+        scored=run.backend != HAND_EDIT,
+    )
+
+
+def assess_saved(engine: Engine, *, every: bool = False) -> int:
+    """Judge, once, every finished run saved before judgements were stored (`every`: all of them again, on purpose,
+    with today's rules) and store the judgement with its score; how many runs were judged."""
+    done, after = 0, 0
+    while batch := unassessed_runs(engine, every=every, after=after):
+        for run in batch:
+            found = judge_saved(run)
+            update_run(engine, run.id, score=found.score, assessment=found.as_json())
+        done, after = done + len(batch), batch[-1].id
+    return done
+
+
+_JUDGED: set[str] = set()
+_judging = threading.Lock()
+
+
+def store(url: str | None = None) -> Engine:
+    """The runs database at `url` (the configured one by default), migrated, and its runs saved before judgements
+    were stored judged once, the first time this process opens it (`assess_saved`): every surface opens it here."""
+    engine = get_engine(url)
+    with _judging:
+        if engine.url.render_as_string() not in _JUDGED:
+            try:
+                assess_saved(engine)
+            except WRITE_FAULTS as exc:  # a read-only or locked file: each old run is judged as it is read instead
+                log.warning("old runs not judged yet (%s): they are judged as they are read", _reason(exc))
+            _JUDGED.add(engine.url.render_as_string())
+    return engine
 
 
 def target_of(run: RunRecord) -> Target:

@@ -17,16 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any, TypeVar
 
-from .history import run_warnings
+from .assessment import Assessment
 from .outcome import Outcome
 from .prompts import rewrite_source
-from .quality import QualityWarning, ending_said, explain, junk, on_point, warnings
+from .quality import on_point
 from .request import Request
 from .rewrite import saved_faithfulness
-from .runs import verdict_of
+from .runs import assessment_of, verdict_of
 from .storage import RunRecord
 from .vocab import MAX_VARIANTS
 
@@ -67,7 +66,7 @@ def rank_key(
 
 def run_rank_key(run: RunRecord, on_point: bool = True) -> tuple:
     """`rank_key` of a saved run (the Write page's variant cards)."""
-    junk_ = junk(run_warnings(run))
+    junk_ = assessment_of(run).junk
     verdict = verdict_of(run)
     return rank_key(
         verdict.verified,
@@ -93,15 +92,14 @@ class Candidate:
     copies: int = 1
     on_point: bool = True  # keeps the request's point as well as the other variants (`quality.on_point`)
 
-    @cached_property
-    def warnings(self) -> list[QualityWarning]:
-        """Worked out once: the rank key, `junk`, the explanation, the ending and the JSON each ask for them."""
-        o = self.outcome
-        return warnings(o.text, o.request.lang, o.request.instruction)
+    @property
+    def assessment(self) -> Assessment:
+        """Its one judgement, made when its outcome was built (an unfinished outcome: nothing found)."""
+        return self.outcome.assessment or Assessment()
 
     @property
     def junk(self) -> bool:
-        return junk(self.warnings)
+        return self.assessment.junk
 
     @property
     def key(self) -> tuple:
@@ -121,9 +119,8 @@ class Candidate:
 
     @property
     def explanation(self) -> str:
-        """What its score means, in a writer's words (quality.explain)."""
-        o = self.outcome
-        return explain(o.fluency, self.warnings, o.end_probability)
+        """What its score means, in a writer's words (its assessment's)."""
+        return self.assessment.explanation
 
     def as_json(self, rank: int) -> dict[str, Any]:
         """One entry of `generate --variants K --json`."""
@@ -140,9 +137,9 @@ class Candidate:
             "fluency": None if o.fluency is None else round(o.fluency, 4),
             "judge_score": self.judge_score,
             "end_probability": o.end_probability,
-            "ending": ending_said(o.end_probability, self.warnings),
+            "ending": self.assessment.ending,
             "explanation": self.explanation,
-            "warnings": [w.message for w in self.warnings],
+            "warnings": self.assessment.messages,
             "status": o.status,
             "seconds": round(o.seconds, 3),
             "copies": self.copies,

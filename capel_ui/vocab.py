@@ -117,6 +117,17 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         counter="count_sms",
         room=("en",),
     ),
+    "google_ads_chars": UnitSpec(
+        "characters by Google Ads' count",
+        ("en", "zh"),
+        grammar={"en": "chars", "zh": "chars"},
+        noun={
+            "en": "characters by Google Ads' count (a Chinese, Japanese or Korean character counts 2)",
+            "zh": "个字符（按 Google Ads 计：每个汉字或全角标点算 2 个）",
+        },
+        counter="count_google_ads_chars",
+        room=("en",),
+    ),
     "lifebench": UnitSpec(
         "LIFEBench counter",
         ("en", "zh"),
@@ -274,22 +285,8 @@ def why_unavailable(mode: Mode, grammar: bool, lang: Lang, unit: Unit, kind: Tar
     return None
 
 
-def available_modes(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> list[Mode]:
-    """The modes a model can run for this language, unit and target kind: guaranteed ones only where a grammar
-    can promise it, marker ones only where a countdown can count it."""
-    return [m for m in MODES if why_unavailable(m, grammar, lang, unit, kind) is None]
-
-
 AUTO = "auto"
-"""The CLI's default mode: the best this model can do for this target (`auto_mode`), said in the verdict line."""
-
-
-def auto_mode(grammar: bool, lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> Mode:
-    """The best mode for a model (`grammar`: it takes one) and target: the guaranteed count (`exact`) where a grammar
-    can be sent and can promise it, else `unguided_mode`."""
-    if why_unavailable("exact", grammar, lang, unit, kind) is None:
-        return "exact"
-    return unguided_mode(lang, unit, kind)
+"""The CLI's default mode: this model's default for this target (`service.modes_for`), said in the verdict line."""
 
 
 def unguided_mode(lang: Lang, unit: Unit, kind: TargetKind = "exactly") -> Mode:
@@ -314,9 +311,11 @@ GRAMMAR_FIELDS: tuple[GrammarField, ...] = get_args(GrammarField)
 
 # --- runs -------------------------------------------------------------------------------------------
 
-Status = Literal["running", "complete", "partial", "failed", "cancelled"]
+Status = Literal["running", "complete", "partial", "failed", "cancelled", "interrupted"]
+"""`interrupted`: its process was killed before the run closed, and whoever found it left `running` closed it so
+(a batch run again closes its killed runs before it writes them anew: `batch.runner`)."""
 STATUSES: tuple[Status, ...] = get_args(Status)
-FINAL_STATUSES: frozenset[Status] = frozenset({"complete", "partial", "failed", "cancelled"})
+FINAL_STATUSES: frozenset[Status] = frozenset({"complete", "partial", "failed", "cancelled", "interrupted"})
 
 Phase = Literal["writing", "drafting", "repairing", "choosing an ending", "saving", "done"]
 """What a live run is doing now, as the pages and the CLI say it (`runview.RunView.phase`)."""

@@ -73,9 +73,47 @@ def _slowness(item: pytest.Item) -> float:
     return slow if slow < len(SLOW_FIRST) or not item.get_closest_marker("xdist_group") else len(SLOW_FIRST) - 0.5
 
 
+QUICK = frozenset(
+    [
+        "test_verdict.py",
+        "test_metrics.py",
+        "test_counting.py",
+        "test_counting_chars.py",
+        "test_counting_platforms.py",
+        "test_units.py",
+        "test_modes.py",
+        "test_prompts.py",
+        "test_quality.py",
+        "test_quality_rules.py",
+        "test_layers.py",
+        "test_shape.py",
+        "test_docs.py",
+        "test_redact.py",
+        "test_ui_state.py",
+        "test_export.py",
+        "test_variants.py",
+        "test_render.py",
+        "test_runs.py",
+        "test_service.py",
+        "test_words_back.py",
+        "test_providers.py",
+        "test_backends.py",
+        "test_grammar_syntaxes.py",
+        "test_batch_input.py",
+        "test_storage_faults.py",
+        "test_storage_upgrade.py",
+    ]
+)
+"""The quick selection a developer runs while editing (`pytest -m quick`, under a minute on 2 cores): the core's
+tables (counting, verdict, modes, prompts, quality rules, grammar syntaxes), the layers and shape checks, the
+generated documents, storage faults and upgrades, exports. No model, no browser, no page. CI runs everything."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects: `-m "not model"` leaves out every test on the model
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
+        if item.path.name in QUICK and not item.get_closest_marker("model"):
+            item.add_marker(pytest.mark.quick)
         if "embedded" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("model"):
             item.add_marker(pytest.mark.model)  # runs the model, marked or not: started first with the others
         group = XDIST_GROUPS.get(item.path.name)

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy.engine import make_url
 from streamlit.testing.v1 import AppTest
 
+from capel_ui.assessment import assess
 from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.storage import RunRecord, create_run, get_engine, list_runs
 from capel_ui.variants import run_rank_key
@@ -394,10 +395,17 @@ def test_each_page_renders_inside_app_py_with_the_sidebar_on_an_empty_database(a
 
 
 def _scored_run(text: str, score: float | None, **extra) -> int:
+    """A run saved as the app saves one: its judgement stored with it (here with the given score)."""
     fields = {"model": "embedded", "backend": "embedded", "mode": "exact", "lang": "en", "unit": "en_words"}
     fields |= {"target": 4, "count": 4, "exact": True, "valid": True, "verified": True, "status": "complete"}
+    judged = {**assess(text, "en", "Describe a pub").as_json(), "score": score}
     return create_run(
-        get_engine(os.environ["DATABASE_URL"]), instruction="Describe a pub", text=text, score=score, **fields | extra
+        get_engine(os.environ["DATABASE_URL"]),
+        instruction="Describe a pub",
+        text=text,
+        score=score,
+        assessment=judged,
+        **fields | extra,
     )
 
 

@@ -119,7 +119,7 @@ def test_a_preset_on_compare_sets_its_limit_and_template(app: AppTest) -> None:
     app.text_area(key="c_instruction").set_value("").run()
     app.button_group(key="c_preset").set_value(PRESET_BY_KEY["ads-headline"].name).run()
     assert not app.exception, app.exception
-    assert compare_target(app) == ("en", "chars", "at_most", 30)
+    assert compare_target(app) == ("en", "google_ads_chars", "at_most", 30)
     assert app.text_area(key="c_instruction").value == PRESET_BY_KEY["ads-headline"].example
 
 

@@ -66,7 +66,7 @@ def test_the_live_count_shows_the_pasted_text_in_the_chosen_unit_against_the_tar
     assert "6 English words → 25" in captions(app)
     pick_preset(app, "ads-headline")
     app.text_area(key="w_source").input("Write a headline about a lighthouse.").run()
-    assert "36 characters → ≤ 30" in captions(app)
+    assert "36 characters by Google Ads' count → ≤ 30" in captions(app)
 
 
 def test_the_live_count_of_a_pasted_text_tells_sms_segments(app: AppTest) -> None:
@@ -115,7 +115,9 @@ def test_capel_under_an_ad_headline_counts_down_the_characters_left_on_a_model_w
     generate.click()
     app.run()
     assert not app.exception, app.exception
-    assert next(m.value for m in app.markdown if "-badge[" in m.value) == ":green-badge[✓ 24/30 characters]"
+    badge = next(m.value for m in app.markdown if "-badge[" in m.value)
+    assert badge == ":green-badge[✓ 24/30 characters by Google Ads' count]"
     [run] = list_runs(get_engine(os.environ["DATABASE_URL"]))
-    assert (run.mode, run.unit, run.text, run.verified) == ("capel", "chars", "Bike repair in Portland.", True)
+    assert (run.mode, run.unit, run.verified) == ("capel", "google_ads_chars", True)
+    assert run.text == "Bike repair in Portland."
     assert "the number of characters still allowed" in scripted_model.requests[0][0][-1]["content"]

@@ -72,11 +72,12 @@ def test_a_provider_without_grammar_says_it_uses_capel_and_exact_comes_back_with
     assert at.selectbox(key="w_mode").value == "exact"
     at.selectbox(key="provider").set_value("deepseek").run()  # DeepSeek's API takes no grammar
     assert at.selectbox(key="w_mode").value == "capel"
-    [notice] = [i.value for i in at.info if "needs a model that takes a grammar" in i.value]
-    assert "Exact (guaranteed)" in notice and "CAPEL is used for now" in notice
+    [notice] = [i.value for i in at.info if "The guaranteed modes are off for" in i.value]
+    assert "DeepSeek" in notice and "CAPEL is used for now" in notice
+    assert any("Not guaranteed on DeepSeek" in c.value for c in at.caption)  # why, with its source, below the mode
     at.selectbox(key="provider").set_value("embedded").run()
     assert at.selectbox(key="w_mode").value == "exact"
-    assert not [i for i in at.info if "needs a model that takes a grammar" in i.value]
+    assert not [i for i in at.info if "guaranteed modes are off" in i.value]
 
 
 def test_a_unit_no_grammar_can_guarantee_says_so_and_exact_comes_back_with_a_unit_that_can(app_test: AppTest) -> None:

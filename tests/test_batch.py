@@ -17,12 +17,13 @@ import pytest
 
 from capel_ui.backends import Capabilities, ScriptedBackend
 from capel_ui.batch.packs import PACKS
-from capel_ui.batch.rows import Options, batch_id, default_mode, parse_target, plan
+from capel_ui.batch.rows import Options, batch_id, parse_target, plan
 from capel_ui.batch.runner import Batch, saved_runs
 from capel_ui.batch.table import Table, csv_bytes, read_table, write_atomic, xlsx_bytes
 from capel_ui.cli import main
 from capel_ui.counting import count
-from capel_ui.storage import get_engine, list_runs
+from capel_ui.history import history_rows
+from capel_ui.storage import get_engine, get_run, list_runs
 from capel_ui.verdict import Target
 from tests.scripted_server import MODEL, ok
 
@@ -47,8 +48,8 @@ def write(path: Path, text: str) -> Path:
 # ----- tables -----------------------------------------------------------------------------------------------
 
 
-def test_a_csv_from_any_spreadsheet_reads_the_same_semicolons_bom_blank_lines_and_ragged_rows() -> None:
-    data = "\ufeffInstruction;Target;Note\r\nWrite a headline;10;a;b\r\n;;\r\nWrite a slogan;≤ 30\r\n".encode()
+def test_a_csv_from_any_spreadsheet_reads_the_same_semicolons_bom_and_blank_lines() -> None:
+    data = "\ufeffInstruction;Target;Note\r\nWrite a headline;10;a\r\n;;\r\nWrite a slogan;≤ 30;\r\n".encode()
     table = read_table(data, "in.csv")
     assert table.header == ["Instruction", "Target", "Note"]
     assert table.rows == [
@@ -124,34 +125,21 @@ def test_the_batch_id_is_the_inputs_content_and_options() -> None:
 
 def test_every_pack_gives_its_platforms_set_with_the_platforms_limits() -> None:
     table = Table(["product", "facts"], [{"product": "Kettle", "facts": "boils in 60 s"}])
-    jobs = plan(table, Options(pack="google-ads-rsa"), lambda m: True)
+    jobs = plan(table, Options(pack="google-ads-rsa"), lambda m: Capabilities(grammar_field="grammar"))
     assert [j.slot for j in jobs] == [f"headline {i}" for i in range(1, 16)] + [f"description {i}" for i in range(1, 5)]
-    assert {j.asked for j in jobs} == {"at most 30 characters", "at most 90 characters"}
+    assert {j.asked for j in jobs} == {f"at most {n} characters by Google Ads' count" for n in (30, 90)}
     assert all("Kettle: boils in 60 s" in j.request.instruction and j.request.mode == "exact" for j in jobs)
     assert len({j.request.instruction for j in jobs}) == 19  # each its own angle
-    assert [j.asked for j in plan(table, Options(pack="app-store"), bool)] == [
+    assert [j.asked for j in plan(table, Options(pack="app-store"), lambda m: Capabilities())] == [
         "at most 30 characters",
         "at most 170 characters",
     ]
-    [meta] = plan(table, Options(pack="meta-description"), bool)
+    [meta] = plan(table, Options(pack="meta-description"), lambda m: Capabilities())
     assert meta.asked == "at most 155 characters"
-    thread = plan(table, Options(pack="x-thread", posts=4), bool)
+    thread = plan(table, Options(pack="x-thread", posts=4), lambda m: Capabilities())
     assert [j.slot for j in thread] == ["post 1", "post 2", "post 3", "post 4"]
     assert {j.asked for j in thread} == {"at most 280 X weighted characters"}
     assert set(PACKS) == {"google-ads-rsa", "app-store", "meta-description", "x-thread"}
-
-
-@pytest.mark.parametrize(
-    ("grammar", "unit", "kind", "mode"),
-    [
-        (True, "en_words", "at_most", "exact"),
-        (False, "en_words", "exactly", "capel"),
-        (False, "en_words", "at_most", "capel"),  # the room countdown (issue 31, point 3)
-        (False, "chars", "at_most", "baseline"),  # the room in characters: offered, never the default
-    ],
-)
-def test_a_rows_default_mode_is_the_best_the_model_can_do(grammar: bool, unit: str, kind: str, mode: str) -> None:
-    assert default_mode(grammar, "en", unit, kind) == mode
 
 
 # ----- the command on the scripted model ---------------------------------------------------------------------
@@ -401,13 +389,21 @@ def test_a_batch_killed_half_way_and_run_again_finishes_the_rest_and_has_each_ro
             break
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, lines
-    assert not out.exists()  # nothing half-written
+    left = read_csv(out)  # written as rows finished, whole each time: every row, the finished ones verified
+    assert [r["id"] for r in left] == [f"r{i}" for i in range(1, 9)] and left[0]["verified"] == "true"
+    assert {r["error"] for r in left if r["verified"] != "true"} == {
+        "not written yet: run the same batch again to finish it"
+    }
     engine = get_engine()
     first = list_runs(engine)
     assert 3 <= len([r for r in first if r.status == "complete"]) < 8
+    [killed] = [r for r in first if r.status == "running"]  # the fourth, on its way at the kill
     code, err = run_cli(*args)  # run again (in this process: only the kill needs a process of its own)
     assert code == 0, err
     assert re.search(r"[3-7] complete from before", err)
+    closed = get_run(engine, killed.id)  # closed as interrupted when the batch resumed, not left "running"
+    assert (closed.status, history_rows([closed])[0]["status"]) == ("interrupted", "interrupted")
+    assert "killed" in closed.failure
     result = read_csv(out)
     assert [r["id"] for r in result] == [f"r{i}" for i in range(1, 9)]
     assert [r["note"] for r in result] == [f"keep {i}" for i in range(1, 9)]

@@ -34,6 +34,7 @@ from capel_ui.presets import PRESET_BY_KEY
 from capel_ui.storage import get_engine, get_run, list_runs, update_run
 from capel_ui.ui.views import HAND_OUT_ANYWAY
 from capel_ui.variants import run_rank_key
+from capel_ui.vocab import unit_label
 from tests.saved_runs import save_parsed_run
 from tests.scripted_server import MODEL, countdown, html_page, ok, stall_after
 
@@ -629,7 +630,7 @@ def test_compare_takes_writes_character_limit_offers_capel_and_shows_each_verdic
     settle(page)
     go_to(page, "Compare")
     expect(page.get_by_label("Instruction", exact=True)).to_have_value(preset.example)
-    expect(page.get_by_role("combobox", name="Counting unit", exact=True)).to_have_value("characters")
+    expect(page.get_by_role("combobox", name="Counting unit", exact=True)).to_have_value(unit_label(preset.unit))
     page.get_by_role("combobox", name=re.compile("^Modes")).click()  # not a default column on a local model
     # offered under a character limit (the markers show the characters left), labelled for this model (issue 31)
     expect(page.get_by_role("option", name="CAPEL · rarely followed by this model", exact=True)).to_be_visible()
@@ -638,15 +639,16 @@ def test_compare_takes_writes_character_limit_offers_capel_and_shows_each_verdic
     expect(page.get_by_text(re.compile(r"^Skipped \("))).to_have_count(0)
 
     page.get_by_role("button", name="Run comparison").click()  # Baseline and Exact, the default columns
-    page.get_by_text(re.compile(r"^at most 30 characters · 2 column")).wait_for(timeout=MODEL_TIMEOUT)
+    header = re.compile(r"^at most 30 characters by Google Ads' count · 2 column")
+    page.get_by_text(header).wait_for(timeout=MODEL_TIMEOUT)
     settle(page)
-    expect(page.get_by_text(re.compile(r"^✓ \d+/30 characters$")).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^✓ \d+/30 characters by Google Ads' count$")).first).to_be_visible()
     page.get_by_test_id("stPlotlyChart").locator(".main-svg").first.wait_for()
     screenshot(page, "compare-limit")
-    runs = [r for r in list_runs(get_engine(server.database_url), origin="compare") if r.unit == "chars"]
+    runs = [r for r in list_runs(get_engine(server.database_url), origin="compare") if r.unit == preset.unit]
     assert sorted((r.mode, r.unit, r.target_kind, r.target) for r in runs) == [
-        ("baseline", "chars", "at_most", 30),
-        ("exact", "chars", "at_most", 30),
+        ("baseline", "google_ads_chars", "at_most", 30),
+        ("exact", "google_ads_chars", "at_most", 30),
     ]
 
 

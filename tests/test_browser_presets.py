@@ -79,10 +79,11 @@ def test_a_preset_gives_a_verified_text_the_writer_edits_with_a_live_count_saves
     too_long = "This edited headline is far too long for an ad."
     box.fill("")
     box.press_sequentially(too_long, delay=10)  # typed, no Enter, no click outside: the count follows
-    page.get_by_text(f"Your edit: over by {len(too_long) - 30} · {len(too_long)}/30 characters", exact=True).wait_for()
+    over = f"Your edit: over by {len(too_long) - 30} · {len(too_long)}/30 {unit_label(preset.unit)}"
+    page.get_by_text(over, exact=True).wait_for()
     box.fill("")
     box.press_sequentially("Books by the sea, shipped.", delay=10)
-    page.get_by_text("Your edit: ✓ 26/30 characters", exact=True).wait_for()
+    page.get_by_text(f"Your edit: ✓ 26/30 {unit_label(preset.unit)}", exact=True).wait_for()
     screenshot(page, "edit-live-count")
 
     page.get_by_role("button", name="Save as a new run", exact=True).click()
@@ -95,12 +96,12 @@ def test_a_preset_gives_a_verified_text_the_writer_edits_with_a_live_count_saves
     assert (edit.text, edit.count, edit.unit, edit.target_kind, edit.target) == (
         "Books by the sea, shipped.",
         26,
-        "chars",
+        preset.unit,
         "at_most",
         30,
     )
     assert edit.verified
-    page.get_by_text("✓ 26/30 characters", exact=True).first.wait_for()
+    page.get_by_text(f"✓ 26/30 {unit_label(preset.unit)}", exact=True).first.wait_for()
 
     send = page.get_by_role("button", name="Rewrite this text to length", exact=True)
     if not send.is_visible():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from capel_ui.backends import fallback
+from capel_ui.backends import Capabilities, fallback
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.counting import count
 from capel_ui.generation import Request, generate
@@ -16,11 +16,18 @@ from capel_ui.grammar import char_room_grammar, grammar_text
 from capel_ui.parser import MarkerParser, check_output
 from capel_ui.prompts import build_messages
 from capel_ui.request import default_max_tokens
+from capel_ui.service import modes_for
 from capel_ui.verdict import Target
-from capel_ui.vocab import auto_mode, available_modes, markers_can_count
+from capel_ui.vocab import markers_can_count
 from tests.llg import accepts
 
 AT_MOST_30 = Target.at_most(30)
+
+
+LLAMA, NO_GRAMMAR = (
+    Capabilities(grammar_field="grammar"),
+    Capabilities(),
+)  # a model that takes a grammar, one that does not
 
 
 def room_countdown(text: str, high: int, unit: str = "chars") -> str:
@@ -172,7 +179,7 @@ def test_a_miscounted_character_countdown_is_repaired_from_its_last_right_word()
 
 def test_the_embedded_model_writes_its_guaranteed_countdown_under_a_character_limit_as_plain_exact() -> None:
     # The 135M model copies the example and loops under countdown markers ("Bike Bike Bike…", read by hand).
-    assert "exact-countdown" in available_modes(True, "en", "chars", "at_most")
+    assert "exact-countdown" in modes_for(LLAMA, "en", "chars", "at_most").modes
     assert fallback("embedded", "exact-countdown").mode == "exact"
 
 
@@ -204,7 +211,7 @@ def test_the_character_room_grammar_forced_on_the_embedded_model_is_a_verified_c
 def test_the_cli_default_mode_under_a_character_limit_is_not_a_countdown_the_model_must_add_up(
     grammar: bool, unit: str, kind: str, mode: str
 ) -> None:
-    assert auto_mode(grammar, "en", unit, kind) == mode  # type: ignore[arg-type]
+    assert modes_for((LLAMA if grammar else NO_GRAMMAR), "en", unit, kind).default == mode  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("mode", ["capel", "exact-countdown"])

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from capel_ui.assessment import assess
 from capel_ui.export import export_json, export_md, export_name, export_txt
 from capel_ui.storage import get_engine, get_run, update_run
 from tests.saved_runs import save_parsed_run
@@ -19,8 +20,12 @@ def run_id():
 
 
 def scored(run_id: int, **fields):
+    """The run as the app saves a scored one: its score in its column and in its judgement."""
     engine = get_engine()
-    update_run(engine, run_id, **fields)
+    run = get_run(engine, run_id)
+    judged = {**assess(run.text, "en", run.instruction, fluency=fields.get("fluency")).as_json()}
+    judged["score"] = fields.get("score", judged["score"])
+    update_run(engine, run_id, **fields, assessment=judged)
     return get_run(engine, run_id)
 
 

@@ -13,63 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent / "capel_ui"
+from capel_ui.layers import LAYERS  # the layers, lowest first: data shared with docs/architecture.md
 
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("words", ("capel_ui", "capel_ui.vocab", "capel_ui.redact", "capel_ui.cliargs", "capel_ui.interrupts")),
-    (
-        "text",
-        (
-            "capel_ui.prompts",
-            "capel_ui.verdict",
-            "capel_ui.lexicon",
-            "capel_ui.counting",
-            "capel_ui.grammar",
-            "capel_ui.parser",
-            "capel_ui.ending",
-            "capel_ui.quality",
-            "capel_ui.rewrite",
-            "capel_ui.clauses",
-            "capel_ui.clauses_zh",
-            "capel_ui.facts",
-            "capel_ui.metrics",
-            "capel_ui.presets",
-            "capel_ui.local_models",
-            "capel_ui.runview",
-            "capel_ui.storage",
-        ),
-    ),
-    ("backends", ("capel_ui.backends",)),
-    ("request", ("capel_ui.request",)),
-    (
-        "run parts",
-        (
-            "capel_ui.repair",
-            "capel_ui.call",
-            "capel_ui.plan",
-            "capel_ui.limits",
-            "capel_ui.planned",
-            "capel_ui.outcome",
-            "capel_ui.judge",
-        ),
-    ),
-    ("run", ("capel_ui.generation",)),
-    ("runs", ("capel_ui.runs", "capel_ui.history", "capel_ui.export", "capel_ui.variants")),
-    ("service", ("capel_ui.service",)),
-    (
-        "surfaces",
-        (
-            "capel_ui.cli",
-            "capel_ui.__main__",
-            "capel_ui.models_cli",
-            "capel_ui.doctor",
-            "capel_ui.bench",
-            "capel_ui.batch",
-            "capel_ui.ui",
-        ),
-    ),
-)
-"""Lowest first. A module may import its own layer and the layers below it, never one above."""
+ROOT = Path(__file__).resolve().parent.parent / "capel_ui"
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -127,12 +73,12 @@ def third_party(root: Path = ROOT) -> dict[str, set[str]]:
 def layer_of(module: str) -> int:
     """The index of the layer that holds `module` (the longest matching prefix wins)."""
     best, where = -1, -1
-    for i, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
+    for i, layer in enumerate(LAYERS):
+        for prefix in layer.modules:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
                 best, where = len(prefix), i
     if where < 0:
-        raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_layers.py")
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in capel_ui/layers.py")
     return where
 
 
@@ -148,7 +94,7 @@ def cycles(graph: dict[str, set[str]]) -> list[str]:
 def upward(graph: dict[str, set[str]]) -> list[str]:
     """Every import that points from a lower layer to a higher one."""
     return sorted(
-        f"{m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})"
+        f"{m} ({LAYERS[layer_of(m)].name}) imports {t} ({LAYERS[layer_of(t)].name})"
         for m, targets in graph.items()
         for t in targets
         if layer_of(t) > layer_of(m)

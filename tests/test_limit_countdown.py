@@ -8,16 +8,23 @@ from __future__ import annotations
 
 import pytest
 
+from capel_ui.backends import Capabilities
 from capel_ui.backends.providers.scripted import ScriptedBackend
 from capel_ui.generation import Request, generate
 from capel_ui.grammar import countdown_rules, lexicon_rules, with_word_list
 from capel_ui.parser import check_output
 from capel_ui.prompts import build_messages
+from capel_ui.service import modes_for
 from capel_ui.verdict import Target
-from capel_ui.vocab import available_modes
 from tests.llg import accepts
 
 AT_MOST_5 = Target.at_most(5)
+
+
+LLAMA, NO_GRAMMAR = (
+    Capabilities(grammar_field="grammar"),
+    Capabilities(),
+)  # a model that takes a grammar, one that does not
 
 
 @pytest.mark.parametrize(
@@ -94,9 +101,9 @@ def test_capel_under_a_limit_asks_for_a_countdown_of_the_room(kind: str, low: in
 
 
 def test_capel_is_offered_under_a_word_limit_and_an_english_character_one_but_not_exactly_n_characters() -> None:
-    assert "capel" in available_modes(False, "en", "en_words", "at_most")
-    assert "capel" in available_modes(False, "en", "chars", "at_most")  # the room in characters: test_char_room.py
-    assert "capel" not in available_modes(False, "en", "chars", "exactly")
+    assert "capel" in modes_for(NO_GRAMMAR, "en", "en_words", "at_most").modes
+    assert "capel" in modes_for(NO_GRAMMAR, "en", "chars", "at_most").modes  # the room in characters: test_char_room.py
+    assert "capel" not in modes_for(NO_GRAMMAR, "en", "chars", "exactly").modes
 
 
 def test_capel_under_a_limit_gives_the_text_the_model_closed_verified() -> None:

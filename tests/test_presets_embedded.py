@@ -17,10 +17,14 @@ from capel_ui.presets import PRESETS, Preset
 from tests.test_browser_presets import BROWSER_PRESET
 
 pytestmark = pytest.mark.model
-SAME_PATH_AS = {"tweet-length": "headline", "abstract": "headline"} | dict.fromkeys(
-    ("ads-description", "meta-description", "linkedin-headline"), BROWSER_PRESET
-)
-"""Presets whose unit and kind another preset runs on the model already (`chars` at most: the browser's)."""
+SAME_PATH_AS = {
+    "tweet-length": "headline",
+    "abstract": "headline",
+    "ads-description": BROWSER_PRESET,
+    "linkedin-headline": "meta-description",
+}
+"""Presets whose unit and kind another preset runs on the model already (Google Ads' count at most: the browser's;
+`chars` at most: the meta description's)."""
 HERE = [p for p in PRESETS if p.key != BROWSER_PRESET and p.key not in SAME_PATH_AS]
 """One preset of each unit and kind the browser does not run end to end (it runs one, on the same model)."""
 

@@ -67,8 +67,8 @@ def test_a_missing_key_names_the_variable_to_set(monkeypatch, provider, model, s
 
 def test_the_hosted_providers_offer_capel_and_baseline_and_say_why_not_exact() -> None:
     for provider, model, *_ in HOSTED:
-        spec = spec_of(provider)
-        assert spec.keyed and not spec.capabilities(model).grammar, provider
+        spec = spec_of(provider)  # xAI's pattern route opens only once a probe passed (test_vendor_guarantee.py)
+        assert spec.keyed and (not spec.capabilities(model).grammar or spec.probe_gated), provider
         assert "CAPEL" in spec.note
 
 

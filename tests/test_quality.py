@@ -255,13 +255,16 @@ def test_the_score_is_explained_in_a_writers_words(flu, found, end, expected) ->
 
 
 def test_history_lists_the_score_and_show_prints_score_and_warnings(tmp_path) -> None:
+    from capel_ui.assessment import assess
     from capel_ui.history import history_table, show_run
     from capel_ui.storage import create_run, get_engine, get_run, update_run
 
     engine = get_engine(f"sqlite:///{tmp_path / 'h.db'}")
     fields = {"origin": "cli", "model": "m", "backend": "compatible", "mode": "exact", "lang": "en"}
     run_id = create_run(engine, **fields, unit="en_words", target=4, instruction="Describe Zyxco")
-    update_run(engine, run_id, status="complete", text="Zyxco makes thesigns and", count=4, score=3.25, fluency=0.4)
+    text = "Zyxco makes thesigns and"
+    judged = {**assess(text, "en", "Describe Zyxco", fluency=0.4).as_json(), "score": 3.25}  # as the run saved it
+    update_run(engine, run_id, status="complete", text=text, count=4, score=3.25, fluency=0.4, assessment=judged)
     run = get_run(engine, run_id)
     assert "score" in history_table([run]).splitlines()[0] and "3.25" in history_table([run])
     shown = show_run(run)

@@ -20,7 +20,6 @@ from capel_ui.counting import count
 from capel_ui.generation import Request, generate, validate_request
 from capel_ui.prompts import REWRITE
 from capel_ui.rewrite import (
-    default_mode,
     faithfulness,
     faithfulness_fields,
     lengthening_refusal,
@@ -351,19 +350,6 @@ def test_a_lengthening_on_the_embedded_model_fails_before_any_call() -> None:
     backend = SimpleNamespace(model="embedded", capabilities=LLAMA, label="Embedded model")
     with pytest.raises(ValueError, match="cannot make your text longer faithfully"):
         validate_request(Request.of(Target.exactly(180), rewrite(NEWS), mode="exact"), backend)
-
-
-@pytest.mark.parametrize(
-    ("model", "field", "mode"),
-    [
-        ("embedded", None, "exact"),
-        ("/m/qwen.gguf", None, "exact"),
-        ("x", "grammar", "exact"),
-        ("gpt-5", None, "baseline"),
-    ],
-)
-def test_a_rewrite_without_a_mode_takes_the_models_faithful_route(model: str, field: str | None, mode: str) -> None:
-    assert default_mode(model, field) == mode
 
 
 # ----- variants, storage ----------------------------------------------------------------------------------------

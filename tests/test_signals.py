@@ -279,8 +279,8 @@ def test_historys_score_line_never_praises_junk(text: str) -> None:
     from capel_ui.history import score_line
 
     run = _saved(text=text, count=len(text.split()), score=5.39, fluency=0.7, end_probability=0.6)
-    line = score_line(run)
-    assert line.startswith("score 5.39: ") and line.endswith("not a text to publish")
+    line = score_line(run)  # an old run (no judgement stored) is judged by today's rules, its score too
+    assert line.startswith("score ") and line.endswith("not a text to publish")
     assert not any(p in line for p in ("reads smoothly", "no problems found", "ends naturally"))
 
 

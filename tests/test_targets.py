@@ -11,14 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capel_ui.backends import Capabilities
 from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.generation import Request, validate_request
-from capel_ui.grammar import bounded_word_rules, char_grammar, supports, target_grammar
+from capel_ui.grammar import bounded_word_rules, char_grammar, char_width, supports, target_grammar
 from capel_ui.metrics import at_least_score, at_most_score, length_score
 from capel_ui.presets import PRESETS, preset
 from capel_ui.prompts import build_messages
 from capel_ui.runs import save_edit, target_of, verdict_of
+from capel_ui.service import modes_for
 from capel_ui.storage import create_run, dispose_engines, get_engine, get_run, list_runs
 from capel_ui.verdict import Target, decide, live_state
 from capel_ui.vocab import (
@@ -26,7 +28,6 @@ from capel_ui.vocab import (
     MARKER_LIMITS,
     MARKERS_UNITS_ONLY,
     NO_GRAMMAR,
-    available_modes,
     grammar_units,
     mode_label,
     why_unavailable,
@@ -35,6 +36,9 @@ from tests.gbnf import matches, sample
 from tests.test_storage_upgrade import v1_sqlite_file
 
 # ----- Target and the verdict ---------------------------------------------------------------------------------
+
+
+LLAMA, PLAIN = Capabilities(grammar_field="grammar"), Capabilities()  # a model that takes a grammar, one that does not
 
 
 @pytest.mark.parametrize(
@@ -109,7 +113,7 @@ def test_capel_modes_refuse_exactly_n_characters_and_chinese_characters_saying_w
     request = Request("Write a post.", 12, mode=mode, unit=unit, target_kind=kind, lang=lang)
     with pytest.raises(ValueError, match="CAPEL \\(markers\\) counts down one word"):
         validate_request(request)
-    assert mode not in available_modes(True, lang, unit, kind)
+    assert mode not in modes_for(LLAMA, lang, unit, kind).modes
     assert "markers" in MARKER_LIMITS
 
 
@@ -118,7 +122,7 @@ def test_capel_modes_refuse_exactly_n_characters_and_chinese_characters_saying_w
 def test_capel_modes_take_an_english_character_limit_as_a_countdown_of_the_room(mode, kind, unit, low) -> None:
     request = Request("Write a post.", 12, mode=mode, unit=unit, target_kind=kind, target_low=low)
     validate_request(request)
-    assert mode in available_modes(True, "en", unit, kind)
+    assert mode in modes_for(LLAMA, "en", unit, kind).modes
 
 
 @pytest.mark.parametrize(
@@ -137,7 +141,7 @@ def test_capel_modes_take_an_english_character_limit_as_a_countdown_of_the_room(
 )
 def test_each_unavailable_mode_says_why_and_only_those_are_left_out(mode, grammar, lang, unit, kind, reason) -> None:
     assert why_unavailable(mode, grammar, lang, unit, kind) == reason
-    assert (mode in available_modes(grammar, lang, unit, kind)) == (reason is None)
+    assert (mode in modes_for((LLAMA if grammar else PLAIN), lang, unit, kind).modes) == (reason is None)
 
 
 def test_exact_mode_needs_two_characters_for_a_character_limit() -> None:
@@ -177,7 +181,8 @@ def test_every_character_grammar_string_is_within_bounds_and_ends_a_sentence(hig
     low = max(1, high - spread)
     s = sample(char_grammar(lang, low, high), random.Random(seed), max_depth=1000)  # type: ignore[arg-type]
     for unit in grammar_units(lang, "chars"):  # type: ignore[arg-type]
-        assert low <= count(s, unit) <= high, (unit, s)
+        width = char_width(lang, unit)  # 2 for a Chinese character by Google Ads' count (target_grammar halves N)
+        assert low * width <= count(s, unit) <= high * width, (unit, s)
     assert s[-1] in ".!?。！？" and s[-2] not in " ，、；：。！？,;:.!?"
 
 
@@ -221,7 +226,7 @@ def test_the_exact_word_grammar_is_unchanged_for_exactly_n() -> None:
 
 @pytest.mark.parametrize("p", PRESETS, ids=[p.key for p in PRESETS])
 def test_every_preset_runs_in_exact_mode_on_a_grammar_model(p) -> None:
-    assert "exact" in available_modes(True, p.lang, p.unit, p.kind)
+    assert "exact" in modes_for(LLAMA, p.lang, p.unit, p.kind).modes
     validate_request(Request(p.example, p.number, lang=p.lang, mode="exact", unit=p.unit, target_kind=p.kind))
 
 
@@ -229,8 +234,8 @@ def test_the_platform_presets_carry_the_platforms_limits() -> None:
     limits = {p.key: (p.unit, p.target.label) for p in PRESETS}
     assert limits["x-post"] == ("x_weighted", "≤ 280")
     assert limits["sms"] == ("sms", "≤ 160")
-    assert limits["ads-headline"] == ("chars", "≤ 30")
-    assert limits["ads-description"] == ("chars", "≤ 90")
+    assert limits["ads-headline"] == ("google_ads_chars", "≤ 30")
+    assert limits["ads-description"] == ("google_ads_chars", "≤ 90")
     assert limits["meta-description"] == ("chars", "≤ 155")
     assert limits["linkedin-headline"] == ("chars", "≤ 220")
     assert limits["weibo"] == ("zh_all", "≤ 140")

@@ -9,22 +9,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capel_ui import counting, vocab
+from capel_ui.backends import Capabilities
 from capel_ui.counting import count
 from capel_ui.grammar import supports, target_grammar
 from capel_ui.parser import check_output
 from capel_ui.request import Request, validate_request
+from capel_ui.service import modes_for
 from capel_ui.verdict import live_state
 from capel_ui.vocab import (
     MARKERS_UNITS_ONLY,
     UNIT_SPECS,
     UnitSpec,
-    available_modes,
     grammar_units_text,
     unit_label,
     units_for,
     units_phrase,
     why_unavailable,
 )
+
+LLAMA, NO_GRAMMAR = (
+    Capabilities(grammar_field="grammar"),
+    Capabilities(),
+)  # a model that takes a grammar, one that does not
 
 
 def test_every_unit_has_exactly_one_counter_and_each_language_one_own_unit() -> None:
@@ -72,7 +78,7 @@ def test_a_toy_unit_touches_only_its_spec_and_its_counter(monkeypatch, name, spe
     # never counted by markers; guaranteed by its grammar, or said not to be
     assert why_unavailable("capel", False, "en", name) == MARKERS_UNITS_ONLY
     assert supports("en", name) is (kind is not None)
-    assert ("exact" in available_modes(True, "en", name)) is (kind is not None)
+    assert ("exact" in modes_for(LLAMA, "en", name).modes) is (kind is not None)
     assert (name in grammar_units_text()) is (kind is not None)
     request = Request("Write about the sea.", 20, "en", "exact", name)
     if kind is None:

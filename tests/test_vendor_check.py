@@ -8,9 +8,11 @@ import io
 
 import pytest
 
+from capel_ui.backends import spec_of
 from capel_ui.cli import main
 from capel_ui.vocab import EXIT_OK
-from tests.scripted_server import ScriptedServer, ok
+from tests.pattern_vendors import writes
+from tests.scripted_server import ScriptedServer
 from tests.scripted_vendors import VENDORS
 
 
@@ -27,7 +29,7 @@ def test_models_list_asks_the_vendors_models_endpoint_with_the_key(monkeypatch, 
     code, out, err = run("models", "list", "--provider", "mistral")
     assert code == EXIT_OK, err
     assert [line.split()[0] for line in out.splitlines()] == ["mistral-large-latest", "mistral-next-2027"]
-    assert "context 128,000" in out.splitlines()[0]  # a declared id shows its limit
+    assert "context 256,000" in out.splitlines()[0]  # a declared id shows its limit (Mistral Large 3: 256k)
     [request] = scripted.requests
     assert (request.method, request.path, request.key) == ("GET", "/v1/models", "mk-secret-123456")
     assert "mk-secret" not in out + err
@@ -66,11 +68,12 @@ def test_doctor_prints_what_the_vendor_accepted_per_capability(
     key_env, url_env = f"{provider.upper()}_API_KEY", f"{provider.upper()}_BASE_URL"
     monkeypatch.setenv(key_env, "doctor-key-123456")
     monkeypatch.setenv(url_env, scripted.url)
-    scripted.as_vendor(VENDORS[provider]).script(then=ok('{"text": "OK"}'))
+    scripted.as_vendor(VENDORS[provider]).script(then=writes("OK"))  # a vendor that holds a pattern it is sent
     code, out, err = run("doctor", "--provider", provider, "--model", model)
     assert code == EXIT_OK, err
     rows = {line[:22].strip(): line[22:].split()[0] for line in out.splitlines()}
     assert {k: rows[k] for k in expected} == expected, out
     assert refusal in out and "doctor-key-123456" not in out + err
     sent = [r.body for r in scripted.requests if r.body]
-    assert len(sent) == 5 and all(b["model"] == model for b in sent)
+    probed = 1 if spec_of(provider).capabilities(model).grammar else 0  # the guarantee: the app's own probe
+    assert len(sent) == 5 + probed and all(b["model"] == model for b in sent)

@@ -7,9 +7,11 @@ branched on by callers.
 
 from __future__ import annotations
 
+import os
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -138,6 +140,12 @@ class Usage:
     logprobs: tuple[float, ...] = ()  # per output token, when asked for and the service returned them
 
 
+def total(values: Iterable[int | None]) -> int | None:
+    """The sum of the token counts known, None when none is (a service may not report them: `Usage`)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
 class BackendError(Exception):
     """A failure the user can act on: `kind` says what happened, the message says what to do."""
 
@@ -164,6 +172,80 @@ class Fault(BackendError):
         self.retry_after = retry_after
 
 
+def retry_backoff() -> float:
+    """The first wait between attempts, in seconds (then doubled): `CAPEL_RETRY_BACKOFF`, else 0.5. The guard's
+    between attempts at a run's call, and an ending question's (openai_compat)."""
+    try:
+        return max(float(os.environ.get("CAPEL_RETRY_BACKOFF") or 0.5), 0.0)
+    except ValueError:
+        return 0.5
+
+
+class Unanswered(Exception):
+    """An ending question the server did not answer in time, each retry included (timeouts, 503s): the run is not
+    failed, but says its ending was not scored. Not a BackendError, which a backend's guard turns into "this server
+    cannot say"."""
+
+
+# ----- a server's slots: how many of its ending questions run at once ------------------------------------------
+
+_SLOTS: dict[str, int] = {}
+
+
+def register_slots(base_url: str, slots: int) -> None:
+    """Say how many requests the server at `base_url` answers at once (llama.cpp's slots)."""
+    _SLOTS[base_url] = slots
+
+
+def server_slots(base_url: str | None) -> int | None:
+    """The slots registered for `base_url`, None where unknown."""
+    return _SLOTS.get(base_url) if base_url else None
+
+
+class SlotGate:
+    """At most `slots` ending questions to one server at once: more only queue in the server and time out there
+    (issue 47). A thread holding a place (a run's ending search, whose questions follow one another) asks all its
+    questions in it; a search per place, so variants search at once wherever the server has a slot for each, and
+    one after another where it has not (each search then finds a slot holding its own text)."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = max(1, slots)
+        self._free = threading.BoundedSemaphore(self.slots)
+        self._held = threading.local()
+
+    @contextmanager
+    def place(self, halted: Callable[[], bool] | None = None) -> Iterator[bool]:
+        """Hold a place (once per thread: a question asked inside a search holds no second one). Yields False where
+        `halted` said stop while it waited."""
+        depth = getattr(self._held, "depth", 0)
+        if not depth:
+            while not self._free.acquire(timeout=0.1):
+                if halted is not None and halted():
+                    yield False
+                    return
+        self._held.depth = depth + 1
+        try:
+            yield True
+        finally:
+            self._held.depth = depth
+            if not depth:
+                self._free.release()
+
+
+_GATES: dict[str, SlotGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def gate_of(backend: Backend) -> SlotGate:
+    """The gate of `backend`'s server (by its base URL, else its label): as many places as the server registered
+    slots, else one (a server that does not say answers one ending question at a time)."""
+    key = backend.base_url or backend.label
+    with _GATES_LOCK:
+        if key not in _GATES:
+            _GATES[key] = SlotGate(server_slots(backend.base_url) or 1)
+        return _GATES[key]
+
+
 class Backend(ABC):
     """A model behind an API. `stream()` yields str chunks and finally one Usage; it raises BackendError."""
 
@@ -180,7 +262,8 @@ class Backend(ABC):
 
     def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
         """The ending score of `text` as the answer to `messages` (ending.py: the model's probability of writing its
-        last word as it stands, then punctuation that ends a phrase); None where the service cannot say."""
+        last word as it stands, then punctuation that ends a phrase); None where the service cannot say. Raises
+        `Unanswered` where it can but did not answer in time."""
         return None
 
     def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:

@@ -8,11 +8,17 @@ elsewhere) and capped to the model's limit, the seed under the vendor's name (`r
 `stream_options` where the vendor refuses it, the vendor's fixed fields added (OpenRouter's
 `provider.require_parameters`), and anything the vendor documents as ignored or out of range refused before
 sending, with a sentence that says why. A field the vendor does not document at all is never sent.
+
+A vendor whose structured outputs enforce a string `pattern` from a documented regex subset (xAI) declares it as a
+`PatternSubset`: the length pattern is checked against it offline (the constructs the vendor refuses, a size this
+app chose where the vendor documents none) and refused in one line before anything is sent.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +37,90 @@ class ModelLimit:
 
 
 @dataclass(frozen=True)
+class RegexConstruct:
+    """A regex construct some pattern engines refuse: its name as vendors' documents say it, and an example of it."""
+
+    name: str
+    example: str
+
+
+REGEX_CONSTRUCTS: tuple[RegexConstruct, ...] = (
+    RegexConstruct("lookahead", "(?=a)"),
+    RegexConstruct("lookbehind", "(?<=a)"),
+    RegexConstruct("backreference", r"(a)\1"),
+    RegexConstruct("named group", "(?<x>a)"),
+    RegexConstruct("Unicode property escape", r"\p{L}"),
+    RegexConstruct("word boundary", r"\b"),
+    RegexConstruct("inline modifier", "(?i)a"),
+)
+"""The constructs `regex_constructs` finds (the app's own patterns use none of them: `grammar.Grammar.regex`)."""
+
+_TOKEN = re.compile(r"\\[pPkbB1-9]|\\.|\[(?:\\.|[^\]\\])*\]|\(\?<?[=!]|\(\?<\w|\(\?[a-zA-Z]|.", re.DOTALL)
+_FOUND = {
+    "(?=": "lookahead", "(?!": "lookahead", "(?<=": "lookbehind", "(?<!": "lookbehind",
+    "\\k": "backreference", "\\p": "Unicode property escape", "\\P": "Unicode property escape",
+    "\\b": "word boundary", "\\B": "word boundary",
+}  # fmt: skip
+
+
+def regex_constructs(pattern: str) -> list[str]:
+    """The `REGEX_CONSTRUCTS` in `pattern`, each named once in order of appearance; read token by token, so an
+    escaped `\\(?=` or a `[\\b]` inside a class is not one."""
+    found: dict[str, None] = {}
+    for token in _TOKEN.findall(pattern):
+        name = _FOUND.get(token)
+        if name is None and len(token) == 2 and token[0] == "\\" and token[1].isdigit():
+            name = "backreference"
+        elif name is None and token.startswith("(?<"):
+            name = "named group"
+        elif name is None and token.startswith("(?") and token[2:].isalpha():
+            name = "inline modifier"
+        if name is not None:
+            found[name] = None
+    return list(found)
+
+
+@dataclass(frozen=True)
+class PatternSubset:
+    """What a vendor's structured outputs enforce in a string `pattern`: the constructs it refuses (by its
+    documents), the longest pattern this app sends it (a vendor that documents no size gets one chosen here and
+    said as such), and where that was read."""
+
+    refused: frozenset[str]  # names of `REGEX_CONSTRUCTS`
+    max_chars: int
+    source: str
+    size_note: str = ""  # why `max_chars` is what it is
+
+    def why_not(self, pattern: str, vendor: str) -> str | None:
+        """Why `vendor` cannot take `pattern` (one line), or None where it can."""
+        refused = [name for name in regex_constructs(pattern) if name in self.refused]
+        if refused:
+            return (
+                f"{vendor} does not support {', '.join(refused)} in a JSON-schema `pattern` ({self.source}), so "
+                "nothing was sent; use CAPEL or the baseline."
+            )
+        if len(pattern) > self.max_chars:
+            return (
+                f"The length pattern is {len(pattern):,} characters, more than the {self.max_chars:,} this app sends "
+                f"to {vendor}: {self.size_note or self.source}. Nothing was sent; lower the target or use Exact "
+                "rather than Exact countdown."
+            )
+        return None
+
+
+def schema_patterns(schema: Any) -> Iterator[str]:
+    """Every string `pattern` in a JSON schema (the app's: one string, or `{"text": <string>}`)."""
+    if isinstance(schema, dict):
+        if isinstance(schema.get("pattern"), str):
+            yield schema["pattern"]
+        for value in schema.values():
+            yield from schema_patterns(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from schema_patterns(value)
+
+
+@dataclass(frozen=True)
 class Dialect:
     """The chat-completions body a vendor documents, and how it names what the app sends."""
 
@@ -43,6 +133,7 @@ class Dialect:
     stream_usage: bool = True  # takes `stream_options: {include_usage: true}` (Mistral reports usage unasked)
     temperature_max: float = 2.0  # Claude's compatibility layer caps anything above 1 silently
     fixed: tuple[tuple[str, Any], ...] = ()  # sent with every request (OpenRouter's provider routing)
+    pattern: PatternSubset | None = None  # the regex subset its structured outputs enforce (checked before sending)
 
     def takes(self, field: str) -> bool:
         return field in self.accepts
@@ -78,6 +169,7 @@ def shape(params: dict[str, Any], dialect: Dialect | None, limit: ModelLimit | N
         )
     for key, value in dialect.fixed:
         out.setdefault(key, value)
+    _check_patterns(out, dialect, label)
     unknown = sorted(k for k in out if k not in CLIENT_ARGS and k != "stream" and not dialect.takes(k))
     if unknown:
         raise BackendError(
@@ -86,6 +178,17 @@ def shape(params: dict[str, Any], dialect: Dialect | None, limit: ModelLimit | N
             "pick another mode or model.",
         )
     return _extra_body(out)
+
+
+def _check_patterns(params: dict[str, Any], dialect: Dialect, label: str) -> None:
+    """A BackendError (nothing sent) for a JSON-schema pattern the vendor's documented subset cannot take."""
+    subset = dialect.pattern
+    if subset is None or "response_format" not in params:
+        return
+    for pattern in schema_patterns(params["response_format"]):
+        why = subset.why_not(pattern, label)
+        if why is not None:
+            raise BackendError("bad_request", why)
 
 
 def _extra_body(params: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,12 @@
 One server per GGUF file per process, started on first use and reused; callers reach it through the same
 `openai` client path as any remote service. The server gets a random per-process key, so other local
 users cannot drive it.
+
+A server is started with what its process needs (`size_servers`): the app's with what a page needs (`PAGE`: four
+texts at once, each with SmolLM2's whole 8k window), a CLI command's with what its request needs (one slot for one
+text, the context its prompt and answer take), since llama.cpp allocates every slot's KV cache at start (4 × 8k of
+it was most of a second). What does not change between processes, the end token a GGUF file's grammars may name
+(`end_token`), is kept on disk (`lexicon.cache_dir`).
 """
 
 from __future__ import annotations
@@ -10,16 +16,19 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import math
 import os
 import secrets
 import socket
 import threading
 import urllib.request
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from ..grammar import LLGUIDANCE
-from .base import BackendError
+from ..lexicon import cache_dir, write_whole
+from .base import BackendError, register_slots
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -42,6 +51,52 @@ class ServerHandle:
     path: Path
 
 
+@dataclass(frozen=True)
+class ServerSize:
+    """What a llama.cpp server is started with: how many requests it answers at once (its slots) and the tokens
+    each slot holds (prompt and answer)."""
+
+    slots: int
+    context: int
+
+
+PAGE = ServerSize(4, 8192)
+"""What the app's pages need: variants or Compare's columns written at once, each with SmolLM2's whole window."""
+MOST_CONTEXT = 8192
+"""The most a slot is given (SmolLM2's trained window): what every slot had before servers were sized."""
+LEAST_CONTEXT = 2048
+"""The least a slot is given: a short request's ending search and rival closings still fit, at a trifle of memory."""
+
+_size = PAGE
+
+
+def size_servers(size: ServerSize) -> None:
+    """The size of the servers this process starts from now on (a CLI command says what its request needs; a
+    server already started keeps its size). `CAPEL_EMBEDDED_PARALLEL` and `CAPEL_EMBEDDED_CTX` (all slots' tokens)
+    still win."""
+    global _size
+    _size = size
+
+
+def context_for(prompt_chars: int, max_tokens: int) -> int:
+    """The tokens one slot needs for a prompt of `prompt_chars` characters and an answer of `max_tokens`, rounded up
+    to a power of two within `LEAST_CONTEXT`..`MOST_CONTEXT`. A character is counted as a token (tokenizers make
+    about four characters of English one token, one or two of Chinese), plus `FRAME` for the chat template and a
+    fallback mode's longer prompt."""
+    need = prompt_chars + max_tokens + FRAME
+    return min(max(LEAST_CONTEXT, 2 ** math.ceil(math.log2(need))), MOST_CONTEXT)
+
+
+FRAME = 256
+"""Tokens a request may hold beyond its prompt's characters and its answer: the chat template's own."""
+
+
+def _params_size() -> tuple[int, int]:
+    """(slots, all slots' tokens) for the next server: the environment's, else this process's size."""
+    slots = int(os.environ.get("CAPEL_EMBEDDED_PARALLEL") or _size.slots)
+    return slots, int(os.environ.get("CAPEL_EMBEDDED_CTX") or _size.context * slots)
+
+
 @functools.cache
 def end_token(base_url: str, api_key: str) -> str | None:
     """The model's end-of-turn token as the server names it (`/props`: `<|im_end|>` for SmolLM2), once a grammar
@@ -50,19 +105,79 @@ def end_token(base_url: str, api_key: str) -> str | None:
     llama.cpp's LLGuidance lets a model stop only on a token its grammar names (`grammar.with_word_list`): without
     it a limit's word list never let the model stop before the ceiling ("The capital of France is Paris. Please
     make it a little more concise. …", 30 of at most 30 words). A name the tokenizer does not know makes llama.cpp
-    drop the whole grammar and write freely, so the name is tried once on a one-word grammar first."""
+    drop the whole grammar and write freely, so the name is tried once on a one-word grammar first. The answer is
+    the same for every process that runs the same GGUF file on the same llama.cpp build, so it is kept on disk
+    (`EndTokens`): the try costs a generation (0.6 s) only the first time."""
+    kept = EndTokens.of(_paths_by_url.get(base_url))
+    if kept is not None and kept.known():
+        return kept.token()
+    asked, token = _probe_end_token(base_url, api_key)
+    if kept is not None and asked:
+        kept.keep(token)
+    return token
+
+
+def _probe_end_token(base_url: str, api_key: str) -> tuple[bool, str | None]:
+    """(whether the server answered, the token found): a server that did not answer has nothing to keep."""
     try:
         with urllib.request.urlopen(_request(base_url, api_key, "/props"), timeout=10) as response:
             token = json.load(response).get("eos_token")
     except (OSError, ValueError):
-        return None
+        return False, None
     if not (isinstance(token, str) and token.startswith("<") and token.endswith(">")):
-        return None
-    return token if stops_on(base_url, api_key, token) else None
+        return True, None
+    stops = _stops(base_url, api_key, token)
+    return stops is not None, token if stops else None
+
+
+@dataclass(frozen=True)
+class EndTokens:
+    """The end token found for one GGUF file on one llama.cpp build, kept in `end-tokens.json` in the cache folder:
+    keyed by the file's path, size and modification time and xllamacpp's version (a new file or build asks again)."""
+
+    key: str
+    path: Path
+
+    @classmethod
+    def of(cls, gguf: Path | None) -> EndTokens | None:
+        """The entry of a GGUF file served in this process (None for any other server, or a file gone)."""
+        if gguf is None:
+            return None
+        try:
+            stat = gguf.stat()
+            build = metadata.version("xllamacpp")
+        except (OSError, metadata.PackageNotFoundError):
+            return None
+        return cls(f"{gguf}|{stat.st_size}|{stat.st_mtime_ns}|xllamacpp {build}", cache_dir() / "end-tokens.json")
+
+    def _all(self) -> dict[str, str | None]:
+        try:
+            found = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def known(self) -> bool:
+        return self.key in self._all()
+
+    def token(self) -> str | None:
+        token = self._all().get(self.key)
+        return token if isinstance(token, str) else None
+
+    def keep(self, token: str | None) -> None:
+        """Add this file's answer (None too: no usable token) to the others; a folder that cannot be written keeps
+        nothing (the next process asks again)."""
+        found = {**self._all(), self.key: token}
+        write_whole(self.path, lambda tmp: tmp.write_text(json.dumps(found, indent=1), encoding="utf-8"))
 
 
 def stops_on(base_url: str, api_key: str, token: str) -> bool:
     """Whether a Lark grammar that names `token` after one word holds the model to that word (it was not dropped)."""
+    return _stops(base_url, api_key, token) is True
+
+
+def _stops(base_url: str, api_key: str, token: str) -> bool | None:
+    """`stops_on`, or None where the server did not answer."""
     body = {
         "messages": [{"role": "user", "content": "Say yes."}],
         "grammar": f'{LLGUIDANCE}start: "yes" {token}\n',
@@ -72,7 +187,9 @@ def stops_on(base_url: str, api_key: str, token: str) -> bool:
     try:
         with urllib.request.urlopen(_request(base_url, api_key, "/v1/chat/completions", body), timeout=60) as response:
             return json.load(response)["choices"][0]["message"]["content"] == "yes"
-    except (OSError, ValueError, KeyError, IndexError):
+    except OSError:
+        return None
+    except (ValueError, KeyError, IndexError):
         return False
 
 
@@ -84,6 +201,7 @@ def _request(base_url: str, api_key: str, path: str, body: dict | None = None) -
 
 
 _servers: dict[Path, tuple[ServerHandle, object]] = {}
+_paths_by_url: dict[str, Path] = {}
 _lock = threading.Lock()
 
 
@@ -96,7 +214,8 @@ def _free_port() -> int:
 def start_server(
     path: Path | str | None = None, *, n_ctx: int | None = None, n_parallel: int | None = None
 ) -> ServerHandle:
-    """Start (once) and return the llama.cpp server for a GGUF file; the default is the embedded SmolLM2."""
+    """Start (once) and return the llama.cpp server for a GGUF file; the default is the embedded SmolLM2. Its size is
+    this process's (`size_servers`) unless given."""
     gguf = Path(path).expanduser().resolve() if path else smollm2_path()
     with _lock:
         if gguf in _servers:
@@ -108,11 +227,12 @@ def start_server(
         # All cores by default (llama.cpp's own default is half). Where several processes run the model at once,
         # spinning threads thrash each other; CAPEL_EMBEDDED_THREADS=1 then keeps each one fast.
         cores = int(os.environ.get("CAPEL_EMBEDDED_THREADS") or os.cpu_count() or 1)
+        slots, tokens = _params_size()
         params = xllamacpp.CommonParams()
         params.model.path = str(gguf)
-        params.n_parallel = n_parallel or int(os.environ.get("CAPEL_EMBEDDED_PARALLEL", "4"))
-        # llama.cpp splits n_ctx between the slots: give every slot SmolLM2's full 8k window.
-        params.n_ctx = n_ctx or int(os.environ.get("CAPEL_EMBEDDED_CTX", str(8192 * params.n_parallel)))
+        params.n_parallel = n_parallel or slots
+        params.n_ctx = n_ctx or tokens  # llama.cpp splits it between the slots
+        params.warmup = False  # a dry run of the model at start: the first request warms it anyway
         params.port = _free_port()
         params.hostnames = ["127.0.0.1"]
         params.cpuparams.n_threads = cores
@@ -126,4 +246,6 @@ def start_server(
             raise BackendError("unreachable", f"Could not load {gguf.name}: {exc}") from exc
         handle = ServerHandle(base_url=server.listening_address + "/v1", api_key=key, path=gguf)
         _servers[gguf] = (handle, server)
+        _paths_by_url[handle.base_url] = gguf
+        register_slots(handle.base_url, params.n_parallel)
         return handle

@@ -4,24 +4,39 @@ llama.cpp and the embedded model all share this one code path."""
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 import openai
 
+from ..ending import end_share as end_share  # re-exported: benchmarks/ import it from here
 from ..ending import score_from_tokens, split_ending
 from ..grammar import AnyGrammar, Grammar, grammar_text
 from ..prompts import Message
 from .abort import TrackingBackend, http_client, shutdown
-from .base import DEFAULT_CAPABILITIES, Backend, BackendError, Capabilities, Fault, Options, Usage
+from .base import (
+    DEFAULT_CAPABILITIES,
+    Backend,
+    BackendError,
+    Capabilities,
+    Fault,
+    Options,
+    SlotGate,
+    Unanswered,
+    Usage,
+    gate_of,
+    register_slots,
+    retry_backoff,
+    server_slots,
+)
 from .dialect import ModelLimit, explanation, shape
 from .jsonstring import JsonStringReader, MalformedString
 
@@ -84,7 +99,7 @@ class OpenAICompatBackend(Backend):
         self.label = label or model
         self.capabilities = capabilities
         self.key_hint = key_hint
-        self._tokenize: bool | None = None  # whether the server has llama.cpp's /tokenize (None: not asked yet)
+        self._endings = EndingQuestions(self)  # the ending search's questions, asked of this server
         # The client's own retries are off: `guard.Guarded` retries, bounded, and never once text arrived.
         self._network = TrackingBackend()  # lets a Stop abort a request still waiting for its first byte
         self._client = openai.OpenAI(
@@ -155,74 +170,13 @@ class OpenAICompatBackend(Backend):
             return {"extra_body": {"structured_outputs": {"grammar": text}}}
         return {"extra_body": {field: text}}
 
-    def _scores_endings(self) -> bool:
-        """Whether this server is known to continue an answer and list next-token log-probabilities (llama.cpp:
-        `Capabilities.end_probability`); a reasoning model would think first, so it is never asked."""
-        caps = self.capabilities
-        return caps.end_probability and caps.prefill is not None and not caps.reasoning
-
-    def _ending_params(self, messages: Sequence[Message], prefix: str, max_tokens: int) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.model, "messages": list(messages), "stream": False}
-        params["max_completion_tokens" if self.capabilities.max_completion_tokens else "max_tokens"] = max_tokens
-        params.update(logprobs=True, top_logprobs=TOP_LOGPROBS, temperature=0.0, timeout=ENDING_TIMEOUT)
-        self._add_prefill(params, prefix)
-        return params
-
     def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
-        """The most likely next tokens after `prefix` (sent as the answer so far), one token asked for with its
-        top log-probabilities."""
-        if not self._scores_endings() or not prefix.strip():
-            return None
-        return _top_logprobs(self._open(self._ending_params(messages, prefix, 1)))
+        """The most likely next tokens after `prefix` (`EndingQuestions.next_tokens`)."""
+        return self._endings.next_tokens(messages, prefix)
 
     def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
-        """The ending score of `text` (ending.py), mostly in one request: the text before its last word sent as the
-        answer so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
-        alternatives at its place asked for (llama.cpp reports them before the grammar). Greedy decoding under the
-        grammar may start the word with a shorter token than the tokenizer's own, then force the rest in pieces the
-        model never writes (" winter." as " ", "w", "int", "e", "r": 5e-21; " yourself." as " your", "self":
-        9e-6). Where that first token is a lone space, or the tokenizer's first token of the word (`_first_piece`)
-        is among the model's likeliest there, the score is asked again with that token sent with the answer so
-        far. A word bent to fit (" off" then "line", " offline" nowhere among the likeliest) keeps the model's own
-        first token, and its low rest."""
-        parts = split_ending(text)
-        if not self._scores_endings() or not self.capabilities.takes_gbnf or parts is None:
-            return None
-        head, unit, after = parts
-        tokens = self._forced(messages, head, unit + after)
-        if tokens and len(tokens[0][0]) < len(unit):
-            first = self._first_piece(unit)
-            wanted = not tokens[0][0].strip() or first in {token for token, _ in tokens[0][2]}
-            if len(first) > len(tokens[0][0]) and wanted:
-                rest = unit[len(first) :]
-                return score_from_tokens(self._forced(messages, head + first, rest + after), rest, first_written=True)
-        return score_from_tokens(tokens, unit)
-
-    def _forced(self, messages: Sequence[Message], prefix: str, forced: str) -> list[tuple[str, float, Any]]:
-        """The tokens the server writes after `prefix` when a literal grammar forces `forced` (nothing forced: the
-        one next token), each with its log-probability and the alternatives at its place."""
-        params = self._ending_params(messages, prefix, 8 + len(forced) if forced else 1)
-        if forced:
-            params.update(self.grammar_params(f"root ::= {json.dumps(forced, ensure_ascii=False)}\n"))
-        return [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._open(params))]
-
-    def _first_piece(self, unit: str) -> str:
-        """The first token of `unit` as the server's tokenizer writes it (llama.cpp's /tokenize); "" where the
-        server has no such endpoint or the piece is not a prefix of the unit (then the grammar forces the word)."""
-        if self._tokenize is False:
-            return ""
-        root = (self.base_url or "").rstrip("/").removesuffix("/v1")
-        try:
-            client = self._client.with_options(base_url=root, timeout=ENDING_TIMEOUT)
-            found = client.post("/tokenize", body={"content": unit, "with_pieces": True}, cast_to=object)
-            piece = str(found["tokens"][0]["piece"])
-        except openai.NotFoundError:
-            self._tokenize = False
-            return ""
-        except (openai.APIError, KeyError, IndexError, TypeError):
-            return ""
-        self._tokenize = True
-        return piece if piece and unit.startswith(piece) else ""
+        """The ending score of `text` (`EndingQuestions.ending_score`)."""
+        return self._endings.ending_score(messages, text)
 
     def _where(self) -> str:
         return self.base_url or "the OpenAI API"
@@ -313,6 +267,7 @@ class OpenAICompatBackend(Backend):
             yield content
 
     def stream(self, messages: Sequence[Message], options: Options) -> Iterator[str | Usage]:
+        REQUESTS.add("completion")
         params = self.request_params(messages, options)
         yield from self._run(params, options, self._chat_chunks)
 
@@ -483,28 +438,75 @@ TOP_LOGPROBS = 20
 """Alternatives asked for with the next token (OpenAI's and DeepSeek's most): an end token below all of them
 is unlikely enough to count as 0."""
 ENDING_TIMEOUT = 30.0
-END_TOKENS = frozenset({"", "<|im_end|>", "<|eot_id|>", "<|endoftext|>", "<|end|>", "</s>", "<end_of_turn>"})
-"""How servers spell the end-of-turn token in log-probabilities: llama.cpp sends it as "" (no text)."""
+ENDING_TRIES = 3
+"""Attempts at one ending question where the server timed out or was too busy (503)."""
+TOKENIZED = 4096
+"""Words whose first token is kept (`_first_piece`)."""
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Remembered(Generic[K, V]):
+    """A bounded memory of answers (least recently used forgotten first), safe across threads."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+class RequestCount(Counter[str]):
+    """HTTP requests sent by every OpenAI-compatible backend of this process, by what they asked: `completion`,
+    `next tokens`, `ending score`, `tokenize`, `props`. What one run's ending costs, counted where timing would
+    depend on the machine's load (benchmarks, tests: `clear()` first)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def add(self, kind: str) -> None:
+        with self._lock:
+            self[kind] += 1
+
+
+REQUESTS = RequestCount()
+
+
+def _first_piece_matters(written: tuple[str, float, Any], unit: str) -> bool:
+    """Whether the tokenizer's own first token of `unit` could change its score, given the first token the grammar
+    let the model write (`ending_score`): that one is shorter than the word, and is a lone space or one of the
+    model's likeliest tokens there is a longer start of the word. Else no /tokenize round trip is needed."""
+    token, _, alternatives = written
+    if len(token) >= len(unit):
+        return False
+    return not token.strip() or any(len(t) > len(token) and unit.startswith(t) for t, _ in alternatives)
+
+
+def _busy(fault: Fault) -> bool:
+    """A server that did not answer in time, or said it is too busy (503): worth asking again, a little later."""
+    return fault.kind == "timeout" or fault.status == 503
 
 
 def _content(response: Any) -> list[Any]:
     """The tokens of a complete (not streamed) answer, each with its log-probability and alternatives, if any."""
     choices = getattr(response, "choices", None) or ()
     return list(getattr(getattr(choices[0], "logprobs", None), "content", None) or ()) if choices else []
-
-
-def _top_logprobs(response: Any) -> list[tuple[str, float]] | None:
-    """(token, logprob) of the alternatives for the first generated token, or None when none were returned."""
-    content = _content(response)
-    return (_alternatives(content[0]) or None) if content else None
-
-
-def end_share(top: list[tuple[str, float]] | None) -> float | None:
-    """The probability mass of end tokens among the alternatives (0 when none is listed); None with no list."""
-    if top is None:
-        return None
-    ends = [math.exp(lp) for token, lp in top if token in END_TOKENS or token.endswith("end▁of▁sentence｜>")]
-    return round(min(sum(ends), 1.0), 4)
 
 
 def _alternatives(token: Any) -> list[tuple[str, float]]:
@@ -525,3 +527,134 @@ def _root_schema(grammar: Grammar, caps: Capabilities) -> dict[str, Any]:
     if not caps.json_object:
         return string
     return {"type": "object", "properties": {"text": string}, "required": ["text"], "additionalProperties": False}
+
+
+class EndingQuestions:
+    """The ending search's questions to one server (llama.cpp: an answer continued, next-token log-probabilities, a
+    word forced by a literal grammar, its tokenizer): asked through its backend's client, at most as many at once as
+    the server has slots, each question tried again when the server was too busy. A job of its own, apart from
+    streaming a text (`OpenAICompatBackend`)."""
+
+    def __init__(self, backend: OpenAICompatBackend) -> None:
+        self.backend = backend
+        self._tokenize: bool | None = None  # whether the server has llama.cpp's /tokenize (None: not asked yet)
+        self._pieces = Remembered[str, str](TOKENIZED)  # a word's first token, by the word (`_first_piece`)
+
+    def _scores_endings(self) -> bool:
+        """Whether this server is known to continue an answer and list next-token log-probabilities (llama.cpp:
+        `Capabilities.end_probability`); a reasoning model would think first, so it is never asked."""
+        caps = self.backend.capabilities
+        return caps.end_probability and caps.prefill is not None and not caps.reasoning
+
+    def _ending_params(self, messages: Sequence[Message], prefix: str, max_tokens: int) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.backend.model, "messages": list(messages), "stream": False}
+        caps = self.backend.capabilities
+        params["max_completion_tokens" if caps.max_completion_tokens else "max_tokens"] = max_tokens
+        params.update(logprobs=True, top_logprobs=TOP_LOGPROBS, temperature=0.0, timeout=ENDING_TIMEOUT)
+        self.backend._add_prefill(params, prefix)
+        return params
+
+    def next_tokens(self, messages: Sequence[Message], prefix: str) -> list[tuple[str, float]] | None:
+        """The most likely next tokens after `prefix` (sent as the answer so far), one token asked for with its
+        top log-probabilities. (Asking for the likeliest few tokens at once, each with its alternatives, would answer
+        the search's next question about the likeliest path too, 40 % fewer questions, but each further token costs
+        the server what a question does: 10 % more of its time on the embedded model.)"""
+        if not self._scores_endings() or not prefix.strip():
+            return None
+        content = _content(self._ask("next tokens", self._ending_params(messages, prefix, 1)))
+        return (_alternatives(content[0]) or None) if content else None
+
+    def _ask(self, kind: str, params: dict[str, Any]) -> Any:
+        """One ending question (`kind`, counted in `REQUESTS`), in a place of the server's gate (at most as many
+        at once as it has slots: more only queue there and time out), tried again after a timeout or a 503 (a
+        server too busy to answer in time) at most `ENDING_TRIES` times in all; then the last failure."""
+        wait = retry_backoff()
+        for attempt in range(1, ENDING_TRIES + 1):
+            with self._gate().place():
+                REQUESTS.add(kind)
+                try:
+                    return self.backend._open(params)
+                except Fault as fault:
+                    if attempt == ENDING_TRIES or not _busy(fault):
+                        raise
+            time.sleep(wait * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")  # the last attempt returns or raises
+
+    def _gate(self) -> SlotGate:
+        """This server's gate (base.SlotGate), sized by its slots: the embedded server registers them; a llama.cpp
+        server elsewhere says them once (`/props`: total_slots); one where it does not."""
+        if self.backend.base_url and server_slots(self.backend.base_url) is None:
+            register_slots(self.backend.base_url, self._props_slots())
+        return gate_of(self.backend)
+
+    def _props_slots(self) -> int:
+        root = (self.backend.base_url or "").rstrip("/").removesuffix("/v1")
+        REQUESTS.add("props")
+        try:
+            client = self.backend._client.with_options(base_url=root, timeout=ENDING_TIMEOUT)
+            props = client.get("/props", cast_to=object)
+            return max(1, int(props["total_slots"]))
+        except (openai.APIError, KeyError, TypeError, ValueError):
+            return 1
+
+    def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
+        """The ending score of `text` (ending.py), mostly in one request: the text before its last word sent as the
+        answer so far, the last word and its stop forced by a literal grammar, each token's log-probability and the
+        alternatives at its place asked for (llama.cpp reports them before the grammar). Greedy decoding under the
+        grammar may start the word with a shorter token than the tokenizer's own, then force the rest in pieces the
+        model never writes (" winter." as " ", "w", "int", "e", "r": 5e-21; " yourself." as " your", "self":
+        9e-6). Where that first token is a lone space, or the tokenizer's first token of the word (`_first_piece`)
+        is among the model's likeliest there, the score is asked again with that token sent with the answer so
+        far. A word bent to fit (" off" then "line", " offline" nowhere among the likeliest) keeps the model's own
+        first token, and its low rest."""
+        parts = split_ending(text)
+        if not self._scores_endings() or not self.backend.capabilities.takes_gbnf or parts is None:
+            return None
+        try:
+            return self._scored(messages, *parts)
+        except Fault as fault:
+            if _busy(fault):
+                tried = f"tried {ENDING_TRIES} times"
+                raise Unanswered(f"{self.backend.label} did not answer the ending score in time ({tried})") from fault
+            raise
+
+    def _scored(self, messages: Sequence[Message], head: str, unit: str, after: str) -> float | None:
+        tokens = self._forced(messages, head, unit + after)
+        if tokens and _first_piece_matters(tokens[0], unit):
+            first = self._first_piece(unit)
+            wanted = not tokens[0][0].strip() or first in {token for token, _ in tokens[0][2]}
+            if len(first) > len(tokens[0][0]) and wanted:
+                rest = unit[len(first) :]
+                return score_from_tokens(self._forced(messages, head + first, rest + after), rest, first_written=True)
+        return score_from_tokens(tokens, unit)
+
+    def _forced(self, messages: Sequence[Message], prefix: str, forced: str) -> list[tuple[str, float, Any]]:
+        """The tokens the server writes after `prefix` when a literal grammar forces `forced` (nothing forced: the
+        one next token), each with its log-probability and the alternatives at its place."""
+        params = self._ending_params(messages, prefix, 8 + len(forced) if forced else 1)
+        if forced:
+            params.update(self.backend.grammar_params(f"root ::= {json.dumps(forced, ensure_ascii=False)}\n"))
+        return [(str(t.token), float(t.logprob), _alternatives(t)) for t in _content(self._ask("ending score", params))]
+
+    def _first_piece(self, unit: str) -> str:
+        """The first token of `unit` as the server's tokenizer writes it (llama.cpp's /tokenize, asked once a word:
+        `_pieces`); "" where the server has no such endpoint or the piece is not a prefix of the unit (then the
+        grammar forces the word)."""
+        if self._tokenize is False:
+            return ""
+        piece = self._pieces.get(unit)
+        if piece is None:
+            root = (self.backend.base_url or "").rstrip("/").removesuffix("/v1")
+            REQUESTS.add("tokenize")
+            try:
+                client = self.backend._client.with_options(base_url=root, timeout=ENDING_TIMEOUT)
+                found = client.post("/tokenize", body={"content": unit, "with_pieces": True}, cast_to=object)
+                piece = str(found["tokens"][0]["piece"])
+            except openai.NotFoundError:
+                self._tokenize = False
+                return ""
+            except (openai.APIError, KeyError, IndexError, TypeError):
+                return ""  # not kept: asked again next time
+            self._tokenize = True
+            self._pieces.put(unit, piece)
+        return piece if piece and unit.startswith(piece) else ""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..vocab import MODE_LABELS, PROJECT_ROOT, Mode
-from .base import Backend, BackendError, Capabilities, GrammarField
+from .base import Backend, BackendError, Capabilities, GrammarField, retry_backoff
 from .guard import Guarded, redacted
 from .providers import PROVIDERS, BackendArgs, ProviderSpec, spec_of
 from .providers.embedded import EMBEDDED_MODEL
@@ -265,11 +265,3 @@ def get_backend(
     return Guarded(
         backend, remote=spec.keyed, max_retries=max_retries, backoff=retry_backoff(), sleep=sleep, secrets=secrets
     )
-
-
-def retry_backoff() -> float:
-    """The first wait between attempts, in seconds (then doubled): `CAPEL_RETRY_BACKOFF`, else 0.5."""
-    try:
-        return max(float(os.environ.get("CAPEL_RETRY_BACKOFF") or 0.5), 0.0)
-    except ValueError:
-        return 0.5

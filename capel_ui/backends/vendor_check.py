@@ -2,16 +2,22 @@
 and which of the capabilities the app relies on its endpoint accepts (`doctor --provider X`).
 
 Both go through the `openai` client at the vendor's OpenAI-compatible address (moved by its base-URL variable, as
-for runs), with the key `resolve_key` finds; every message leaves redacted (the key masked). The doctor sends the
+for runs), with the key `resolve_key` finds. Every string that came from the vendor leaves this module masked
+(`redact`: the key in use, URL credentials, authorization headers): `vendor_models` masks each id it returns,
+`doctor` each check it yields, whatever part of the answer, a refusal or a header it quotes, so a server that echoes
+the key (in an answer, a model id, an error body) never puts it on the terminal. The doctor sends the
 smallest request for each capability as the vendor's own documents would name it, even one the app does not send
-there yet (a seed to Gemini, say): that is the open question it settles.
+there yet (a seed to Gemini, say): that is the open question it settles. The pattern and the grammar tool admit
+one answer no model writes unprompted (`probe.PROBE_ANSWER`, while the prompt asks for "OK"), so an answer within
+them tells an enforced constraint from an ignored one; the last line, the guarantee, is the app's own probe of the
+route its runs take on this key and model (`probe.vendor_probe`), or the vendor's declared reason why there is none.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import openai
@@ -19,6 +25,7 @@ import openai
 from ..redact import redact
 from .base import BackendError
 from .dialect import explanation
+from .probe import PROBE_ANSWER, PROBE_GRAMMAR, vendor_probe
 from .providers import spec_of
 from .providers.spec import ProviderSpec
 from .registry import key_help, resolve_key
@@ -46,7 +53,7 @@ def vendor_models(provider: str) -> list[str]:
     spec = spec_of(provider)
     client, key = _client(spec)
     try:
-        ids = sorted(m.id for m in client.models.list())
+        ids = sorted(redact(str(m.id), [key]) for m in client.models.list())
     except openai.APIStatusError as exc:
         said = explanation(exc)
         raise BackendError("server", redact(f"{spec.label} answered {exc.status_code}: {said}", [key])) from None
@@ -68,9 +75,10 @@ class Check:
 
 def doctor(provider: str, model: str | None = None) -> Iterator[Check]:
     """The smallest real request per capability the app relies on (streaming, seed, prefill/prefix, JSON-schema
-    pattern, grammar tool), one after another, each with what the vendor answered."""
+    pattern, grammar tool), one after another, each with what the vendor answered; then the guarantee."""
     spec = spec_of(provider)
-    model = (model or spec.default_model or "").removeprefix("openrouter:")
+    named = model or spec.default_model or ""
+    model = named.removeprefix("openrouter:")
     client, key = _client(spec)
     dialect = spec.dialect
     budget = dialect.max_tokens_field if dialect else "max_tokens"
@@ -83,7 +91,7 @@ def doctor(provider: str, model: str | None = None) -> Iterator[Check]:
         prefix_message["prefix"] = True  # Mistral's and DeepSeek's documented form; asked of the others too
     schema = {
         "type": "object",
-        "properties": {"text": {"type": "string", "pattern": "^(OK)$"}},
+        "properties": {"text": PROBE_GRAMMAR.json_schema()},
         "required": ["text"],
         "additionalProperties": False,
     }
@@ -94,9 +102,35 @@ def doctor(provider: str, model: str | None = None) -> Iterator[Check]:
         ("prefill/prefix", {**base, "messages": [*PROMPT, prefix_message]}, _prefill_client(client, spec, caps)),
         ("JSON-schema pattern", {**base, "response_format": fmt}, client),
     ]
+    held = False
     for name, body, c in checks:
-        yield _send(name, body, c, key, pattern=name == "JSON-schema pattern")
-    yield _grammar_tool(client, model, key)
+        check = _masked(_send(name, body, c, key, pattern=name == "JSON-schema pattern"), key)
+        held = held or (name == "JSON-schema pattern" and check.accepted)
+        yield check
+    yield _masked(_grammar_tool(client, model, key), key)
+    yield _masked(_guarantee(provider, named, held), key)
+
+
+def _guarantee(provider: str, model: str, pattern_held: bool) -> Check:
+    """Whether the guaranteed modes hold on this key and model: the app's own probe of the route its runs take
+    (asked again now, and cached for this process), or the vendor's declared reason why it has none."""
+    result = vendor_probe(provider, model, refresh=True, always=True)
+    if result is None:
+        return Check("guarantee", False, "Not guaranteed: this model takes no grammar here; CAPEL and baseline run.")
+    said = result.reason
+    if not result.honoured and pattern_held and not spec_of(provider).capabilities(model).grammar:
+        said += " The pattern held in this probe all the same; undocumented, so runs do not rely on it."
+    return Check("guarantee", result.honoured, said)
+
+
+def _masked(check: Check, key: str) -> Check:
+    """The check as it may be shown: everything the vendor said in it redacted."""
+    return replace(check, said=redact(check.said, [key]))
+
+
+def _quoted(answer: str, key: str, limit: int = 40) -> str:
+    """The start of an answer, quoted: masked before it is cut (a key cut short would not be recognised)."""
+    return repr(redact(answer, [key])[:limit])
 
 
 def _prefill_client(client: openai.OpenAI, spec: ProviderSpec, caps: Any) -> openai.OpenAI:
@@ -113,17 +147,21 @@ def _send(name: str, body: dict[str, Any], client: openai.OpenAI, key: str, *, p
             for choice in chunk.choices or ():
                 text += (choice.delta.content or "") if choice.delta else ""
     except openai.APIStatusError as exc:
-        return Check(name, False, redact(f"refused ({exc.status_code}): {explanation(exc)}", [key]))
+        return Check(name, False, f"refused ({exc.status_code}): {explanation(exc)}")
     except openai.APIError as exc:
-        return Check(name, False, redact(f"failed: {exc}", [key]))
+        return Check(name, False, f"failed: {exc}")
     if pattern:
         try:
-            held = json.loads(text).get("text") == "OK"
+            held = json.loads(text).get("text") == PROBE_ANSWER
         except (ValueError, AttributeError):
             held = False
-        said = "answered within the pattern" if held else f"accepted, but the answer broke the pattern: {text!r}"
+        said = (
+            f"answered within the pattern ({PROBE_ANSWER!r}, not the OK asked for)"
+            if held
+            else f"accepted, but the answer broke the pattern: {_quoted(text, key)}"
+        )
         return Check(name, held, said)
-    return Check(name, bool(text), f"answered {text[:40]!r}" if text else "answered no text")
+    return Check(name, bool(text), f"answered {_quoted(text, key)}" if text else "answered no text")
 
 
 def _minimal(body: dict[str, Any]) -> dict[str, Any]:
@@ -132,12 +170,12 @@ def _minimal(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _grammar_tool(client: openai.OpenAI, model: str, key: str) -> Check:
-    """A Responses API custom tool whose input a Lark grammar fixes to "OK" (OpenAI's GPT-5 family)."""
+    """A Responses API custom tool whose input a Lark grammar fixes to `PROBE_ANSWER` (OpenAI's GPT-5 family)."""
     tool = {
         "type": "custom",
         "name": "write_text",
         "description": "Write the text.",
-        "format": {"type": "grammar", "syntax": "lark", "definition": 'start: "OK"'},
+        "format": {"type": "grammar", "syntax": "lark", "definition": PROBE_GRAMMAR.render("lark").strip()},
     }
     written = ""
     try:
@@ -153,9 +191,9 @@ def _grammar_tool(client: openai.OpenAI, model: str, key: str) -> Check:
             if event.type == "response.custom_tool_call_input.delta":
                 written += event.delta
     except openai.APIStatusError as exc:
-        return Check("grammar tool", False, redact(f"refused ({exc.status_code}): {explanation(exc)}", [key]))
+        return Check("grammar tool", False, f"refused ({exc.status_code}): {explanation(exc)}")
     except openai.APIError as exc:
-        return Check("grammar tool", False, redact(f"failed: {exc}", [key]))
-    held = written == "OK"
-    said = "answered within the grammar" if held else f"answered {written!r}"
+        return Check("grammar tool", False, f"failed: {exc}")
+    held = written == PROBE_ANSWER
+    said = f"answered within the grammar ({PROBE_ANSWER!r})" if held else f"answered {_quoted(written, key)}"
     return Check("grammar tool", held, said)

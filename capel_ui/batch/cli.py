@@ -8,12 +8,19 @@ again to finish).
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..cliargs import bounded
 from ..vocab import GRAMMAR_FIELDS, LANGS, MODES
 from .packs import DEFAULT_POSTS, MAX_POSTS, PACKS
+
+if TYPE_CHECKING:  # the runner imports the backends and the database: only once a batch runs
+    from .outfile import OutputFile
+    from .runner import Batch
+    from .table import Table
 
 EXIT_OK, EXIT_MISS, EXIT_USAGE, EXIT_BACKEND, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -76,21 +83,40 @@ def default_out(path: str) -> Path:
 
 
 def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ..storage import get_engine
-    from .rows import Options
-    from .runner import Batch
-    from .table import TableError, format_of, read_file, write_table
+    from .lock import Busy, held, lock_beside
+    from .outfile import check_target
+    from .table import TableError, format_of, read_file
 
-    try:
+    try:  # the whole file is read and checked before any text is written
         table, data = read_file(args.input)
         target = Path(args.out) if args.out else default_out(args.input)
         format_of(target)
+        check_target(Path(args.input), target)
     except TableError as exc:
         err.write(f"capel_ui: error: {exc}\n")
         return EXIT_USAGE
-    if not table.rows:
-        err.write(f"capel_ui: error: {args.input} has no rows under its header\n")
-        return EXIT_USAGE
+    with contextlib.ExitStack() as stack:
+        try:  # the lock beside the output proves its folder writable, before any text is written
+            stack.enter_context(held(lock_beside(target), str(target)))
+        except Busy as exc:
+            err.write(f"capel_ui: error: {exc}\n")
+            return EXIT_USAGE
+        except OSError as exc:
+            err.write(f"capel_ui: error: cannot write {target}: {exc.strerror or exc}; give another --out\n")
+            return EXIT_USAGE
+        return _write(args, table, data, target, out, err)
+
+
+def _write(args: argparse.Namespace, table: Table, data: bytes, target: Path, out: TextIO, err: TextIO) -> int:
+    """Run the batch into `target` (its lock held): one line to start, one per text, one to end."""
+    from ..interrupts import FirstStops
+    from ..runs import store
+    from .lock import Busy
+    from .outfile import OutputFile
+    from .rows import Options
+    from .runner import Batch
+    from .table import TableError
+
     options = Options(
         model=args.model,
         mode=args.mode,
@@ -100,19 +126,50 @@ def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         base_url=args.base_url,
         grammar_field=args.grammar_field,
     )
-    batch = Batch(table, data, options, get_engine(), concurrency=args.concurrency)
+    try:
+        batch = Batch(table, data, options, store(), concurrency=args.concurrency)
+    except TableError as exc:  # more texts than a batch writes
+        err.write(f"capel_ui: error: {args.input}: {exc}\n")
+        return EXIT_USAGE
+    output = OutputFile(target, batch)
+    tick = _ticker(batch, output, args.input, err)
+    interrupted = False
+    with FirstStops(batch.hurry) as stops:
+        try:
+            batch.run(tick)
+        except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM: the runs stopped, each saved what arrived
+            interrupted = True
+            batch.cancel()
+        except Busy as exc:
+            err.write(f"capel_ui: error: {exc}\n")
+            return EXIT_USAGE
+        finally:
+            stops.disarm()  # the last lines and the file are not cut short: a signal from now on is only counted
+        tick()
+        written = output.write()
+    return _ending(batch, output, written, interrupted, out, err)
+
+
+def _ticker(batch: Batch, output: OutputFile, name: str, err: TextIO) -> Callable[[], None]:
+    """What the command prints while the batch runs (its first line once the batch is under way, then a line per
+    text as it finishes), writing the output file as rows finish."""
     p = batch.progress
-    todo = len(batch.pending)
-    err.write(
-        f"batch {batch.id}: {len(table.rows)} rows, {p.total} texts"
-        + (f", {batch.resumed} complete from before" if batch.resumed else "")
-        + (f", {batch.bad_rows} bad rows" if batch.bad_rows else "")
-        + f"; writing {todo}\n"
-    )
     shown: list[str] = []
-    before = p.done
+    before, todo, started = p.done, len(batch.pending), False
 
     def tick() -> None:
+        nonlocal started
+        if not started:  # the batch is under way (its lock held): its first line
+            started = True
+            err.write(
+                f"batch {batch.id}: {len(batch.table.rows)} rows, {p.total} texts"
+                + (f", {batch.resumed} complete from before" if batch.resumed else "")
+                + (f", {batch.bad_rows} bad rows" if batch.bad_rows else "")
+                + f"; writing {todo}\n"
+            )
+            if batch.table.account():
+                err.write(f"{name}: {batch.table.account()}\n")
+        output.maybe_write()  # before the lines: a text said done is in the file once the first is written
         for key in batch.finished[len(shown) :]:
             shown.append(key)
             r = batch.results[key]
@@ -121,26 +178,23 @@ def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             err.write(f"[{min(before + len(shown), p.total)}/{p.total}] {key}: {what}{secs}\n")
         err.flush()
 
-    interrupted = False
-    try:
-        batch.run(tick)
-    except KeyboardInterrupt:
-        interrupted = True
-        batch.cancel()
-    tick()
-    try:
-        write_table(target, batch.header(), batch.output_rows())
-    except OSError as exc:
-        err.write(f"capel_ui: error: cannot write {target}: {exc.strerror or exc}; the texts are saved in History\n")
+    return tick
+
+
+def _ending(batch: Batch, output: OutputFile, written: bool, interrupted: bool, out: TextIO, err: TextIO) -> int:
+    """The last line (the file written, or why not and where the texts are) and the exit code."""
+    if not written:
+        err.write(f"capel_ui: error: {output.failure(out)}\n")
         return EXIT_BACKEND
-    err.write(f"{batch.summary()} · {p.elapsed:.0f} s · wrote {target}\n")
+    said = f"{batch.summary()} · {batch.progress.elapsed:.0f} s · wrote {output.path}"
     if interrupted:
-        err.write("interrupted: run the same command again to finish the rest\n")
+        err.write(f"interrupted: {said}; run the same command again to finish the rest\n")
         return EXIT_INTERRUPTED
+    err.write(f"{said}\n")
     results = list(batch.results.values())
     if results and all(r.verified and not r.error for r in results):
         return EXIT_OK
-    ran = [r for r in results if r.status not in (None,) and r.run_id is not None]
+    ran = [r for r in results if r.status is not None and r.run_id is not None]
     if not ran and any(r.error for r in results) and any(j.request for j in batch.jobs):
         return EXIT_BACKEND
     return EXIT_MISS

@@ -1,10 +1,13 @@
 """Platform packs: one row of facts becomes the set of texts a platform asks for, each in its own unit and limit.
 
 The limits are the platforms' published ones as of 2026, the same as `presets.py` (which the packs read, so one
-table holds each limit): Google Ads responsive search ads take up to 15 headlines of 30 characters and 4
-descriptions of 90, which the ad mixes, so they must differ; the App Store a 30-character subtitle and a
-170-character promotional text; a search result shows about 155 characters of a meta description; an X post is 280
-weighted characters.
+table holds each limit and its unit), each counted as the platform counts it: Google Ads responsive search ads take
+up to 15 headlines of 30 characters and 4 descriptions of 90 by Google Ads' count (a double-width character counts
+2, so a Chinese headline holds 15 characters), which the ad mixes, so they must differ; the App Store a
+30-character subtitle and a 170-character promotional text; a search result shows about 155 characters of a meta
+description; an X post is 280 weighted characters. The verdict says the platform's number ("✓ 28/30 characters by
+Google Ads' count"). Not written here: the RSA's two display paths (15 each; the character grammars close a
+sentence, not a URL path) and Apple's keyword field (100 bytes, which would need a byte unit).
 
 Each slot gets its own angle in its instruction: a 135M model asked 15 times for "a headline" writes the same one
 15 times; asked for one on price, one on quality, one as a question, it writes 15 different ones.
@@ -123,7 +126,7 @@ PACKS: dict[str, Pack] = {
         Pack(
             "google-ads-rsa",
             "Google Ads responsive search ad",
-            "15 headlines ≤ 30 characters and 4 descriptions ≤ 90, all different",
+            "15 headlines ≤ 30 and 4 descriptions ≤ 90 by Google Ads' count (CJK counts 2), all different",
         ),
         Pack("app-store", "App Store", "a subtitle ≤ 30 characters and a promotional text ≤ 170"),
         Pack("meta-description", "Meta description", "one meta description ≤ 155 characters"),

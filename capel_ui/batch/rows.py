@@ -7,14 +7,17 @@ row's facts under `--pack`). Every other column is carried through to the output
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from ..backends import Capabilities
 from ..prompts import REWRITE
 from ..request import Request
+from ..service import modes_for
 from ..verdict import Target
 from ..vocab import (
     DEFAULT_UNIT,
@@ -25,11 +28,10 @@ from ..vocab import (
     UNITS,
     Lang,
     Mode,
-    unguided_mode,
     unit_label,
 )
 from .packs import DEFAULT_POSTS, MAX_POSTS, pack
-from .table import Table
+from .table import MAX_ROWS, Table, TableError
 
 INPUT_COLUMNS = (
     "instruction",
@@ -49,6 +51,11 @@ INPUT_COLUMNS = (
 """The columns a batch reads (any case); every other column is carried through untouched."""
 OUTPUT_COLUMNS = ("slot", "asked", "text", "count", "verified", "ending", "score", "warnings", "run_id", "error")
 """What the output adds after the input's columns (`slot` only when a row gives several texts)."""
+MAX_TEXTS = MAX_ROWS
+"""Texts one batch writes (rows × each row's variants or pack): a longer batch is refused in one line."""
+
+ModeFor = Callable[[str, str, str, str, bool], Mode]
+"""The mode a row runs in unless it says: (model, lang, unit, target kind, rewrite) → mode."""
 
 KIND_WORDS = {
     "exactly": "exactly",
@@ -120,6 +127,7 @@ def column_map(header: list[str]) -> dict[str, str]:
     return found
 
 
+@functools.lru_cache(maxsize=4096)  # a batch's rows mostly ask the same few targets
 def parse_target(text: str, kind: str = "") -> Target:
     """`50`, `≤ 30`, `at most 30`, `10-12`, `between 10 and 12`, with an optional kind column (exactly / at most /
     between) that says how to read a bare number or a range; ValueError saying what is accepted."""
@@ -155,20 +163,22 @@ def _checked(make: Callable[..., Target], *numbers: int) -> Target:
     return make(*numbers)
 
 
-def default_mode(grammar: bool, lang: Lang, unit: str, kind: str) -> Mode:
-    """The mode a row runs in unless it says: guaranteed where the model takes a grammar, else
-    `vocab.unguided_mode` (CAPEL where the model keeps the count one marker per unit, else the baseline)."""
-    if grammar:
-        return "exact"
-    return unguided_mode(lang, unit, kind)  # type: ignore[arg-type]
+def default_mode(caps: Capabilities, lang: Lang, unit: str, kind: str, *, rewrite: bool = False) -> Mode:
+    """The mode a row runs in unless it says: the service's one rule for this model (`service.modes_for`)."""
+    return modes_for(caps, lang, unit, kind, rewrite=rewrite).default  # type: ignore[arg-type]
 
 
-def plan(table: Table, options: Options, grammar: Callable[[str], bool]) -> list[Job]:
-    """Every job of the batch, in the table's order (a bad row: one job holding its error). `grammar(model)` says
-    whether a model takes a grammar (for the default mode)."""
+def plan(table: Table, options: Options, caps: Callable[[str], Capabilities]) -> list[Job]:
+    """Every job of the batch, in the table's order (a bad row: one job holding its error). `caps(model)` says
+    what a model takes (for the default mode, decided once per model and kind of row). TableError past `MAX_TEXTS`."""
     cols = column_map(table.header)
     jobs: list[Job] = []
     keys: dict[str, int] = {}
+
+    @functools.cache
+    def mode_for(model: str, lang: str, unit: str, kind: str, rewrite: bool) -> Mode:
+        return default_mode(caps(model), lang, unit, kind, rewrite=rewrite)  # type: ignore[arg-type]
+
     for i, row in enumerate(table.rows):
         cell = lambda name, row=row: row.get(cols[name], "").strip() if name in cols else ""  # noqa: E731
         row_key = cell("id") or str(i + 1)
@@ -177,9 +187,11 @@ def plan(table: Table, options: Options, grammar: Callable[[str], bool]) -> list
             continue
         keys[row_key] = i + 1
         try:
-            jobs.extend(_row_jobs(i, row_key, cell, options, grammar))
+            jobs.extend(_row_jobs(i, row_key, cell, options, mode_for))
         except ValueError as exc:
             jobs.append(_bad(i, row_key, options, str(exc)))
+    if len(jobs) > MAX_TEXTS:  # rows are at most MAX_ROWS, each a few texts: planned before it is refused
+        raise TableError(f"the batch asks for {len(jobs):,} texts, past the {MAX_TEXTS:,} a batch writes; split it")
     return jobs
 
 
@@ -187,9 +199,7 @@ def _bad(i: int, key: str, options: Options, error: str) -> Job:
     return Job(i, key, None, "", options.model, error=error)
 
 
-def _row_jobs(
-    i: int, key: str, cell: Callable[[str], str], options: Options, grammar: Callable[[str], bool]
-) -> list[Job]:
+def _row_jobs(i: int, key: str, cell: Callable[[str], str], options: Options, mode_for: ModeFor) -> list[Job]:
     lang = (cell("lang") or options.lang).lower()
     if lang not in LANGS:
         raise ValueError(f"lang {lang!r} is not one of {', '.join(LANGS)}")
@@ -199,7 +209,7 @@ def _row_jobs(
         raise ValueError(f"mode {cell('mode')!r} is not one of {', '.join(MODES)}")
     mode = MODE_WORDS.get(mode_word) or options.mode
     if options.pack:
-        return _pack_jobs(i, key, cell, options, lang, model, mode, grammar)  # type: ignore[arg-type]
+        return _pack_jobs(i, key, cell, options, lang, model, mode, mode_for)  # type: ignore[arg-type]
     instruction, source = cell("instruction"), cell("source")
     if instruction and source:
         raise ValueError("give instruction or source (a text to rewrite), not both")
@@ -212,7 +222,7 @@ def _row_jobs(
     if unit not in UNITS:
         raise ValueError(f"unit {unit!r} is not one of {', '.join(UNITS)}")
     variants = _whole(cell("variants") or "1", "variants", 1, MAX_VARIANTS)
-    mode = mode or default_mode(grammar(model), lang, unit, target.kind)  # type: ignore[arg-type]
+    mode = mode or mode_for(model, lang, unit, target.kind, bool(source))
     request = Request.of(target, instruction, lang=lang, mode=mode, unit=unit)
     asked = target.describe(unit)
     if variants == 1:
@@ -228,7 +238,7 @@ def _pack_jobs(
     lang: str,
     model: str,
     mode: Mode | None,
-    grammar: Callable[[str], bool],
+    mode_for: ModeFor,
 ) -> list[Job]:
     chosen = pack(options.pack or "")
     product, facts, instruction = cell("product"), cell("facts"), cell("instruction")
@@ -238,7 +248,7 @@ def _pack_jobs(
     posts = _whole(cell("posts") or str(options.posts), "posts", 1, MAX_POSTS)
     jobs = []
     for slot in chosen.slots(posts):
-        slot_mode = mode or default_mode(grammar(model), lang, slot.unit, slot.target.kind)  # type: ignore[arg-type]
+        slot_mode = mode or mode_for(model, lang, slot.unit, slot.target.kind, False)
         request = Request.of(slot.target, slot.instruction(about), lang=lang, mode=slot_mode, unit=slot.unit)
         group = f"{key} · {slot.distinct}" if slot.distinct else None
         asked = slot.target.describe(slot.unit)

@@ -1,10 +1,12 @@
 """The resumable runner: every job of a batch as a saved run (origin `batch`, one batch id, its row key), run
 concurrently within the backend's limits, distinct where a pack says so, and the output built from what is saved.
 
-Resume: a batch's id is its input's content hash and options (`rows.batch_id`); each job's run carries the id and
-the job's key (`runs.batch_id`, `runs.batch_row`). Started again, a batch reads the runs saved under its id, keeps
-the complete ones and runs only the rest (a run left `running` by a killed process, a failed or cancelled one), so
-nothing is written twice. The output is built from the saved runs, one row per job, and written atomically.
+Resume: a batch's id is its input's content hash and options (`rows.batch_id`); each job's run is created with the
+id and the job's key (`runs.batch_id`, `runs.batch_row`) in one INSERT and closed in one UPDATE. Started again, a
+batch reads the runs saved under its id, keeps the complete ones and runs only the rest (a failed or cancelled one,
+or one a killed process left `running`: closed as `interrupted` first, so History says so at once), so nothing is
+written twice. One process runs a batch at a time (`lock.batch_lock`): a second is refused, naming the first. The
+output is built from the saved runs, one row per job.
 
 Concurrency: one worker per slot the backend serves at once (the embedded llama.cpp server's parallel slots; a
 hosted provider gets `concurrency` requests at once, its 429s waited out by the guard around every backend).
@@ -16,28 +18,26 @@ punctuation) are written again with another seed, up to `DISTINCT_TRIES` times; 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
-import os
 import re
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, select
 
-from ..backends import Backend, BackendError, capabilities_for, get_backend, provider_of, spec_of
-from ..history import ending_label, run_warnings
+from ..assessment import Assessment
+from ..backends import Backend, BackendError
 from ..outcome import Outcome
-from ..quality import ending_said, junk, notes
-from ..runs import verdict_of
-from ..service import RunHandle, start
-from ..storage import RunRecord, get_run, update_run
+from ..runs import LiveRun, assessment_of, close_interrupted, verdict_of
+from ..service import start
+from ..storage import RunRecord
 from ..storage.schema import Run
+from .lock import batch_lock, held
+from .models import Models
 from .rows import OUTPUT_COLUMNS, Job, Options, batch_id, plan
 from .table import Table
 
@@ -47,6 +47,7 @@ DONE_STATUS = "complete"
 SETTLE_SECONDS = 15.0
 """How long a stopped batch waits for its cancelled runs to save what arrived."""
 STOPPED = "stopped before it finished: run the same batch again to write it"
+INTERRUPTED = "interrupted: its batch's process was killed before this text was done; the batch run again wrote it anew"
 NOT_RUN = "not written yet: run the same batch again to finish it"
 
 
@@ -67,6 +68,7 @@ class Result:
     tokens: int | None = None
     junk: bool = False  # a text no writer would keep (a loop, a number list: quality.junk)
     resumed: bool = False  # found complete in the database, not written by this session
+    saved: bool = True  # False: the database could not keep its run (the output holds the only copy)
     verdict: str = ""  # the badge's words: "✓ 27/30 characters", "off by +3 · 53/50 English words"
 
     @property
@@ -86,23 +88,31 @@ class Result:
         }
 
 
+def row_quality(saved: RunRecord | Outcome) -> dict[str, Any]:
+    """A row's quality cells (its ending label, score, warnings and junk) as its text's one judgement says them: the
+    saved run's, or the outcome's for a run this batch has just written."""
+    found = (saved.assessment or Assessment()) if isinstance(saved, Outcome) else assessment_of(saved)
+    return {"ending": found.ending or "", "score": found.score, "warnings": "; ".join(found.notes), "junk": found.junk}
+
+
+def _failure(status: str, failure: str | None) -> str | None:
+    """A row's error cell for a run that ended `status`."""
+    if status in ("cancelled", "running", "interrupted"):
+        return STOPPED
+    if status != DONE_STATUS:
+        return failure or f"the run ended {status}"
+    return None
+
+
 def result_of(run: RunRecord, *, resumed: bool = False) -> Result:
     """A saved run as the output shows it: verified by the one verdict, warnings as the pages word them."""
-    failure = None
-    if run.status in ("cancelled", "running"):
-        failure = STOPPED
-    elif run.status != DONE_STATUS:
-        failure = run.failure or f"the run ended {run.status}"
     return Result(
+        **row_quality(run),
         text=run.text or "",
         count=run.count,
         verified=verdict_of(run).verified,
-        ending=ending_label(run),
-        score=run.score,
-        warnings="; ".join(notes(found := run_warnings(run))),
-        junk=junk(found),
         run_id=run.id,
-        error=failure,
+        error=_failure(run.status, run.failure),
         status=run.status,
         seconds=run.seconds,
         tokens=run.completion_tokens,
@@ -111,26 +121,30 @@ def result_of(run: RunRecord, *, resumed: bool = False) -> Result:
     )
 
 
-def _outcome_result(outcome: Outcome, run_id: int | None, save_error: str | None) -> Result:
-    """A run the database could not keep: its outcome as it is, with the save error (the text is in the output)."""
-    from ..quality import warnings
-    from ..runs import quality_fields
-
-    found = warnings(outcome.text, outcome.request.lang, outcome.request.instruction)
+def live_result(live: LiveRun) -> Result:
+    """A run this batch has just written, from its outcome: what its final save wrote (not read back: a SELECT a
+    row saved), or, where the database could not keep it, the text with the reason (the output holds it)."""
+    outcome = live.outcome
     return Result(
+        **row_quality(outcome),
         text=outcome.text,
         count=outcome.count,
         verified=outcome.verified,
-        ending=ending_said(outcome.end_probability, found),
-        score=quality_fields(outcome)["score"],
-        warnings="; ".join(notes(found)),
-        run_id=run_id,
-        error=save_error or outcome.failure,
+        run_id=live.run_id,
+        error=live.save_error or _failure(outcome.status, outcome.failure),
         status=outcome.status,
         seconds=outcome.seconds,
         tokens=outcome.completion_tokens,
         verdict=outcome.verdict.headline(outcome.request.count_unit),
+        saved=live.run_id is not None and not live.save_error,
     )
+
+
+def left_running(engine: Engine, bid: str) -> list[int]:
+    """The runs of batch `bid` still `running` in the database (a killed process's, or one streaming now)."""
+    query = select(Run.id).where(Run.batch_id == bid, Run.status == "running")
+    with engine.connect() as conn:
+        return list(conn.scalars(query))
 
 
 def saved_runs(engine: Engine, bid: str) -> list[RunRecord]:
@@ -145,7 +159,7 @@ def _same_text(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.casefold()).strip()
 
 
-def _seed(bid: str, key: str, attempt: int) -> int:
+def job_seed(bid: str, key: str, attempt: int) -> int:
     """A seed of its own for every job and try: reproducible, and different for a text written again."""
     return int.from_bytes(hashlib.sha256(f"{bid}|{key}|{attempt}".encode()).digest()[:4], "big") % 2_000_000_000
 
@@ -172,11 +186,155 @@ class Progress:
         return self.elapsed / self.run_here * remaining
 
 
+@dataclass
+class Output:
+    """The output table of a batch: the input's own columns, then the result's, one row per job in the input's
+    order (a job not run yet says so in its error cell)."""
+
+    table: Table
+    jobs: list[Job]
+
+    def header(self) -> list[str]:
+        added = [c for c in OUTPUT_COLUMNS if c != "slot" or any(j.slot for j in self.jobs)]
+        return [h for h in self.table.header if h.strip().lower() not in added] + added
+
+    def rows(self, results: dict[str, Result], only_finished: bool = False) -> list[dict[str, Any]]:
+        """One row per job (only those with a result, `only_finished`): the row's own columns, then the result's."""
+        rows = []
+        for job in self.jobs:
+            result = results.get(job.key)
+            if result is None and only_finished:
+                continue
+            cells = result.cells() if result is not None else {**Result().cells(), "error": NOT_RUN}
+            source = self.table.rows[job.row]
+            row = {h: v for h, v in source.items() if h.strip().lower() not in OUTPUT_COLUMNS}
+            row |= {"slot": job.slot or "", "asked": job.asked, **cells}
+            rows.append(row)
+        return rows
+
+
+class Workers:
+    """Runs a batch's jobs on a thread pool, a round at a time, one worker per slot the backends serve: each job a
+    run created with its batch id and row key (one INSERT) and closed (one UPDATE), its result handed to `finish`.
+    `cancel()` (any thread) stops every live run, keeping what arrived; `hurry()` (a Ctrl-C) has each run try its
+    final save once (`LiveRun.hurry`)."""
+
+    def __init__(
+        self,
+        bid: str,
+        engine: Engine,
+        models: Models,
+        seed: Callable[[Job], int],
+        finish: Callable[[Job, Result], None],
+    ) -> None:
+        self.bid, self.engine, self.models = bid, engine, models
+        self._seed, self._finish = seed, finish
+        self._cancel = threading.Event()
+        self._hurried = False
+        self._lives: list[LiveRun] = []
+        self._lock = threading.Lock()
+        self.used = 0  # workers in the last round
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        with self._lock:
+            lives = list(self._lives)
+        for live in lives:
+            live.cancel()
+
+    def hurry(self) -> None:
+        """The command is stopping: every run, and any started from now, tries its final save once. Takes no lock, so
+        a signal handler may call it (`_one` adds a run before it reads the flag; this sets it before it reads the
+        runs: no run misses it)."""
+        self._hurried = True
+        for live in tuple(self._lives):
+            live.hurry()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def round(self, jobs: list[Job], tick: Callable[[], None] | None, interval: float) -> None:
+        """Run `jobs`, as many at once as there are workers (threads that take the next job until none is left: no
+        object per job waits in a queue, so 100,000 jobs cost nothing before they run), calling `tick` on this
+        thread until all are done."""
+        if not jobs:
+            return
+        workers = self.used = self.models.workers((j.model for j in jobs), len(jobs))
+        queue, taking, faults = iter(jobs), threading.Lock(), []
+        working, done = [workers], threading.Event()
+
+        def work() -> None:
+            try:
+                while not self.cancelled and (job := self._next(queue, taking)) is not None:
+                    self._one(job)
+            except BaseException as exc:  # a bug: the round stops and raises it, not swallowed
+                faults.append(exc)
+                self.cancel()
+            finally:
+                with taking:
+                    working[0] -= 1
+                    if not working[0]:
+                        done.set()
+
+        for i in range(workers):
+            threading.Thread(target=work, name=f"batch-{i}").start()
+        try:
+            while not done.wait(interval):
+                if tick is not None:
+                    tick()
+        finally:
+            if not done.is_set():  # Stop, Ctrl-C, a closed tab: every run keeps what arrived
+                self.cancel()
+                done.wait(SETTLE_SECONDS)  # the stopped runs save what arrived
+        if faults:
+            raise faults[0]
+
+    @staticmethod
+    def _next(queue: Iterator[Job], taking: threading.Lock) -> Job | None:
+        with taking:
+            return next(queue, None)
+
+    def _one(self, job: Job) -> None:
+        if self.cancelled or job.request is None:
+            return
+        try:
+            backend = self.models.backend(job.model)
+            request = dataclasses.replace(job.request, seed=self._seed(job))
+            live = start(request, backend, self.engine, **self._saved_as(job)).live  # checked as every run is
+        except BackendError as exc:
+            self._finish(job, Result(error=exc.message, status="failed"))
+            return
+        except ValueError as exc:
+            self._finish(job, Result(error=str(exc), status="failed"))
+            return
+        with self._lock:
+            self._lives.append(live)
+        try:
+            if self._hurried:
+                live.hurry()
+            if self.cancelled:
+                live.cancel()
+            live.run()
+        finally:
+            with self._lock:
+                self._lives.remove(live)
+        self._finish(job, live_result(live))
+
+    def _saved_as(self, job: Job) -> dict[str, Any]:
+        """How a job's run is saved: origin `batch`, its batch id and row key in the INSERT that creates it, and no
+        progress saves (a killed batch writes the row again: two saves a row, not one a second)."""
+        return {"origin": "batch", "batch": (self.bid, job.key), "save_interval": None}
+
+
 class Batch:
     """One batch: the table, its options, the jobs planned from them, and their results as they finish.
 
-    `run(tick)` runs what is not complete yet; `tick` is called on the calling thread while the jobs run (the page
-    paints, the CLI prints); `cancel()` (any thread) stops every run, keeping what arrived.
+    `run(tick)` runs what is not complete yet (`Workers`, on the backends of `Models`), then writes again what a
+    distinct group or a pack needs; `tick` is called on the calling thread while the jobs run (the page paints,
+    the CLI prints); `cancel()` (any thread) stops every run, keeping what arrived, and `hurry()` (a signal handler)
+    has each try its final save once. Started again, the batch reads what the database holds for it (`_load`); the
+    output has one row per job (`output_rows`).
     """
 
     def __init__(
@@ -191,56 +349,27 @@ class Batch:
     ) -> None:
         self.table, self.options, self.engine = table, options, engine
         self.id = batch_id(data, options)
-        self.concurrency = concurrency
-        self._backend_for = backend_for or self._build
-        self._backends: dict[str, Backend | BackendError] = {}
+        self.models = Models(
+            options.model, options.base_url, options.grammar_field, concurrency=concurrency, backend_for=backend_for
+        )
+        self._workers = Workers(self.id, engine, self.models, self._next_seed, self._finish)
         self._lock = threading.Lock()
-        self._cancel = threading.Event()
-        self._handles: list[RunHandle] = []
-        self.jobs: list[Job] = plan(table, options, self._grammar)
+        self.jobs: list[Job] = plan(table, options, self.models.capabilities)
+        self._output = Output(table, self.jobs)
         self.results: dict[str, Result] = {}
         self._attempts: dict[str, int] = {}
         self.progress = Progress(total=len(self.jobs))
-        self.workers_used = 0  # runs at once in the last round
         self.finished: list[str] = []  # keys in the order they finished in this session (the page shows them)
         self._load()
 
-    # ----- models --------------------------------------------------------------------------------------------
-    def _build(self, model: str) -> Backend:
-        o = self.options
-        return get_backend(model, base_url=o.base_url if model == o.model else None, grammar_field=o.grammar_field)
-
     def backend(self, model: str) -> Backend:
-        """The model's backend, built once per batch (BackendError, cached, for one that cannot be built)."""
-        with self._lock:
-            found = self._backends.get(model)
-            if found is None:
-                try:
-                    found = self._backend_for(model)
-                except BackendError as exc:
-                    found = exc
-                self._backends[model] = found
-        if isinstance(found, BackendError):
-            raise found
-        return found
+        """The model's backend, built once per batch (benchmarks start it before the clock runs)."""
+        return self.models.backend(model)
 
-    def _grammar(self, model: str) -> bool:
-        """Whether `model` takes a grammar (decides a row's default mode), as declared: no model is started."""
-        try:
-            if model in self._backends and isinstance(self._backends[model], Backend):
-                return self._backends[model].capabilities.grammar  # type: ignore[union-attr]
-            provider = provider_of(model, self.options.base_url)
-            return capabilities_for(provider, model, self.options.grammar_field).grammar
-        except BackendError:
-            return False
-
-    def slots_for(self, backend: Backend) -> int:
-        """Runs one backend serves at once: the embedded server's parallel slots, else `concurrency` (4)."""
-        if self.concurrency:
-            return self.concurrency
-        if spec_of(backend.provider).local:
-            return int(os.environ.get("CAPEL_EMBEDDED_PARALLEL", "4"))
-        return 4
+    @property
+    def workers_used(self) -> int:
+        """Runs at once in the last round."""
+        return self._workers.used
 
     # ----- resume --------------------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -261,10 +390,19 @@ class Batch:
 
     def _count(self) -> None:
         p = self.progress
-        finished = [r for r in self.results.values() if r.status is not None]
-        p.done = len(finished)
-        p.verified = sum(1 for r in finished if r.verified)
-        p.failed = sum(1 for r in finished if not r.done or r.error)  # a duplicate left is not a success
+        p.done = p.verified = p.failed = 0
+        for r in self.results.values():
+            self._tally(r, 1)
+
+    def _tally(self, r: Result | None, sign: int) -> None:
+        """Count `r` in the progress (`sign` 1) or take it out (-1): a finished text is counted as it comes, not by
+        counting them all again (100,000 rows)."""
+        if r is None or r.status is None:
+            return
+        p = self.progress
+        p.done += sign
+        p.verified += sign * bool(r.verified)
+        p.failed += sign * bool(not r.done or r.error)  # a duplicate left is not a success
 
     def unsaved_errors(self) -> dict[str, str]:
         """The texts that failed before a run was saved (no run to find them by on the next draw)."""
@@ -296,118 +434,62 @@ class Batch:
 
     # ----- running -------------------------------------------------------------------------------------------
     def cancel(self) -> None:
-        self._cancel.set()
-        with self._lock:
-            handles = list(self._handles)
-        for h in handles:
-            h.cancel()
+        self._workers.cancel()
 
-    @property
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
+    def hurry(self) -> None:
+        """Every run tries its final save once (`LiveRun.hurry`); takes no lock (safe from a signal handler)."""
+        self._workers.hurry()
 
     def run(self, tick: Callable[[], None] | None = None, interval: float = 0.2) -> None:
-        """Run every job not complete yet, then write again the duplicates of a distinct group (bounded)."""
+        """Run every job not complete yet, then write again the duplicates of a distinct group (bounded), holding
+        the batch's lock (`lock.Busy` naming the process that runs it already)."""
+        database = self.engine.url.render_as_string(hide_password=True)
+        with held(batch_lock(self.id, database), f"batch {self.id} (this input with these options)"):
+            self._close_killed()
+            self._run(tick, interval)
+
+    def _close_killed(self) -> None:
+        """Close the runs of this batch a killed process left `running` as `interrupted` (none streams here, and the
+        lock says no other process runs the batch): History says so at once, and their rows are written anew."""
+        close_interrupted(self.engine, left_running(self.engine, self.id), INTERRUPTED)
+
+    def _run(self, tick: Callable[[], None] | None, interval: float) -> None:
         todo = self.pending
         self.progress.to_run = len(todo)
         self.progress.started = time.monotonic()
-        self._round(todo, tick, interval)
+        self._workers.round(todo, tick, interval)
         for _ in range(DISTINCT_TRIES):
             again = [j for j in self._again() if self._attempts.get(j.key, 0) <= DISTINCT_TRIES]
-            if not again or self.cancelled:
+            if not again or self._workers.cancelled:
                 break
             self.progress.to_run += len(again)
-            self._round(again, tick, interval)
+            self._workers.round(again, tick, interval)
         self._mark_duplicates()
         self._count()
         if tick is not None:
             tick()
 
+    def _next_seed(self, job: Job) -> int:
+        """The seed of `job`'s next try, counted: a text written again gets a seed of its own."""
+        attempt = self._attempts.get(job.key, 0)
+        self._attempts[job.key] = attempt + 1
+        return job_seed(self.id, job.key, attempt)
+
+    def _finish(self, job: Job, result: Result) -> None:
+        with self._lock:
+            self._tally(self.results.get(job.key), -1)
+            self.results[job.key] = result
+            self._tally(result, 1)
+            self.finished.append(job.key)
+            self.progress.run_here += 1
+
+    # ----- distinct ------------------------------------------------------------------------------------------
     def _mark_duplicates(self) -> None:
         """A text still the same as an earlier one of its group says so in its error cell."""
         for job, first in self._duplicate_pairs():
             tries = self._attempts.get(job.key, 1)
             self.results[job.key].error = f"the same text as {first.slot} after {tries} tries"
 
-    def _round(self, jobs: list[Job], tick: Callable[[], None] | None, interval: float) -> None:
-        if not jobs:
-            return
-        workers = self.workers_used = self._workers(jobs)
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
-        futures: list[Future[None]] = [pool.submit(self._one, job) for job in jobs]
-        try:
-            while not all(f.done() for f in futures):
-                if tick is not None:
-                    tick()
-                time.sleep(interval)
-            for f in futures:
-                f.result()  # a bug in a worker is raised here, not swallowed
-        finally:
-            if not all(f.done() for f in futures):  # Stop, Ctrl-C, a closed tab: every run keeps what arrived
-                self.cancel()
-                pool.shutdown(wait=False, cancel_futures=True)
-                # the stopped runs save what arrived; a job never started is cancelled, and `wait` never counts a
-                # future cancelled by `shutdown` as done, so waiting on it would always take the whole timeout
-                wait([f for f in futures if not f.cancelled()], timeout=SETTLE_SECONDS)
-            pool.shutdown(wait=False)
-
-    def _workers(self, jobs: list[Job]) -> int:
-        slots = 1
-        for model in {j.model for j in jobs}:
-            with contextlib.suppress(BackendError):  # its jobs fail on their own, each with the reason
-                slots = max(slots, self.slots_for(self.backend(model)))
-        return max(1, min(slots, len(jobs)))
-
-    def _one(self, job: Job) -> None:
-        if self.cancelled or job.request is None:
-            return
-        try:
-            backend = self.backend(job.model)
-        except BackendError as exc:
-            self._finish(job, Result(error=exc.message, status="failed"))
-            return
-        attempt = self._attempts.get(job.key, 0)
-        self._attempts[job.key] = attempt + 1
-        request = dataclasses.replace(job.request, seed=_seed(self.id, job.key, attempt))
-        try:
-            handle = start(request, backend, self.engine, origin="batch")
-        except (ValueError, BackendError) as exc:
-            self._finish(job, Result(error=str(exc), status="failed"))
-            return
-        live = handle.live
-        tagged = self._tag(live.run_id, job)
-        with self._lock:
-            self._handles.append(handle)
-        try:
-            if self.cancelled:
-                handle.cancel()
-            handle.run()
-        finally:
-            with self._lock:
-                self._handles.remove(handle)
-        if not tagged:
-            self._tag(live.run_id, job)
-        run = get_run(self.engine, live.run_id) if live.run_id is not None and not live.save_error else None
-        result = result_of(run) if run is not None else _outcome_result(live.outcome, live.run_id, live.save_error)
-        self._finish(job, result)
-
-    def _tag(self, run_id: int | None, job: Job) -> bool:
-        if run_id is None:
-            return False
-        try:
-            update_run(self.engine, run_id, batch_id=self.id, batch_row=job.key)
-        except Exception:  # the final save tags it again; the run itself goes on
-            return False
-        return True
-
-    def _finish(self, job: Job, result: Result) -> None:
-        with self._lock:
-            self.results[job.key] = result
-            self.finished.append(job.key)
-            self.progress.run_here += 1
-            self._count()
-
-    # ----- distinct ------------------------------------------------------------------------------------------
     def _duplicate_pairs(self) -> list[tuple[Job, Job]]:
         """(job, the earlier job of its group with the same text) for every duplicate of a distinct group."""
         seen: dict[tuple[str, str], Job] = {}
@@ -434,27 +516,12 @@ class Batch:
         return [j for j in self.jobs if j.key in again]
 
     # ----- output ---------------------------------------------------------------------------------------------
-    @property
-    def has_slots(self) -> bool:
-        return any(j.slot for j in self.jobs)
-
     def header(self) -> list[str]:
-        added = [c for c in OUTPUT_COLUMNS if c != "slot" or self.has_slots]
-        return [h for h in self.table.header if h.strip().lower() not in added] + added
+        return self._output.header()
 
     def output_rows(self, only_finished: bool = False) -> list[dict[str, Any]]:
-        """One output row per job, in the input's order: the row's own columns, then the result's."""
-        rows = []
-        for job in self.jobs:
-            result = self.results.get(job.key)
-            if result is None and only_finished:
-                continue
-            cells = result.cells() if result is not None else {**Result().cells(), "error": NOT_RUN}
-            source = self.table.rows[job.row]
-            row = {h: v for h, v in source.items() if h.strip().lower() not in OUTPUT_COLUMNS}
-            row |= {"slot": job.slot or "", "asked": job.asked, **cells}
-            rows.append(row)
-        return rows
+        """One output row per job, in the input's order (`Output`)."""
+        return self._output.rows(self.results, only_finished)
 
     def summary(self) -> str:
         p = self.progress

@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from .. import storage
 from ..backends import Backend, get_backend
 from ..request import Request
-from ..runs import LiveRun, quality_fields
+from ..runs import LiveRun
 from ..service import check, check_guaranteed, start
 from ..verdict import Target
 from ..vocab import (
@@ -254,7 +254,9 @@ def run_sample(backend: Backend, request: Request, inflight: _InFlight | None = 
         "seconds": outcome.seconds,
         "raw": outcome.raw,
         "text": outcome.text,
-        **quality_fields(outcome),
+        "fluency": outcome.fluency,
+        "end_probability": outcome.end_probability,
+        "score": outcome.score,
         "calls": outcome.calls,
     }
 

@@ -40,6 +40,7 @@ from .repo import (
     list_runs,
     runs_to_csv,
     set_bench_run_status,
+    unassessed_runs,
     update_run,
 )
 from .schema import BenchResultRecord, BenchRunRecord, RunRecord, utcnow
@@ -74,6 +75,7 @@ __all__ = [
     "list_runs",
     "runs_to_csv",
     "set_bench_run_status",
+    "unassessed_runs",
     "update_run",
     "utcnow",
 ]

@@ -202,6 +202,12 @@ def m011_written(conn: Connection) -> None:
     _add_column(conn, "runs", "written", Text(), None)
 
 
+def m012_assessment(conn: Connection) -> None:
+    """runs: assessment, the one judgement of a finished text (frozen; never edit). Old rows have none until
+    `runs.assess_saved` assesses them, once, with the rules of the day."""
+    _add_column(conn, "runs", "assessment", JSON(), None)
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
@@ -213,6 +219,7 @@ UPGRADES: tuple[Step, ...] = (
     m009_batch,
     m010_rewrite_facts,
     m011_written,
+    m012_assessment,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

@@ -99,6 +99,17 @@ def _list_of_dicts(name: str, value: object) -> list[dict[str, Any]]:
     return out
 
 
+def _json_object(name: str, value: object) -> dict[str, Any]:
+    """A JSON-ready dict (a run's assessment), refused in one line when it is not."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name} must be a mapping, got {type(value).__name__}")
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} is not JSON-serialisable: {exc}") from exc
+    return dict(value)
+
+
 def _without_nul(value: str) -> str:
     """NUL characters replaced by U+FFFD, the same on every backend.
 
@@ -132,7 +143,7 @@ def _prepare(mapped: type[Base], fields: Mapping[str, Any], *, immutable: frozen
         if choices is not None and value not in choices:
             raise ValueError(f"{table.name}.{name} must be one of {choices}, got {value!r}")
         if isinstance(col.type, JSON):
-            values[name] = _list_of_dicts(name, value)
+            values[name] = _json_object(name, value) if col.info.get("object") else _list_of_dicts(name, value)
         elif col.info.get("comma_list") and isinstance(value, (list, tuple, set, frozenset)):
             values[name] = ",".join(str(v) for v in value)
         elif isinstance(value, str):
@@ -246,6 +257,15 @@ def list_runs(
             or_(Run.instruction.icontains(term, autoescape=True), Run.text.icontains(term, autoescape=True))
         )
     query = select(*_columns(Run)).where(*conditions).order_by(Run.created_at.desc(), Run.id.desc()).limit(limit)
+    with engine.connect() as conn:
+        return [RunRecord(**row._mapping) for row in conn.execute(query)]
+
+
+def unassessed_runs(engine: Engine, *, every: bool = False, after: int = 0, limit: int = 500) -> list[RunRecord]:
+    """Finished runs with no judgement stored (saved before judgements were; `every`: all finished runs) whose id is
+    above `after`, oldest first, at most `limit` at a time."""
+    conditions = [Run.status != "running", Run.id > after] + ([] if every else [Run.assessment.is_(None)])
+    query = select(*_columns(Run)).where(*conditions).order_by(Run.id).limit(limit)
     with engine.connect() as conn:
         return [RunRecord(**row._mapping) for row in conn.execute(query)]
 

@@ -150,6 +150,10 @@ class Run(Base):
     # sentence end, an ending written again), so nothing it wrote is lost and "Put the words back" can restore it.
     # None where the text is all the model wrote.
     written: Mapped[str | None]
+    # Issue 44: the one judgement of the finished text (assessment.Assessment.as_json): its warnings, junk and why,
+    # the ending label, score, explanation and notes, decided once when the run closed and read by every surface.
+    # None on a run still running, and on an old run until it is assessed (`runs.assess_saved`).
+    assessment: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), info={"object": True})
 
 
 class BenchRun(Base):

@@ -15,8 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from ..backends import Backend, BackendError, get_backend
+from ..batch.lock import Busy
 from ..batch.packs import DEFAULT_POSTS, MAX_POSTS, PACKS
-from ..batch.rows import INPUT_COLUMNS, Options, asks
+from ..batch.rows import INPUT_COLUMNS, OUTPUT_COLUMNS, Options, asks
 from ..batch.runner import Batch
 from ..batch.table import XLSX_MIME, Table, TableError, csv_bytes, read_table, xlsx_bytes
 from ..vocab import MODE_LABELS, MODES
@@ -60,15 +61,18 @@ def render() -> None:
         return
     try:
         table = read_table(data, name)
-    except TableError as exc:
-        st.error(str(exc))
+    except TableError as exc:  # one line naming the line and what is wrong: nothing is written
+        st.error(str(exc), icon=":material/table_view:")
         return
-    if not table.rows:
-        st.error(f"{name} has no rows under its header.")
-        return
+    if table.account():
+        st.caption(f"{name}: {table.account()}.")
     options = _options()
     choice = resources.model_choice()
-    batch = Batch(table, data, options, resources.engine(), backend_for=lambda model: _backend(choice, model))
+    try:
+        batch = Batch(table, data, options, resources.engine(), backend_for=lambda model: _backend(choice, model))
+    except TableError as exc:  # more texts than one batch writes
+        st.error(f"{name}: {exc}", icon=":material/table_view:")
+        return
     batch.keep_errors(state.get(BT.FAILED).get(batch.id, {}))
     _preview(batch, name)
     left = len(batch.pending)
@@ -196,6 +200,9 @@ def _run(batch: Batch, stop_slot: Any) -> None:
     except BackendError as exc:
         st.error(exc.message)
         return
+    except Busy as exc:  # the same batch runs in another tab or a `batch` command: it would write every row twice
+        st.error(str(exc), icon=":material/lock:")
+        return
     finally:
         state.put(BT.FAILED, {**state.get(BT.FAILED), batch.id: batch.unsaved_errors()})
     st.rerun()  # drawn again from the database: the preview's statuses, the results and the downloads
@@ -231,7 +238,7 @@ def _results(batch: Batch, name: str) -> None:
     d = st.columns([1, 1, 3])
     d[0].download_button(
         "Download CSV",
-        csv_bytes(header, rows),
+        csv_bytes(header, rows, OUTPUT_COLUMNS),
         f"{stem}-texts.csv",
         "text/csv",
         icon=":material/download:",

@@ -17,14 +17,13 @@ from streamlit.delta_generator import DeltaGenerator
 
 from ..backends import EMBEDDED, BackendError, ModelChoice
 from ..export import export_name, export_txt
-from ..history import marker_spans, run_score, run_warnings
-from ..quality import junk
+from ..history import marker_spans, run_score
 from ..request import Request
-from ..runs import target_of, verdict_of
-from ..service import RunHandle, start, together
+from ..runs import assessment_of, target_of, verdict_of
+from ..service import RunHandle, modes_for, start, together
 from ..storage import RunRecord, list_runs
 from ..verdict import Target
-from ..vocab import MODE_LABELS, MODES, Lang, Mode, TargetKind, Unit, mode_label, unit_label, why_unavailable
+from ..vocab import MODE_LABELS, MODES, Lang, Mode, TargetKind, Unit, mode_label, unit_label
 from . import resources, state
 from .layout import DOWNLOADS, FIGURES, hook
 from .render import clean_text_html, countdown_html, highlight_raw, plain_markdown, scroll_into_view_html
@@ -230,12 +229,12 @@ def _line_up(lineup: list[ModelChoice]) -> None:
 def _usable_columns(columns: list[Column], lang: Lang, unit: Unit, kind: TargetKind) -> list[Column]:
     """The columns whose mode can serve this model, unit and target kind; the others are named with the
     reason, one caption per reason."""
-    # A compatible server's probe decides for it.
-    grammar = {m: resources.takes_grammar(m, resources.grammar_probe(m)) for m, _ in columns}
+    # The service's one rule for each model (a compatible server's probe decides for it).
+    found = {m: modes_for(m.capabilities, lang, unit, kind, probed=resources.grammar_probe(m)) for m, _ in columns}
     skipped: dict[str, list[str]] = {}
     usable = []
     for m, mode in columns:
-        reason = why_unavailable(mode, grammar[m], lang, unit, kind)
+        reason = found[m].skipped.get(mode)
         if reason is None:
             usable.append((m, mode))
         else:
@@ -352,7 +351,7 @@ def _column(r: RunRecord) -> None:
         st.caption(lengths(r))
         st.html(clean_text_html(r.text))
         quality_notes(r)
-        if not junk(run_warnings(r)) or st.checkbox(HAND_OUT_ANYWAY, key=f"c{r.id}-anyway"):
+        if not assessment_of(r).junk or st.checkbox(HAND_OUT_ANYWAY, key=f"c{r.id}-anyway"):
             _column_actions(r)  # junk is handed out, or taken to Write, only once the writer says so
     with st.expander("Raw output"):
         st.html(highlight_raw(r.raw, r.errors, markers=marker_spans(r)))

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from .. import local_models as lm
+from ..redact import redact
 
 
 def _progress_bar(label: str) -> type:
@@ -47,7 +48,7 @@ def _pull(name: str) -> None:
             model = lm.pull(name, tqdm_class=_progress_bar(name), progress=st.write)
         except lm.ModelError as exc:
             status.update(label=f"The pull of {name} stopped", state="error")
-            st.error(str(exc), icon=":material/cloud_off:")
+            st.error(redact(str(exc)), icon=":material/cloud_off:")  # an HF_ENDPOINT mirror's password masked
             return
         status.update(label=f"{name} is ready: pick “Pulled local model” in the sidebar.", state="complete")
     st.caption(f"sha256 {model.sha256[:16]}… checked · {model.path}")

@@ -31,7 +31,9 @@ from ..backends import (
     visible,
     why_not_guaranteed,
 )
-from ..storage import database_url, get_engine
+from ..backends.probe import vendor_probe
+from ..runs import store
+from ..storage import database_url
 from . import state
 from .state import S
 
@@ -68,8 +70,8 @@ def db_url() -> str:
 
 
 def engine() -> Engine:
-    """The database engine for this session's URL, created and migrated once per process (by the core)."""
-    return get_engine(db_url())
+    """The database engine for this session's URL, created, migrated and its old runs judged once per process."""
+    return store(db_url())
 
 
 def build_backend(choice: ModelChoice) -> Backend:
@@ -92,23 +94,22 @@ def _backend(choice: ModelChoice) -> Backend:
 
 def grammar_probe(choice: ModelChoice) -> ProbeResult | None:
     """For an OpenAI-compatible server given a grammar field: whether it honours it (asked once per URL, model
-    and field; see backends/probe.py). None for every other choice: the registry already knows."""
-    if not needs_probe(choice.provider, choice.base_url, choice.grammar_field):
+    and field; see backends/probe.py). For a hosted vendor: its probe-gated route's probe with this session's key
+    (xAI, asked once per address, model and key), or its declared reason why it has none (`vendor_probe`). None for
+    every other choice: the registry already knows."""
+    if needs_probe(choice.provider, choice.base_url, choice.grammar_field):
+        with st.spinner("Checking whether this server honours the grammar…"):
+            return probe(choice.base_url, choice.model, choice.grammar_field, api_key=typed_key(choice.provider))
+    if not choice.spec.keyed:
         return None
-    with st.spinner("Checking whether this server honours the grammar…"):
-        return probe(choice.base_url, choice.model, choice.grammar_field, api_key=typed_key(choice.provider))
-
-
-def not_guaranteed(choice: ModelChoice, probed: ProbeResult | None) -> str | None:
-    """Why the guaranteed modes are not offered for this model, or None where they are: the service's own rule
-    (`backends.why_not_guaranteed`), so a page never offers what the service refuses, nor the reverse."""
-    return why_not_guaranteed(choice.capabilities.grammar, probed)
+    with st.spinner("Checking whether the guarantee holds on this key and model…"):
+        return vendor_probe(choice.provider, choice.model, base_url=choice.base_url, api_key=typed_key(choice.provider))
 
 
 def takes_grammar(choice: ModelChoice, probed: ProbeResult | None) -> bool:
     """Whether the guaranteed modes are offered for this model: the registry says it takes a grammar and, for a
     compatible server, its probe (`grammar_probe`, passed in) did not settle on "ignored"."""
-    return not_guaranteed(choice, probed) is None
+    return why_not_guaranteed(choice.capabilities.grammar, probed) is None
 
 
 def model_choice() -> ModelChoice:

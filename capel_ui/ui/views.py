@@ -16,17 +16,16 @@ import streamlit as st
 from sqlalchemy import Engine
 from streamlit.delta_generator import DeltaGenerator
 
-from .. import quality
 from ..backends import COUNTDOWN_FALLBACK, MARKERS_TOO_HARD
 from ..counting import count, count_detail, refusal
-from ..ending import cut_off_note, ending_help, ending_words, ends_naturally
+from ..ending import ending_help, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
-from ..history import marker_spans, run_warnings, score_line
+from ..history import marker_spans, score_line
 from ..outcome import Outcome, left_out
-from ..quality import NOT_TO_PUBLISH, ONE_JUNK, junk
+from ..quality import NOT_TO_PUBLISH, ONE_JUNK
 from ..repair import calls_line
 from ..rewrite import saved_faithfulness
-from ..runs import LiveRun, save_edit, settle, target_of, verdict_of
+from ..runs import LiveRun, assessment_of, save_edit, settle, target_of, verdict_of
 from ..runview import RunView
 from ..storage import RunRecord
 from ..verdict import Verdict, decide, live_state
@@ -133,26 +132,26 @@ def badge(verdict: Verdict, unit: str) -> None:
     st.badge(verdict.headline(unit), color=verdict.tone)
 
 
-def ending_mark(end_probability: float | None) -> None:
-    """Beside the verdict: "ends naturally", or "cut off" as a warning (the badge still says only the count, so a
-    cut ending is never hidden behind its green). Nothing when the server gave no ending score."""
-    words = ending_words(end_probability)
-    if words is None:
+def ending_mark(said: str | None, end_probability: float | None) -> None:
+    """Beside the verdict: the ending as the run's assessment says it ("ends naturally", or "cut off" as a warning:
+    the badge still says only the count, so a cut ending is never hidden behind its green). Nothing when unknown."""
+    if said is None:
         return
     style = "blue-background" if ends_naturally(end_probability) else "orange-background"
     icon = "" if ends_naturally(end_probability) else ":material/warning: "
-    st.markdown(f":{style}[{icon}{words}]", help=ending_help(end_probability), width="content")
+    st.markdown(f":{style}[{icon}{said}]", help=ending_help(end_probability), width="content")
 
 
 def verdict_badges(verdict: Verdict, run: RunRecord) -> None:
-    """The verdict badge and, beside it, what the model thinks of the ending; beside a text no writer would keep
-    (`quality.junk`), that instead: "ends naturally" beside a number list read as praise of it."""
+    """The verdict badge and, beside it, the ending as the run's assessment says it: for a text no writer would keep,
+    "not a text to publish" ("ends naturally" beside a number list read as praise of it)."""
+    found = assessment_of(run)
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         badge(verdict, run.unit)
-        if junk(run_warnings(run)):
+        if found.junk:
             st.markdown(f":orange-background[:material/report: {NOT_TO_PUBLISH}]", help=ONE_JUNK, width="content")
         else:
-            ending_mark(run.end_probability)
+            ending_mark(found.ending, run.end_probability)
 
 
 def copy_button(text: str, key: str) -> None:
@@ -178,7 +177,7 @@ def verdict_line(run: RunRecord, key: str) -> Verdict:
         verdict_badges(verdict, run)
         if verdict.status != "failed":
             st.caption(lengths(run))
-    if run.text.strip() and not junk(run_warnings(run)):  # junk: Copy waits for the writer's say-so (render_run)
+    if run.text.strip() and not assessment_of(run).junk:  # junk: Copy waits for the writer's say-so (render_run)
         with top[1]:
             copy_button(run.text, key)
     return verdict
@@ -281,7 +280,7 @@ def render_run(
     quality_notes(run)
     if put_back is not None:
         words_back(run, key, put_back)
-    if junk(run_warnings(run)):  # Copy and the downloads ask before handing out a text no writer would keep
+    if assessment_of(run).junk:  # Copy and the downloads ask before handing out a text no writer would keep
         st.warning(ONE_JUNK, icon=":material/report:")
         if not st.checkbox(HAND_OUT_ANYWAY, key=f"{key}-anyway"):
             _footer(run, show_prompt)
@@ -377,9 +376,7 @@ def quality_notes(run: RunRecord) -> None:
     line = score_line(run)
     if line:
         st.caption(line)
-    notes = quality.notes(run_warnings(run))
-    if ends_naturally(run.end_probability) is False and run.end_probability is not None:
-        notes.append(cut_off_note(run.end_probability))
+    notes = assessment_of(run).notes
     if notes:
         st.warning("  \n".join(notes), icon=":material/spellcheck:")
 

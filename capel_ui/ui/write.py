@@ -10,13 +10,13 @@ from streamlit.delta_generator import DeltaGenerator
 from ..backends import Backend, BackendError, ModelChoice, ProbeResult
 from ..backends import fallback as fallback_for
 from ..counting import count, count_detail
-from ..history import run_score, run_warnings
+from ..history import run_score
 from ..prompts import REWRITE
-from ..quality import ALL_JUNK, junk
+from ..quality import ALL_JUNK
 from ..repair import REPAIR_MODES
 from ..request import Request, default_max_tokens
-from ..runs import put_words_back, verdict_of
-from ..service import RunHandle, start
+from ..runs import assessment_of, put_words_back, verdict_of
+from ..service import RunHandle, modes_for, start
 from ..storage import RunRecord, get_run, list_runs
 from ..variants import ranked_runs
 from ..verdict import Target
@@ -34,11 +34,9 @@ from ..vocab import (
     Mode,
     TargetKind,
     Unit,
-    available_modes,
     grammar_units,
     markers_can_count,
     mode_label,
-    unguided_mode,
     unit_label,
 )
 from . import resources, state
@@ -81,10 +79,10 @@ def _settle_mode(
     form: tuple[Lang, Unit, TargetKind],
     guarantee: tuple[str | None, ProbeResult | None],
 ) -> str | None:
-    """Show the writer's own mode when it can run here; otherwise use the unguided default for now (CAPEL, or the
-    baseline where the model would add up characters) and say why (the writer's pick comes back once the model or
-    the unit allows it). `guarantee`: why the guaranteed modes are off for this model (`resources.not_guaranteed`,
-    None where they are on) and the server's probe, if it was probed. Returns the notice, if any."""
+    """Show the writer's own mode when it can run here; otherwise use this model's `default` for now (the service's
+    one rule) and say why (the writer's pick comes back once the model or the unit allows it). `guarantee`: why the
+    guaranteed modes are off for this model (None where they are on) and the server's probe, if it was probed.
+    Returns the notice, if any."""
     lang, unit, kind = form
     why_not, probed = guarantee
     wanted = state.get(W.MODE_WANTED) or default
@@ -92,13 +90,12 @@ def _settle_mode(
     if wanted in modes:
         state.put(W.MODE, wanted)
         return None
-    unguided = unguided_mode(lang, unit, kind)  # for now: the default where no grammar guides the model
-    state.put(W.MODE, unguided if unguided in modes else modes[0])
+    state.put(W.MODE, default)  # for now: this model's default for this target (`service.modes_for`)
     used = mode_label(state.get(W.MODE))
     if wanted in MARKER_MODES and not markers_can_count(lang, unit, kind):
         return f"{MARKER_LIMITS}: {used} is used for now."
     if why_not is not None and probed is not None:  # a server whose probe saw its grammar ignored
-        return f"The guaranteed modes are off on this server (see below the mode), so {used} is used for now."
+        return f"The guaranteed modes are off for {choice.label} (see below the mode), so {used} is used for now."
     if why_not is not None:
         return (
             f"{mode_label(wanted)} needs a model that takes a grammar, and {choice.label} does not: {used} is used "
@@ -149,7 +146,7 @@ def _form(choice: ModelChoice) -> tuple[WriteForm, bool, DeltaGenerator]:
     unit = unit_picker(c[1], W.FORM, lang)
     kind = state.get(W.KIND) or "exactly"
     target_row = st.container()
-    mode, guaranteed = _mode_picker(c[2], choice, (lang, unit, kind))
+    mode, guaranteed = _mode_picker(c[2], choice, (lang, unit, kind), rewrite)
     _fallback_note(c[2], choice, mode, markers_can_count(lang, unit, kind) and not rewrite)
     target = target_inputs(target_row, W.FORM, DEFAULT_TARGET)
     state.share_from_write(None, W.FORM.settings())
@@ -194,15 +191,17 @@ def _text_box() -> tuple[bool, str, str, DeltaGenerator | None]:
     return False, instruction, "", None
 
 
-def _mode_picker(where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, Unit, TargetKind]) -> tuple[Mode, bool]:
-    """The mode box, offering what this model can run (the service's one rule, `resources.not_guaranteed`), with
-    why the writer's own pick is not used for now; the mode, and whether the guaranteed modes are on."""
+def _mode_picker(
+    where: DeltaGenerator, choice: ModelChoice, form: tuple[Lang, Unit, TargetKind], rewrite: bool
+) -> tuple[Mode, bool]:
+    """The mode box, offering what this model can run and starting on its default (the service's one rule,
+    `service.modes_for`), with why the writer's own pick is not used for now; the mode, and whether the guaranteed
+    modes are on."""
     lang, unit, kind = form
     probed = resources.grammar_probe(choice)  # a compatible server's grammar field: honoured or not
-    why_not = resources.not_guaranteed(choice, probed)
-    modes = available_modes(why_not is None, lang, unit, kind)
-    default_mode: Mode = "exact" if "exact" in modes and choice.spec.local else unguided_mode(lang, unit, kind)
-    switched = _settle_mode(modes, default_mode, choice, form, (why_not, probed))
+    found = modes_for(choice.capabilities, lang, unit, kind, rewrite=rewrite, probed=probed)
+    why_not, modes = found.why_not, list(found.modes)
+    switched = _settle_mode(modes, found.default, choice, form, (why_not, probed))
     countable = markers_can_count(lang, unit, kind)
     mode: Mode = where.selectbox(
         "Mode",
@@ -561,6 +560,6 @@ def _show_variants() -> None:
                 state.put(W.RUN_ID, r.id)
                 st.rerun()
     st.divider()
-    if all(junk(run_warnings(r)) for r in runs):
+    if all(assessment_of(r).junk for r in runs):
         st.warning(ALL_JUNK, icon=":material/report:")
     st.caption("The picked variant (its badge, copy and exports):")

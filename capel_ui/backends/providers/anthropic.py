@@ -50,6 +50,9 @@ SPEC = ProviderSpec(
     ),
     prefixes=("claude-",),
     dialect=DIALECT,
+    no_guarantee="Claude's OpenAI-compatible endpoint ignores `response_format` (Anthropic's “OpenAI SDK "
+    "compatibility” page); its native structured outputs (`output_config.format`) need an Anthropic backend this "
+    "app does not have, and Anthropic's SDK moves `pattern` into the description",
     limits={"claude-sonnet-4-5": CLAUDE_4_5, "claude-opus-4-5": CLAUDE_4_5, "claude-haiku-4-5": CLAUDE_4_5},
     models_source="anthropic 2.14.0 `ModelParam` literal and Anthropic's “Models overview”, read 2026-11-26",
     note="Claude's OpenAI-compatible endpoint takes no grammar or JSON-schema pattern: CAPEL (with repair) and "

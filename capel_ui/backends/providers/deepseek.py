@@ -39,6 +39,8 @@ SPEC = ProviderSpec(
     default_caps=Capabilities(logprobs=True, prefill="prefix", prefill_path="/beta"),
     prefixes=("deepseek",),
     dialect=DIALECT,
+    no_guarantee="DeepSeek's chat completions take no grammar, and `response_format` only as `json_object` or `text` "
+    "(its “Create Chat Completion” reference)",
     limits={
         "deepseek-chat": ModelLimit(output=8_192, context=128_000),
         "deepseek-reasoner": ModelLimit(output=65_536, context=128_000),

@@ -52,6 +52,8 @@ SPEC = ProviderSpec(
     ),
     prefixes=("gemini-",),
     dialect=DIALECT,
+    no_guarantee="`pattern` is not among the keywords Gemini's `response_json_schema` supports (google-genai 3.6.1 "
+    "`GenerateContentConfig`), and Google's compatibility page does not say how `response_format` maps onto it",
     limits={m: GEMINI_2_5 for m in ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite")},
     models_source="google-genai 3.6.1 README and docstrings, Google's “Gemini models” page, read 2026-11-26",
     note="Gemini's OpenAI-compatible endpoint: CAPEL (with repair) and baseline.",

@@ -63,6 +63,10 @@ class ProviderSpec:
     languages: tuple[Lang, ...] = LANGS  # what its models write well
     note: str = ""
     dialect: Dialect | None = None  # the body its endpoint documents (None: OpenAI's words, sent as they are)
+    dialects: dict[str, Dialect] = field(default_factory=dict)  # per model id, where one model's body differs
+    probe_gated: bool = False  # its pattern route is documented but not yet proven: the guaranteed modes run only
+    # once a probe with the writer's key passed on that model and address (`probe.vendor_probe`)
+    no_guarantee: str = ""  # why a model with no grammar route here gets no guaranteed mode, with the source
     limits: dict[str, ModelLimit] = field(default_factory=dict)  # per model id (a dated id gets its family's)
     models_source: str = ""  # where the model ids and limits were read, and when
     hidden: bool = False  # for tests: registered like any other, never offered in the sidebar...
@@ -92,10 +96,11 @@ class ProviderSpec:
             return self.caps_for(model, grammar_field)
         caps = self.model_caps.get(model) or self.model_caps.get(_family(model), self.default_caps)
         caps = replace(caps, grammar_field=grammar_field) if grammar_field else caps  # type: ignore[arg-type]
-        if self.dialect is None and not self.limits:
+        if self.dialect is None and not self.dialects and not self.limits:
             return caps
         limit = self.limit(model) or ModelLimit()
-        return replace(caps, dialect=self.dialect, max_output_tokens=limit.output, context_tokens=limit.context)
+        dialect = self.dialects.get(model) or self.dialects.get(_family(model)) or self.dialect
+        return replace(caps, dialect=dialect, max_output_tokens=limit.output, context_tokens=limit.context)
 
     def limit(self, model: str) -> ModelLimit | None:
         """The model's declared limits (a dated id gets its family's), None for an id not declared."""
@@ -160,10 +165,11 @@ def grammar_offer() -> str:
     that takes a grammar (--grammar-field)`."""
     offers = []
     for spec in visible():
+        gated = " once a probe with your key passed" if spec.probe_gated else ""
         if spec.default_caps.grammar:
-            offers.append(spec.label)
+            offers.append(spec.label + (f" ({gated.strip()})" if gated else ""))
         elif some := [m for m, caps in spec.model_caps.items() if caps.grammar]:
-            offers.append(f"{spec.label} ({', '.join(some[:3])}{', …' if len(some) > 3 else ''})")
+            offers.append(f"{spec.label} ({', '.join(some[:3])}{', …' if len(some) > 3 else ''}{gated})")
         elif spec.takes_grammar_field:
             offers.append(f"an {spec.label} that takes a grammar (--grammar-field)")
     return ", ".join(offers[:-1]) + (f" or {offers[-1]}" if len(offers) > 1 else "".join(offers))

@@ -1,0 +1,198 @@
+"""A text that talks about itself instead of being the text: each function here is one way a model does it, and
+returns what it said (as a warning quotes it) or None. `rules.RULES` holds them in order with their examples; the
+first that finds something names it (`talks_about_itself`).
+
+A writer's text may well start "Here is where…" or "Absolutely fresh…": only an opening that names what it is (a
+post, a blurb, a version…) and ends on a colon or full stop is flagged, or a chat reply's "Sure!"/"Certainly,"."""
+
+from __future__ import annotations
+
+import re
+
+ABOUT_ITSELF_SHOWN = 60
+"""Characters of the opening quoted in the warning."""
+
+
+def _opening(body: str) -> re.Pattern[str]:
+    """`body` at the very start of a text, after at most three marks (quotes, a bullet)."""
+    return re.compile(rf"^\W{{0,3}}(?:{body})", re.IGNORECASE)
+
+
+_CHAT_OPENING = _opening(r"(?:sure|certainly|of course|absolutely|okay)\s*[!,.:]|as an ai\b[^\n]{0,40}?[,.:]")
+"""A chat reply's opening, not the text: "Sure! …", "Certainly, here is …", "As an AI …"."""
+_INTRODUCTION = _opening(
+    r"(?:here(?:'s|’s| is| are)|below is)\s+(?:a|an|the|my|your|some|one|two|three)\b[^\n:.!?]{0,80}?"
+    r"\b(?:possible|sample|suggested|draft|version|post|tweet|blurb|headline|text|description|sentence|paragraph"
+    r"|summary|example|option|answer|response|rewrite|caption|tagline|slogan|ad|copy|message|words|abstract|bio"
+    r"|note|invitation|intro|introduction|announcement|email|letter|review)\b[^\n:.!?]{0,60}?"
+    r"(?::|\.(?=\s|$))"
+)
+""""Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:"."""
+_LABEL = _opening(
+    r"(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
+    r"|description|tagline|slogan)\s*:|\d+[- ]words?\s*:"
+)
+"""A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "40 words: …"."""
+_SAYS_WHAT_IT_IS = _opening(
+    r"(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
+    r"|description|abstract|summary|tagline|slogan|bio|message|version|answer)"
+    r"(?:\s+(?:for|about)\s+[^\n:.!?]{1,60}?)?\s+(?:is|would be|could be|reads)\s*:"
+)
+""""The product description is: …", "…description for a hand-made mug is: …", "Your new headline could be: …"."""
+_ZH_INTRODUCTION = _opening(
+    r"好的[，,！!。]|(?:以下是|下面是|这是)[^。！？\n]{0,30}?(?:文案|简介|介绍|微博|帖子|短文|文字|版本|内容|示例|句子)"
+    r"[^。！？\n]{0,10}?[:：]|(?:标题|文案|答案)[:：]"
+)
+"""Chinese: "好的！", "以下是一段微博文案：", "标题："."""
+_INTERJECTION = re.compile(
+    r"^(?:awesome|great|perfect|alright|okay|ok|sure|certainly|absolutely|of course)[!,.]\s+(?=\S)", re.I
+)
+"""A chat reply's first word, before the opening that introduces the text: "Awesome! Here's a revised version…"."""
+
+_CHAT = re.compile(
+    r"\b(?:(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
+    r"(?:details|information|specifics|context|topic|text you)"
+    r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"
+    # "I'm not sure what to do here, …", "Please add your own sentence, in your own words." (walked, SMS and ads)
+    r"|I(?:'m| am) not sure what (?:to do|you (?:mean|want))|(?:add|insert|write) your own (?:sentence|text|words)"
+    r"|in your own words)\b[^.!?\n]{0,40}|(?:please )?(?:respond|answer) with\s*:",
+    re.IGNORECASE,
+)
+"""A chat reply inside the text: asking the writer for details ("X Post: Please provide…"), offering help, unsure
+of the task, or handing it back ("Please respond with: …", "add your own sentence")."""
+_PLATFORM_FORMS = "x post|tweet|headline|blurb|caption|description|sms|text message|ad"
+_NAMES_ITS_FORM = re.compile(
+    rf"\b(?:it|this)(?:'s|’s| is) (?:just |only |simply )?(?:an? |my |the |your )(?:[\w-]+ ){{0,3}}?"
+    rf"(?:post|{_PLATFORM_FORMS})\s*(?=[.!?]|$)"
+    rf"|^\W{{0,3}}this is (?:an? |my |the |your )(?:[\w-]+ ){{0,3}}?(?:{_PLATFORM_FORMS}) (?:about|for)\b",
+    re.IGNORECASE,
+)
+"""The text naming what it is, as a sentence of its own ("…, and it is an X post.", "It is just a text message.")
+or as its opening ("This is an X post about a new café…"; not "This is a post for everyone who…")."""
+_MAKERS = re.compile(r"\b(?:hugging ?face|smollm\w*|(?:ai|large) language model)\b", re.IGNORECASE)
+"""The embedded model's own maker or kind, named in a text the instruction did not name it in: "Dear Hugging Face, I
+hope this message finds you well…" for a post about a reading club (SmolLM2 was trained to say who made it). Not
+"OpenAI" or "ChatGPT": a post about AI tools may well name them."""
+_LENGTH_MENTION = re.compile(
+    r"\b(?:(?:in|with) (?:just |only |exactly )?)?\d+ (?:words?|characters?)\b\s*:?|\d+\s*个?字\s*[:：]",
+    re.IGNORECASE,
+)
+"""The text naming its own length ("12 words:", "In just 80 words", "280 characters"): the prompt's, not the
+writer's."""
+_VERB = re.compile(r"[A-Za-z]+")
+_ASKED_FORM = re.compile(
+    r"^\W{0,3}(?:write|compose|draft|create)\s+(?:an?|the|one)\s+(?:[\w-]+\s+){0,3}?(abstract|post|headline|blurb"
+    r"|description|caption|tweet|bio|summary|email|letter|invitation|review)\b",
+    re.IGNORECASE,
+)
+
+
+def _at_opening(pattern: re.Pattern[str], text: str) -> str | None:
+    """What `pattern` finds at the text's opening, or after a chat reply's first word ("Awesome! Here's…")."""
+    opening = text.lstrip()
+    found = pattern.match(opening) or pattern.match(_INTERJECTION.sub("", opening, count=1))
+    return quoted(found.group(), text) if found else None
+
+
+def _anywhere(pattern: re.Pattern[str], text: str, own_text: str) -> str | None:
+    """What `pattern` finds anywhere in the text, unless the writer's instruction says it too."""
+    found = pattern.search(text)
+    return quoted(found.group(), text) if found and found.group().lower() not in own_text.lower() else None
+
+
+def opens_as_a_chat_reply(text: str, own_text: str = "") -> str | None:
+    """ "Sure!", "Certainly,", "As an AI model, …" as the text's first words."""
+    return _at_opening(_CHAT_OPENING, text)
+
+
+def introduces_itself(text: str, own_text: str = "") -> str | None:
+    """ "Here's a possible X post:", "Awesome! Here's a revised version of the instructions:"."""
+    return _at_opening(_INTRODUCTION, text)
+
+
+def opens_with_a_label(text: str, own_text: str = "") -> str | None:
+    """ "Headline: …", "X Post: …", "40 words: …"."""
+    return _at_opening(_LABEL, text)
+
+
+def says_what_it_is(text: str, own_text: str = "") -> str | None:
+    """ "The product description for a hand-made ceramic mug is: …"."""
+    return _at_opening(_SAYS_WHAT_IT_IS, text)
+
+
+def introduces_itself_in_chinese(text: str, own_text: str = "") -> str | None:
+    """ "以下是一段介绍北京的文案：", "好的！", "标题："."""
+    return _at_opening(_ZH_INTRODUCTION, text)
+
+
+def chats(text: str, own_text: str = "") -> str | None:
+    """A chat reply anywhere in the text ("Please provide the details…", "I hope this helps"), unless the writer's
+    instruction says it too."""
+    return _anywhere(_CHAT, text, own_text)
+
+
+def names_its_form(text: str, own_text: str = "") -> str | None:
+    """ "…, and it is an X post.", "This is an X post about…", unless the instruction says it too."""
+    return _anywhere(_NAMES_ITS_FORM, text, own_text)
+
+
+def names_its_maker(text: str, own_text: str = "") -> str | None:
+    """ "Dear Hugging Face, …" in a text whose instruction names no Hugging Face."""
+    return _anywhere(_MAKERS, text, own_text)
+
+
+def says_it_will_do_the_task(text: str, own_text: str = "") -> str | None:
+    """ "I'll remind the customer that…" for "Remind a customer…": the model saying what it will do with the request
+    (its first word, the verb of an instruction) instead of doing it."""
+    verb = _VERB.match(own_text.lstrip())
+    if verb is None:
+        return None
+    said = re.search(rf"\bI(?:'ll|’ll| will| can| am going to) {verb.group()}\b[^.!?\n]{{0,60}}", text, re.IGNORECASE)
+    return quoted(said.group(), text) if said else None
+
+
+def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:
+    """ "The abstract for a study on … includes an assertion about …" for "Write an abstract for a study…": a text
+    that opens on the very thing it was asked to be, as its subject, describes it instead of being it."""
+    asked = _ASKED_FORM.match(own_text)
+    if asked is None:
+        return None
+    form = re.escape(asked.group(1))
+    said = re.match(
+        rf"^\W{{0,3}}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){{0,2}}?{form}\s+(?:for|of|on|about|is about)\b"
+        rf"[^.!?\n]{{0,30}}",
+        text,
+        re.IGNORECASE,
+    )
+    return quoted(said.group(), text) if said else None
+
+
+def names_its_length(text: str, own_text: str = "") -> str | None:
+    """Its own length named anywhere ("12 words:", "In just 80 words,"), unless the instruction names it so."""
+    own = own_text.lower()
+    mention = next((m for m in _LENGTH_MENTION.finditer(text) if m.group().strip(" :：").lower() not in own), None)
+    return quoted(mention.group(), text) if mention else None
+
+
+def quoted(found: str, text: str) -> str:
+    """`found` (a match in `text`) as a warning quotes it: stripped, without a word it cut in two, at most
+    `ABOUT_ITSELF_SHOWN` characters."""
+    return shown(_whole_words(found.strip(), text))
+
+
+def shown(phrase: str) -> str:
+    """`phrase` as a warning quotes it: at most `ABOUT_ITSELF_SHOWN` characters, cut after a whole word."""
+    if len(phrase) <= ABOUT_ITSELF_SHOWN:
+        return phrase
+    cut = phrase[: ABOUT_ITSELF_SHOWN - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut and phrase[len(cut)].isalnum() else cut).rstrip(" ,;:") + "…"
+
+
+def _whole_words(found: str, text: str) -> str:
+    """`found` (a match that took at most so many characters of `text`) without a word it cut in two, and "…" for
+    what follows: "I'll remind the customer that the service is…", not "…is curren"."""
+    at = text.find(found)
+    end = at + len(found)
+    if at < 0 or end >= len(text) or not (found[-1:].isalnum() and text[end].isalnum()) or " " not in found:
+        return found
+    return found.rsplit(" ", 1)[0].rstrip(" ,;:") + "…"

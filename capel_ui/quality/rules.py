@@ -1,0 +1,382 @@
+"""The quality rules as records: each `Rule` finds one way a finished text goes wrong, names the `Kind` of warning it
+gives, and carries the texts that justify it: `flags`, texts it must flag, and `passes`, a writer's texts it must
+leave alone ("Plan B.", "The title of the book is: War and Peace.", "reworked"). `runner.warnings` runs `RULES` in
+order; tests/test_quality_rules.py runs every example both ways. Adding a rule is one record and its examples (and
+a `Kind` in kinds.py if it warns of something new)."""
+
+from __future__ import annotations
+
+from . import about_itself, echo
+from .circles import doubled
+from .kinds import (
+    BLANK,
+    DANGLING,
+    DOUBLED,
+    ECHO,
+    GLUED,
+    LANGUAGE,
+    LOOP,
+    META,
+    NONWORD,
+    NUMBERS,
+    REPEAT,
+    SALAD,
+    Kind,
+)
+from .record import Context, Detector, Rule, one
+from .shapes import blanks, number_list, word_salad
+from .words import dangling_end
+
+
+def _words_of(kind: Kind) -> Detector:
+    """The text's words of `kind` (glued, nonword), each once, in reading order."""
+    return lambda c: [w for w, k in c.word_kinds.items() if k == kind.name]
+
+
+def _doubled(c: Context) -> list[str]:
+    """Words joined to themselves, unless the text goes round in circles ("Same Same" in a loop is the loop) or the
+    word is already a glued or unknown one ("thesigns and thesigns" is the glued word)."""
+    if c.goes_round_in_circles:
+        return []
+    named = {w.lower() for w in c.word_kinds}
+    return [p for p in doubled(c.text, c.own_text) if p.split()[0].lower() not in named]
+
+
+def _salad(c: Context) -> list[str]:
+    """An English text's first six words when it is word salad (`word_salad`)."""
+    found = c.words
+    return [" ".join(found[:6]) + (" …" if len(found) > 6 else "")] if c.lang == "en" and word_salad(found) else []
+
+
+_REMINDER = "Remind a patient of a dental appointment on Tuesday at 3:30 pm with Dr. Patel."
+_GARAGE = "Remind a customer that their car service is on Friday at 9:15 am at Hill Garage."
+_ADVERTISE = "Advertise a family-run bike repair shop in Portland."
+_ABSTRACT = "Write an abstract for a study showing that countdown prompts help language models hit exact lengths."
+_PUB = "Write 80 words about a seaside pub called The Whaler's Rest."
+_NOTE = "SmolLM2 does not write Chinese: the count is right, but the text is not meaningful Chinese."
+_ZH = "我们喜欢海边的书店。"
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "language",
+        LANGUAGE,
+        "a text in a language the model does not write (the provider's own sentence)",
+        lambda c: [c.language_note] if c.language_note else [],
+        flags=(Context(_ZH, "zh", language_note=_NOTE),),
+        passes=(Context(_ZH, "zh"),),
+    ),
+    Rule(
+        "the request's opening",
+        ECHO,
+        "a short text that is the request's opening word for word",
+        one(echo.is_the_requests_opening),
+        flags=(Context("Advertise a dog.", own_text="Advertise a dog grooming salon in Bristol."),),
+        passes=(
+            Context("Dog grooming in Bristol.", own_text="Dog grooming in Bristol: write an ad headline."),
+            Context("Bristol.", own_text="Advertise a dog grooming salon in Bristol."),
+        ),
+    ),
+    Rule(
+        "the order given back",
+        ECHO,
+        "a text opening with the request's order (“Advertise a …”)",
+        one(echo.opens_with_the_order),
+        flags=(Context("Advertise a family business in Portland with a bike repair shop.", own_text=_ADVERTISE),),
+        passes=(
+            Context("Advertise with us and reach thousands of readers.", own_text="Advertise a newspaper's ad space."),
+            Context("Write to us today!", own_text="Write an ad for a tea shop."),
+        ),
+    ),
+    Rule(
+        "the request given back",
+        ECHO,
+        "the request's first five words, in order, anywhere in the text",
+        one(echo.gives_back_the_request),
+        flags=(
+            Context(_REMINDER, own_text=_REMINDER),
+            Context("The task: Detail how you can remind a patient of a dental appointment.", own_text=_REMINDER),
+            Context(
+                "Describe a traditional Italian pizza. It is round.", own_text="Describe a traditional Italian pizza."
+            ),
+        ),
+        passes=(
+            Context("Hi! Your dental appointment is on Tuesday at 3:30 pm with Dr. Patel.", own_text=_REMINDER),
+            Context("The capital of France is Paris.", own_text="What is the capital of France?"),
+            Context(
+                "Rewrite the following text, keeping its meaning and tone: fine.",
+                own_text="Rewrite the following text, keeping its meaning and tone:\n\nFine.",
+            ),
+        ),
+    ),
+    Rule(
+        "a chat reply's opening",
+        META,
+        "a chat reply's first words (“Sure!”, “Certainly,”, “As an AI…”)",
+        one(about_itself.opens_as_a_chat_reply),
+        flags=("Sure! Our bakery sells sourdough.", "Certainly, here is the text you asked for."),
+        passes=("Absolutely fresh bread every day.", "Of course the bread is fresh.", "Surely you know our bakery."),
+    ),
+    Rule(
+        "an introduction",
+        META,
+        "an opening that introduces the text (“Here's a possible X post:”)",
+        one(about_itself.introduces_itself),
+        flags=(
+            "Here's a possible X post: our bakery sells fresh sourdough on Saturdays.",
+            "Here is a short blurb for the bakery. Fresh sourdough every Saturday.",
+            "Awesome! Here's a revised version of the instructions: 10:10pm today.",
+        ),
+        passes=(
+            "Here is where the magic happens. Come in.",
+            "Here is our new sourdough, baked fresh.",
+            "Here are three reasons to visit us: bread, coffee and cake.",
+            "Here is the word on the street: bread.",
+        ),
+    ),
+    Rule(
+        "a label",
+        META,
+        "a label before the text (“Headline:”, “X Post:”, “40 words:”)",
+        one(about_itself.opens_with_a_label),
+        flags=("Headline: Fresh bread on Saturdays", "X Post: Please provide the details of the event."),
+        passes=("Great! Our bakery now opens at six.", "The story of our bakery is simple: bread, every day."),
+    ),
+    Rule(
+        "says what it is",
+        META,
+        "an opening that says what the text is (“The product description is:”)",
+        one(about_itself.says_what_it_is),
+        flags=("The product description for a hand-made ceramic mug is: A beautiful, hand-crafted mug.",),
+        passes=("The title of the book is: War and Peace.",),
+    ),
+    Rule(
+        "a Chinese introduction",
+        META,
+        "a Chinese opening that introduces the text (“以下是…文案：”, “好的！”)",
+        one(about_itself.introduces_itself_in_chinese),
+        flags=(
+            Context("以下是一段介绍北京的文案：北京是中国的首都。", "zh"),
+            Context("好的！北京是中国的首都。", "zh"),
+        ),
+        passes=(Context("北京是中国的首都。这是一座城市：古老而年轻。", "zh"),),
+    ),
+    Rule(
+        "a chat reply",
+        META,
+        "a chat reply inside the text: asking for details, offering help, unsure of the task, handing it back",
+        one(about_itself.chats),
+        flags=(
+            "Great news for everyone. Please provide the details so I can help you.",
+            "Please respond with: Reminder: My car service is on Friday.",
+            "Please add your own sentence, in your own words.",
+        ),
+        passes=(
+            "Please provide feedback on our menu at the counter.",
+            "Reply YES to confirm your booking.",
+            "We're not sure what the weather will do, so bring a coat.",
+        ),
+    ),
+    Rule(
+        "names its form",
+        META,
+        "the text saying what it is (“…, and it is an X post.”, “This is an X post about…”)",
+        one(about_itself.names_its_form),
+        flags=("The library hosts a free coding workshop on Saturday, and it is an X post.", "This is a tweet!"),
+        passes=(
+            "It is the headline act of the night.",
+            "This is a post-war building.",
+            "This is a post for everyone who loves coffee.",
+        ),
+    ),
+    Rule(
+        "names its maker",
+        META,
+        "the model's own maker or kind (“Hugging Face”, “AI language model”) the instruction did not name",
+        one(about_itself.names_its_maker),
+        flags=("Dear Hugging Face, I hope this message finds you well.",),
+        passes=(
+            "Teachers now plan lessons with ChatGPT and other AI tools.",
+            Context(
+                "Hugging Face opens an office in London.", own_text="Write a headline: Hugging Face opens an office."
+            ),
+        ),
+    ),
+    Rule(
+        "will do the task",
+        META,
+        "the model saying what it will do with the request (“I'll remind the customer…”)",
+        one(about_itself.says_it_will_do_the_task),
+        flags=(Context("I'll remind the customer that the service is at 9:15pm.", own_text=_GARAGE),),
+        passes=(
+            Context(
+                "Your car service is on Friday at 9:15 am at Hill Garage. We'll remind you again.", own_text=_GARAGE
+            ),
+            Context("I'll see you on Friday at 9:15 am at Hill Garage.", own_text=_GARAGE),
+        ),
+    ),
+    Rule(
+        "opens on the asked form",
+        META,
+        "a text opening on the very thing it was asked to be, as its subject (“The abstract for a study…”)",
+        one(about_itself.opens_on_the_asked_form),
+        flags=(
+            Context("The abstract for a study on countdown prompts includes an assertion.", own_text=_ABSTRACT),
+            Context("This post is about our new sourdough.", own_text="Write a social media post about our sourdough."),
+        ),
+        passes=(
+            Context("The post office reopens on Monday.", own_text="Write a social media post about the post office."),
+            Context(
+                "The study of sleep shows that teens need more.", own_text="Write an abstract for a study of sleep."
+            ),
+        ),
+    ),
+    Rule(
+        "names its length",
+        META,
+        "its own length named (“12 words:”, “In just 80 words”), unless the instruction names it so",
+        one(about_itself.names_its_length),
+        flags=(
+            "In just 80 words, the Whaler's Rest is the ultimate destination.",
+            Context("北京是首都。30个字：很好。", "zh"),
+        ),
+        passes=(
+            Context("Our 50 words: we study bread.", own_text="Summarise in 50 words"),
+            "Open 24 hours, 7 days a week.",
+            "A 3-word slogan wins.",
+        ),
+    ),
+    Rule(
+        "unknown word",
+        NONWORD,
+        "a word wordfreq has never seen, unless the writer used it",
+        _words_of(NONWORD),
+        flags=("Mozzarella di bulbele and Parmiglie.", "A slice of Zorblaxian cheese."),
+        passes=(
+            Context("Welcome to Zyxco's new café.", own_text="Write for Zyxco"),
+            "Open 24/7 since 1999, well-known.",
+            "“Curly quotes” don’t hide words.",
+            Context("灯塔很美", "zh"),
+        ),
+        reading_order=True,
+    ),
+    Rule(
+        "glued words",
+        GLUED,
+        "two words run together (“thesigns”, “positiveMindset”), even when wordfreq knows them (“ofthe”)",
+        _words_of(GLUED),
+        flags=("by reducing thesigns.", "the reminds ofthe.", "It promotes a positiveMindset."),
+        passes=(
+            "The recipe was reworked for the new menu.",
+            "Our Haircare line is gentle on every scalp.",
+            "A woodfired oven bakes every pizza.",
+            "A lifelong love of waterproof skincare.",
+            "into another theater",
+        ),
+        reading_order=True,
+    ),
+    Rule(
+        "a word over and over",
+        REPEAT,
+        "a word three times or more in a row",
+        lambda c: c.repeats,
+        flags=("the the the the best", "Girls, Girls, girls and you?", Context("好好好", "zh")),
+        passes=("very, very good", "It had had its day."),
+    ),
+    Rule(
+        "a phrase again and again",
+        LOOP,
+        "a phrase back to back, the same phrase three times anywhere, or one word a fifth of the text",
+        lambda c: c.loops,
+        flags=(
+            "enforcement de lame, enforcement de lame, and more.",
+            "go team go team go team!",
+            "arugula, arugula with arugula, and arugula with fresh basil on top.",
+            "New Same What Same Same Now",
+            Context("我们喜欢海边我们喜欢海边我们喜欢海边。", "zh"),
+        ),
+        passes=(
+            "very good, very good indeed.",
+            "One of the best, one of the most loved, one of the greats.",
+            "Bake the dough, top the dough and serve the dough hot.",
+            Context(
+                "The Whaler's Rest is a beloved pub on the coast. The Whaler's Rest is not just a pub but a warm "
+                "welcome. Locals agree the Whaler's Rest is the place to be.",
+                own_text=_PUB,
+            ),
+        ),
+    ),
+    Rule(
+        "a sentence twice",
+        LOOP,
+        "a sentence of four words or more written twice",
+        lambda c: c.sentences_twice,
+        flags=(
+            "The Whaler's Rest is a premium pub by the sea. Come in. The Whaler's Rest is a premium pub by the sea.",
+        ),
+        passes=("Thank you. Thank you.",),
+    ),
+    Rule(
+        "a word twice",
+        DOUBLED,
+        "a word joined to itself (“dedicated and dedicated”), unless a loop or a glued word says it already",
+        _doubled,
+        flags=("We are a dedicated and dedicated team of bakers.", "Our fresh fresh bread."),
+        passes=(
+            "It had had its day, and that that was so.",
+            "New Same What Same Same Now",  # the loop says it
+            "A thesigns and thesigns with bulbele",  # the glued word says it
+            Context("A dedicated and dedicated team.", own_text="Write about our dedicated and dedicated team."),
+        ),
+    ),
+    Rule(
+        "word salad",
+        SALAD,
+        "eight words or more with not one small word (“a”, “the”, “and”) in English",
+        _salad,
+        flags=("Fresh Bread Daily Best Prices Portland Bakery Open Sundays Great Taste",),
+        passes=("Bike Repair Portland: A New Era for riders.", "Fresh bread daily at the best prices in Portland."),
+    ),
+    Rule(
+        "a number list",
+        NUMBERS,
+        "three enumerators or more (“1.”, “2)”, “1.2.1”), or numbers a third of the text, unless a list was asked for",
+        one(number_list),
+        flags=(
+            "The words: 1. Stone 2. Ware 3. Dish 4. Pot.",
+            "Tips 1) rest 2) eat 3) walk more.",
+            "12 34 56 78 and 90 more.",
+        ),
+        passes=(
+            Context("Steps: 1. Mix. 2. Bake. 3. Serve.", own_text="List three steps to bake bread."),
+            "Costs fell from 1.6 to 2.5 and then 3.4 million over the years since the plan began.",
+            "Version 3.11.7 of the tool runs on the server at 10.0.0.1 today.",
+            "Open 24/7 since 1999, at 3:30 pm on 5 May.",
+        ),
+    ),
+    Rule(
+        "a blank",
+        BLANK,
+        "a template's blank left to fill in (“[Guest's Name]”, “{date}”), unless the writer wrote it",
+        lambda c: blanks(c.text, c.own_text),
+        flags=("Dear [Guest's Name], your room is ready.", "Hi {first_name}, your order ships today."),
+        passes=(
+            Context("Dear [Name], welcome aboard.", own_text="Write a welcome note that starts 'Dear [Name],'"),
+            "Read [the guide](https://example.com) first.",
+            "As shown before [1], sleep matters.",
+        ),
+    ),
+    Rule(
+        "a dangling end",
+        DANGLING,
+        "a last word no sentence ends on (“of”, “the”, “的”), or a lone letter after one (a word cut at a limit)",
+        lambda c: [end] if (end := dangling_end(c.text, c.lang)) is not None else [],
+        flags=(
+            "The challenge is the.",
+            "Stories of pride and",
+            "Packin'ABikeRepaireter: The B.",
+            Context("我们喜欢海边的。", "zh"),
+        ),
+        passes=("Plan B.", "Take your vitamin C.", "Let me do it.", Context("海边的书店开门了。", "zh")),
+    ),
+)
+"""Every rule, in the order `warnings` lists what they find."""

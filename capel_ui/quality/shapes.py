@@ -1,0 +1,58 @@
+"""Texts that are not prose as they stand: a list of numbers (`number_list`), words strung together with no sentence
+in them (`word_salad`), a template with a blank left to fill in (`blanks`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .words import HAN, STOP, norm
+
+_ENUMERATOR = re.compile(r"(?<![\w.,])(\d{1,3})[.):](?=\s|$)")
+_SECTION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{1,3}){2,})\.?(?=[\s,;]|$)")  # "2.1.1", "1.2.3": a section number
+_NUMBER = re.compile(r"^\d[\d.,:]*$")
+_LIST_ASKED = re.compile(r"\b(lists?|steps?|numbered|rank|top \d+)\b|清单|列表|步骤", re.IGNORECASE)
+NUMBER_LIST_MIN = 3
+"""Enumerators ("1.", "2)", "41:") from which a text is a number list, unless the writer asked for a list."""
+
+
+def number_list(text: str, own_text: str = "") -> str | None:
+    """The enumerators of a text that is a number list rather than prose (`1., 2., 41.`), or None: three or more
+    enumerators or section numbers ("1.2.1 1.2.2"), or numbers making up a third of a text of six words or more. A
+    list the instruction asked for ("list five steps") is not flagged."""
+    if _LIST_ASKED.search(own_text):
+        return None
+    marks = [f"{m}." for m in _ENUMERATOR.findall(text)] + _SECTION.findall(text)
+    tokens = text.split()
+    numbers = [t for t in tokens if _NUMBER.match(t)]
+    if len(marks) >= NUMBER_LIST_MIN:
+        shown = list(dict.fromkeys(marks))
+    elif len(tokens) >= 6 and len(numbers) >= 3 and len(numbers) >= len(tokens) / 3:
+        shown = list(dict.fromkeys(numbers))
+    else:
+        return None
+    return ", ".join(shown[:3]) + (", …" if len(shown) > 3 else "")
+
+
+SALAD_WORDS = 8
+"""Words from which a text with no small word at all ("a", "the", "and", "of", "is"…) is word salad: prose of eight
+words or more always has one; "New Same What Same Same Now Best Fresh Deal" has none."""
+
+
+def word_salad(found: Sequence[str]) -> bool:
+    """Words strung together with no sentence in them (`SALAD_WORDS` or more, not one small word)."""
+    low = norm(found)
+    return len(low) >= SALAD_WORDS and not any(w in STOP for w in low)
+
+
+_BLANK = re.compile(r"\[[^\[\]\n]{1,40}\](?!\()|\{[^{}\n]{1,40}\}|【[^【】\n]{1,20}】")
+"""A template's blank: "[Guest's Name]", "{date}", "【客户姓名】" (not a Markdown link's "[text](url)")."""
+_LETTER = re.compile(rf"[^\W\d_]|[{HAN}]")
+
+
+def blanks(text: str, own_text: str = "") -> list[str]:
+    """The blanks a text leaves for the writer to fill in ("Dear [Guest's Name],"), each once, in reading order:
+    a text a writer cannot publish as it stands, and whose count changes once the blank is filled. Not a bracket
+    the writer's own instruction holds, nor one without a letter ("[1]", "[…]")."""
+    found = (m.group() for m in _BLANK.finditer(text))
+    return list(dict.fromkeys(b for b in found if _LETTER.search(b) and b not in own_text))

@@ -1,0 +1,145 @@
+"""A command that answers at once: what does not change between processes is kept on disk, and a command's own
+llama.cpp server is started with what its request needs.
+
+wordfreq's English list (0.5-0.8 s to load) is read from a table kept in the cache folder, a GGUF file's end token
+(a generation to find) is kept there too, and `generate` starts the embedded server with one slot and the context its
+request takes instead of a page's 4 × 8k. The times themselves are in the report of issue 45 (machine-dependent);
+these tests hold what a user would notice: the same answers, without the work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from capel_ui import lexicon
+from capel_ui.backends.embedded import LEAST_CONTEXT, MOST_CONTEXT, EndTokens, context_for
+from tests.cli_process import ROOT
+from tests.scripted_server import MODEL, ScriptedServer, ok
+
+
+@pytest.fixture(scope="session")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder of this session's own, with wordfreq's English table built in it (as a first run would)."""
+    folder = tmp_path_factory.mktemp("capel-cache")
+    build = "from capel_ui.lexicon import english_table; assert english_table() is not None"
+    env = {**os.environ, "CAPEL_CACHE_DIR": str(folder)}
+    subprocess.run([sys.executable, "-c", build], cwd=ROOT, env=env, check=True, timeout=300)
+    return folder
+
+
+@pytest.fixture
+def this_cache(cache: Path, monkeypatch: pytest.MonkeyPatch):
+    """This process reads the session's cache folder for one test."""
+    monkeypatch.setenv("CAPEL_CACHE_DIR", str(cache))
+    lexicon.english_table.cache_clear()
+    lexicon._zipf.cache_clear()
+    yield cache
+    lexicon.english_table.cache_clear()
+    lexicon._zipf.cache_clear()
+
+
+PROBE = """
+import io, sys
+from capel_ui.cli import main
+code = main(sys.argv[1:], stdout=io.StringIO(), stderr=sys.stderr)
+print(code, ",".join(m for m in ("wordfreq", "langcodes") if m in sys.modules))
+"""
+
+
+def test_generate_judges_its_text_without_loading_wordfreq(cache: Path) -> None:
+    """The quality check's word lookups read the table: the process never loads wordfreq (nor langcodes under it)."""
+    with ScriptedServer() as server:
+        server.script(ok(["Hello there, ", "my lovely ", "friend."]))
+        argv = ["generate", "--model", MODEL, "--base-url", server.url, "--mode", "baseline", "--target", "5"]
+        env = {**os.environ, "CAPEL_CACHE_DIR": str(cache)}
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, *argv, "--no-save", "Say hi."],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.stdout.split() == ["0"], done.stderr
+
+
+WORDS = (
+    *("hello", "Hello", "HELLO", "the", "don't", "o'clock", "Whaler", "recharge", "qzxvbw", "l'heure", "xyz'abc"),
+    *("don’t", "café", "3", "1999", "well-known", "Portland"),
+)
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_a_word_has_the_frequency_wordfreq_gives_it(this_cache: Path, word: str) -> None:
+    """From the table (ASCII words, whole apostrophe words) or from wordfreq (the rest), the same Zipf value:
+    "l'heure" is two tokens to wordfreq and "xyz'abc" is not listed, so both are asked of wordfreq itself."""
+    from wordfreq import zipf_frequency
+
+    assert lexicon.zipf(word) == zipf_frequency(word, "en")
+
+
+def test_a_gguf_files_end_token_is_kept_for_the_next_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAPEL_CACHE_DIR", str(tmp_path / "cache"))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF one")
+    assert not EndTokens.of(gguf).known()
+    EndTokens.of(gguf).keep("<|im_end|>")
+    assert (EndTokens.of(gguf).known(), EndTokens.of(gguf).token()) == (True, "<|im_end|>")
+    gguf.write_bytes(b"GGUF two, another model")  # another file at the same path: found again
+    assert not EndTokens.of(gguf).known()
+    EndTokens.of(gguf).keep(None)  # no usable end token is an answer too
+    assert (EndTokens.of(gguf).known(), EndTokens.of(gguf).token()) == (True, None)
+
+
+def test_a_cache_folder_that_cannot_be_written_keeps_nothing_and_fails_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    monkeypatch.setenv("CAPEL_CACHE_DIR", str(blocked))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    EndTokens.of(gguf).keep("<|im_end|>")
+    assert not EndTokens.of(gguf).known()
+
+
+@pytest.mark.parametrize(
+    ("prompt_chars", "max_tokens", "context"),
+    [
+        (67, 88, LEAST_CONTEXT),  # "Say hi." in exactly 3 words: the least a slot gets
+        (1_300, 1_200, 4096),  # 120 words of CAPEL's countdown
+        (120, 2_464, 4096),  # 300 words of exact
+        (300_000, 400, MOST_CONTEXT),  # a rewrite of a long text: a slot's most, as before
+    ],
+)
+def test_a_commands_server_gets_the_context_its_request_takes(prompt_chars: int, max_tokens: int, context: int) -> None:
+    assert context_for(prompt_chars, max_tokens) == context
+
+
+SERVER_PROBE = """
+import io, json, sys
+from capel_ui.cli import main
+from capel_ui.backends.base import server_slots
+from capel_ui.backends.embedded import start_server
+code = main(["generate", "--no-save", "--target", "3", "Say hi."], stdout=io.StringIO(), stderr=sys.stderr)
+print(json.dumps({"code": code, "slots": server_slots(start_server().base_url)}))
+"""
+
+
+@pytest.mark.model
+def test_generate_starts_a_one_slot_server_and_keeps_its_end_token(tmp_path: Path) -> None:
+    env = {**os.environ, "CAPEL_CACHE_DIR": str(tmp_path)}
+    env.pop("CAPEL_EMBEDDED_PARALLEL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", SERVER_PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == {"code": 0, "slots": 1}, done.stderr
+    kept = json.loads((tmp_path / "end-tokens.json").read_text())
+    assert list(kept.values()) == ["<|im_end|>"]
+    assert "SmolLM2-135M-Instruct" in next(iter(kept))
