@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import ScriptedBackend
 from capel_ui.batch.table import MAX_CELL
-from capel_ui.cli import main
 from capel_ui.storage import get_engine, list_runs
+from tests.test_batch import read_csv, run_cli
 
 HEADER = "id,instruction,target\n"
 LIGHTHOUSE = (
@@ -24,16 +24,6 @@ LIGHTHOUSE = (
     "r2,Write a slogan for a bakery,10\n"
     "r3,Write a tagline for a bookshop,8\n"
 )
-
-
-def run_cli(*argv: str) -> tuple[int, str]:
-    err = io.StringIO()
-    code = main(["batch", *argv], stdout=io.StringIO(), stderr=err)
-    return code, err.getvalue()
-
-
-def read_csv(path: Path) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
 
 
 def xlsx(rows: list[list[object]]) -> bytes:

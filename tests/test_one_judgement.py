@@ -16,7 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capel_ui.assessment import Assessment, assess
-from capel_ui.backends import Capabilities, ScriptedBackend
+from capel_ui.backends import ScriptedBackend
 from capel_ui.cli import main
 from capel_ui.export import export_json, export_md
 from capel_ui.history import history_rows, show_run
@@ -24,7 +24,7 @@ from capel_ui.quality import NOT_TO_PUBLISH
 from capel_ui.runs import assess_saved, assessment_of
 from capel_ui.storage import create_run, get_engine, get_run, list_runs, runs_to_csv
 from tests.conftest import variants_box
-from tests.test_app_compare_targets import run_button
+from tests.test_signals import _compare_one, _ending_naturally, _generate
 
 ROOT = Path(__file__).resolve().parent.parent / "capel_ui"
 INSTRUCTION = "Write a headline about a lighthouse."
@@ -83,18 +83,6 @@ def test_the_check_fails_on_a_surface_that_judges_again(tmp_path: Path, source: 
 
 
 # ----- every surface shows the stored judgement ---------------------------------------------------------------------
-
-
-def _ending_naturally(scripted: ScriptedBackend, *replies: str) -> None:
-    """The scripted model writes `replies`, each ending where it would end (P(end) 0.9: "ends naturally")."""
-    scripted.capabilities, scripted.ending = Capabilities(end_probability=True), 0.9
-    scripted.reply(*replies)
-
-
-def _generate(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["generate", *argv], stdin=io.StringIO(), stdout=out, stderr=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _stored(kind: str, scripted: ScriptedBackend) -> tuple[dict, str, Assessment, int]:
@@ -160,19 +148,6 @@ def _write_one(app: AppTest, scripted: ScriptedBackend, text: str) -> AppTest:
     variants_box(app).set_value(1)
     [go] = [b for b in app.button if b.label == "Generate"]
     go.click()
-    app.run()
-    assert not app.exception, app.exception
-    return app
-
-
-def _compare_one(app: AppTest, scripted: ScriptedBackend, text: str) -> AppTest:
-    _ending_naturally(scripted, text)
-    app.selectbox(key="provider").set_value("scripted").run()
-    app.switch_page("app_pages/compare.py").run()
-    app.text_area(key="c_instruction").input(INSTRUCTION)
-    app.number_input(key="c_target").set_value(6).run()
-    app.multiselect(key="c_modes").set_value(["baseline"]).run()
-    run_button(app).click()
     app.run()
     assert not app.exception, app.exception
     return app
