@@ -82,14 +82,16 @@ def assess(
     end_probability: float | None = None,
     language_note: str | None = None,
     scored: bool = True,
+    unscored: str | None = None,
 ) -> Assessment:
     """Judge a finished `text` written for `instruction`: the one place the quality rules judge a text. A model that
     does not write `lang` (`language_note`, its provider's sentence) writes no text to publish, whatever it reads
-    like, and gets no score; nor does a text no model wrote (`scored` off: the writer's edit)."""
+    like, and gets no score; nor does a text no model wrote (`scored` off: the writer's edit). `unscored` is why the
+    ending has no score (the server did not answer in time): said as its label, never left blank."""
     source = rewrite_source(instruction)
     faithful = None if source is None else faithfulness(source, text, lang)
     if not text.strip():
-        return Assessment(ending=ending_said(end_probability, []), faithfulness=faithful)
+        return Assessment(ending=ending_said(end_probability, []) or unscored, faithfulness=faithful)
     found = tuple(warnings(text, lang, instruction, language_note=language_note))
     thrown = junk(found)
     score = (
@@ -99,7 +101,7 @@ def assess(
         warnings=found,
         junk=thrown,
         junk_kind=_junk_kind(found),
-        ending=ending_said(end_probability, found),
+        ending=ending_said(end_probability, found) or unscored,
         score=score,
         explanation=explain(fluency, found, end_probability),
         notes=(*notes(found), *_cut_off(end_probability)),
@@ -109,9 +111,9 @@ def assess(
 
 def _cut_off(end_probability: float | None) -> tuple[str, ...]:
     """The note under a text whose last sentence the model would have gone on from (none where unknown)."""
-    return (
-        (cut_off_note(end_probability),) if end_probability is not None and not ends_naturally(end_probability) else ()
-    )
+    if end_probability is None or ends_naturally(end_probability):
+        return ()
+    return (cut_off_note(end_probability),)
 
 
 def _junk_kind(found: tuple[QualityWarning, ...]) -> str | None:

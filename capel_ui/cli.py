@@ -577,7 +577,6 @@ def _report(live: LiveRun, args: argparse.Namespace, printer: _Printer, err: Tex
     headline = outcome.verdict.headline(outcome.request.count_unit)
     most = live.view().max_calls
     calls = f" · {outcome.calls} of {most} calls" if most > 1 else ""
-    ending = ending or (outcome.planned_ending or {}).get("not_scored")  # the server did not answer in time
     said = f" · {ending}" if ending else ""
     mode = _mode_said(args, outcome.request.mode)
     err.write(f"{headline}{said}{mode} · {outcome.seconds:.1f} s{tokens}{calls}{_saved(live)}\n")

@@ -58,7 +58,6 @@ class Outcome:
     attempts: list[dict[str, Any]] = field(default_factory=list)  # one per call of a run that may repair
     end_probability: float | None = None  # P(end) after the text (ending.py), where the server can say
     planned_ending: dict[str, Any] | None = None  # the candidate endings a planned run chose from (planned.py)
-    foreign: bool = False  # the model does not write the request's language (ProviderSpec.languages): no score
     written: str | None = None  # the model's whole text where `text` keeps less or other of it (`whole_text`)
     assessment: Assessment | None = None  # the one judgement of the finished text (`assessment.assess`); None live
 
@@ -213,7 +212,6 @@ def build(run: RunRecord, *, final: bool) -> Outcome:
         attempts=list(run.attempts),
         end_probability=run.end_probability if final else None,
         planned_ending=run.planned_ending if final else None,
-        foreign=plan.language_note is not None,
         written=whole_text(plan, run.planned_ending, text) if final else None,
     )
     if final:
@@ -232,6 +230,7 @@ def _assessed(outcome: Outcome, language_note: str | None) -> Assessment:
         fluency=outcome.fluency,
         end_probability=outcome.end_probability,
         language_note=language_note,
+        unscored=(outcome.planned_ending or {}).get("not_scored"),
     )
 
 

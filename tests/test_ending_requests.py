@@ -137,6 +137,7 @@ def test_a_run_whose_ending_the_server_never_scored_says_so(server, llama_test, 
     doc = json.loads(out.getvalue())
     assert doc["text"] == TEXT and doc["end_probability"] is None
     assert f"The {NOT_SCORED}." in doc["notice"]
+    assert doc["ending"] == NOT_SCORED  # the judgement says it, so the pages, History and exports say it too
 
 
 def test_the_verdict_line_says_the_ending_was_not_scored(server, llama_test) -> None:
