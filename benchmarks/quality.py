@@ -57,7 +57,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from capel_ui.backends import get_backend
-from capel_ui.backends.openai_compat import end_share
+from capel_ui.backends.openai_compat import REQUESTS, end_share
 from capel_ui.ending import natural_share, sentence_ends
 from capel_ui.generation import Outcome, Request, generate
 from capel_ui.plan import RunPlan
@@ -115,6 +115,7 @@ class Row:
     instruction: str
     outcomes: list[Outcome]
     padded: list[int] = dataclasses.field(default_factory=list)  # words after the model's first wanted end, each text
+    requests: dict[str, int] = dataclasses.field(default_factory=dict)  # HTTP requests of the row, by what they asked
 
     @property
     def best(self) -> Outcome:
@@ -140,9 +141,10 @@ def as_filed(backend):
 
 def run_row(backend, label: str, mode: str, fields: dict[str, Any], target: int, ins: str, seed: int, k: int) -> Row:
     requests = variant_requests(Request(ins, target, mode=mode, seed=seed, **fields), k)  # type: ignore[arg-type]
+    REQUESTS.clear()
     with ThreadPoolExecutor(k) as pool:  # written at once, as the app writes variants
         outcomes = list(pool.map(lambda r: generate(backend, r), requests))
-    return Row(label, target, ins, outcomes)
+    return Row(label, target, ins, outcomes, requests=dict(REQUESTS))
 
 
 def share(flags: list[bool]) -> float:
@@ -276,8 +278,10 @@ def texts_of(r: Row) -> dict[str, Any]:
 
 
 def print_speed(rows: list[Row]) -> None:
-    """The speed aims of issues 19 and 31, as far as the setups run allow."""
+    """The speed aims of issues 19, 31 and 45, as far as the setups run allow."""
     labels = {r.label for r in rows}
+    if {"exact", "baseline (free)"} <= labels:
+        print_against_free(rows)
     if {"exact", "exact list"} <= labels:
         print(
             f"\nspeed (s/text, all lengths): planned exact / unplanned word list "
@@ -298,6 +302,29 @@ def print_speed(rows: list[Row]) -> None:
         f"{seconds(rows, 'exact') / seconds(rows, 'exact list'):.2f}x; as filed / word list "
         f"{seconds(rows, AS_FILED) / seconds(rows, 'exact list'):.2f}x"
     )
+
+
+def print_against_free(rows: list[Row]) -> None:
+    """Issue 45's aim: a planned exact text at most 1.5x the time of a free answer of the same length (the free
+    answers' seconds per word times N: they end where the model chooses, seldom at N), and where its seconds go:
+    writing (its calls, an answer asked for more content included) and the ending (scores and search) after them."""
+    print("\nplanned exact against a free answer of the same length (issue 45's aim <= 1.5x):")
+    for n in sorted({r.target for r in rows}):
+        free = [o for r in rows if r.label == "baseline (free)" and r.target == n for o in r.outcomes]
+        exact = [o for r in rows if r.label == "exact" and r.target == n for o in r.outcomes]
+        if not free or not exact:
+            continue
+        per_word = sum(o.seconds for o in free) / max(1, sum(len(words(o.text)) for o in free))
+        spent = statistics.mean(o.seconds for o in exact)
+        ending = statistics.mean((o.planned_ending or {}).get("seconds", 0.0) for o in exact)
+        asked = [r.requests for r in rows if r.label == "exact" and r.target == n]
+        questions = sum(sum(v for k, v in a.items() if k != "completion") for a in asked) / max(1, len(exact))
+        calls = sum(a.get("completion", 0) for a in asked) / max(1, len(exact))
+        print(
+            f"  {n} words: planned exact {spent:.2f} s = writing {spent - ending:.2f} s ({calls:.1f} calls) + ending "
+            f"{ending:.2f} s ({questions:.0f} questions); free answer {per_word * n:.2f} s at {n} words "
+            f"({per_word * 1000:.0f} ms a word) -> {spent / (per_word * n):.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -412,9 +412,12 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
 
 
 def _size_local_server(request: Request, args: argparse.Namespace) -> None:
-    """Start a local model's llama.cpp server with what this command needs: a slot for each variant (four where a
-    text under a limit writes its rival closings at once) and the context its prompt and answer take, not a page's
-    4 × 8k, whose KV cache took most of a second to allocate. A judge keeps a page's size (it reads the text too)."""
+    """A local model's llama.cpp server with what this command needs: a slot for each variant (four where a text
+    under a limit writes its rival closings at once) and the context its prompt and answer take. The file's resident
+    server where the request fits it (backends/resident.py: the model stays loaded between commands), else one of
+    this process sized so (not a page's 4 × 8k, whose KV cache took most of a second to allocate). A judge keeps a
+    page's size (it reads the text too)."""
+    from .backends import resident
     from .backends.embedded import ServerSize, context_for, size_servers
     from .planned import CLOSINGS
     from .request import default_max_tokens
@@ -427,7 +430,7 @@ def _size_local_server(request: Request, args: argparse.Namespace) -> None:
     except ValueError:  # a request `start` refuses, in its own words
         return
     budget = request.max_tokens or default_max_tokens(request)
-    size_servers(ServerSize(slots, context_for(len(prompt), budget)))
+    size_servers(ServerSize(slots, context_for(len(prompt), budget)), find=resident.attach)
 
 
 def _generate_one(handle: RunHandle, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

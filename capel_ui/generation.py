@@ -347,6 +347,7 @@ class Generation:
         more stands only if it reads better (`EndingPlanner.more_reads_better`); else it is kept aside."""
         call, halted = self.current, self.limits.halted
         planned: Planned | None = None
+        began = time.monotonic()
         if self.plan_units and call.status == "complete" and not halted():
             tries, found = [self.raw], [self.planner.search(self.raw, self.plan_units)]
             # the padded first text too, while the answer for more stands (not after it broke or was stopped) and
@@ -378,6 +379,8 @@ class Generation:
             self.end_probability = self.planner.score(done.text)
             if done.text.strip() in self.planner.unanswered:  # said beside the verdict, not left without a label
                 self.planned_ending = {**(self.planned_ending or {}), "not_scored": NOT_SCORED}
+        if self.planned_ending is not None:  # the wait a plan added to the run's own calls (benchmarks/quality.py)
+            self.planned_ending["seconds"] = round(time.monotonic() - began, 3)
 
     def _replace(self, call: Call, raw: str) -> None:
         """Make `raw` the call's whole reply, parsed afresh (a planned ending replaced the model's own)."""

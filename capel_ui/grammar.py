@@ -394,11 +394,30 @@ def with_word_list(grammar: Grammar, words: str, syntax: WordListSyntax = "gbnf"
     The list is written as text, not as a tree: it is only ever sent to llama.cpp, and at 20k words a
     tree rendered per request would cost more than the request's own grammar work.
     """
-    start = Grammar(grammar.start, steps=grammar.steps)
     if syntax == "lark":
         # `end`: the model's end-of-turn token (`Capabilities.end_token`): LLGuidance stops only on a named one
+        start = Grammar(_spaced_words(grammar.start), steps=grammar.steps)
         return LLGUIDANCE + start._lark(WORD_LIST_END, end) + words.strip() + "\n"
-    return start.render(syntax) + words.strip() + "\n"
+    return Grammar(grammar.start, steps=grammar.steps).render(syntax) + words.strip() + "\n"
+
+
+_WORD_THEN_SPACE = Seq((Ref("word"), Lit(" ")))
+
+
+def _spaced_words(start: Expr) -> Expr:
+    """An exact count of English words (`(word " "){n} wend`) with each word but the last and the space after it as
+    one LLGuidance terminal, `WORD_SPACE` (lexicon._word_space: what it saves): the model's word tokens (" house")
+    then never end a terminal inside them. The same texts are admitted. The last word keeps its rules (`wend`), and
+    so does a range or a limit, whose words may each be the last: a word terminal with its stop inside would be read
+    on past the end ("Paris." read as a word that goes on, WORD_LIST_END)."""
+    if not isinstance(start, Seq):
+        return start
+    spaced = (Rep(Ref("word_space"), i.lo, i.hi) if _exact_words(i) else i for i in start.items)
+    return Seq(tuple(spaced))
+
+
+def _exact_words(item: Expr) -> bool:
+    return isinstance(item, Rep) and item.lo == item.hi and item.item == _WORD_THEN_SPACE
 
 
 AnyGrammar = Grammar | str

@@ -11,12 +11,13 @@ import logging
 import re
 from dataclasses import dataclass
 from functools import cache
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING
 
 from .backends import Backend, BackendError, Options, Usage
-from .storage import WRITE_FAULTS, update_run
 from .vocab import PROJECT_ROOT
+
+if TYPE_CHECKING:  # the database is opened only where a rating is saved
+    from sqlalchemy import Engine
 
 PROMPTS = PROJECT_ROOT / "capel_ui" / "bench" / "data" / "mtbench" / "judge_prompts.jsonl"
 # FastChat's own patterns: "[[rating]]", falling back to "[rating]".
@@ -78,6 +79,8 @@ def judge_run(engine: Engine | None, run_id: int | None, backend: Backend, quest
     except BackendError:
         return None
     if engine is not None and run_id is not None and rating is not None:
+        from .storage import WRITE_FAULTS, update_run
+
         try:
             update_run(engine, run_id, judge_score=rating, judge_model=backend.label)
         except WRITE_FAULTS as exc:

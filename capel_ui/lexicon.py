@@ -67,6 +67,11 @@ sentence closes it with its own dot ("…at 9 a.m.", never "a.m..")."""
 ABBREVIATIONS_ENDING = ("a.m.", "p.m.", "A.M.", "P.M.", "U.S.", "U.K.", "U.N.", "E.U.", "D.C.", "Ph.D.", "etc.")
 """The abbreviations a sentence may end on."""
 
+NUMBER_CUT = r"[$€£]?[0-9]{1,6}(?:[.,:/][0-9]{1,4})?[.,:]"
+"""A number `NUMBER` reads on past: a dot, comma or colon after fewer than two groups ("1999," as in "1999,5").
+LLGuidance reads a unit as far as it can go on, so under the word list "In 1999, the" was read as a number cut
+short and refused; the word-and-space terminal (`_word_space`) refuses the same texts."""
+
 ZH_DANGLING = frozenset("的和与或在是把被对从向为及并")
 """Chinese characters a sentence does not end on (particles, conjunctions, prepositions). Not 了: it ends a great
 many sentences ("书店开门了。"); it stood here, as one character, for the 为了 ("in order to") of a cut clause."""
@@ -441,7 +446,8 @@ def english_lexicon_rules(extra_words: Iterable[str] = (), whole: bool = True) -
 
 def english_lexicon_lark(extra_words: Iterable[str] = (), whole: bool = True) -> str:
     """`english_lexicon_rules` as Lark for LLGuidance: the same words, the same shape; `word` and `wend` rules of
-    a word terminal and a punctuation terminal (grammar.WORD_LIST_END says why)."""
+    a word terminal and a punctuation terminal (grammar.WORD_LIST_END says why), and `WORD_SPACE`, a word that is
+    not the last with its punctuation and the space after it as one terminal (`_word_space`)."""
     return _english_rules(extra_words, lark=True, whole=whole)
 
 
@@ -478,9 +484,32 @@ def _english_rules(extra_words: Iterable[str], *, lark: bool, whole: bool = True
         rules["abbrend"] = _alts(ABBREVIATIONS_ENDING)
     if lark:
         rules["stop"] = cls(".!?")
+        rules["word_space"] = _word_space(rules["word"], whole)
     if extras:
         rules["extra"] = " | ".join(_lit(w) for w in extras)
     return "".join(f"{n(name)}{': ' if lark else ' ::= '}{body}\n" for name, body in rules.items())
+
+
+def _word_space(word: str, whole: bool) -> str:
+    """The Lark terminal of a word that another follows: `word` (its punctuation included) and the space after it,
+    for LLGuidance (grammar.with_word_list). As a `word` rule, a word ended at every listed word a token runs past
+    ("Ġcomputer" of "Ġcomputerized") and LLGuidance's parser took a step there, about 1,700 parser rows a token;
+    this terminal ends only at its space, so a word token (" house") never ends one, and a token's mask takes 40%
+    fewer instructions in the embedded model's LLGuidance. The rest is its lexer reading the word list's 16k states
+    along the tokens (benchmarks/grammars.py times both forms).
+
+    It admits exactly what the `word` rule did: LLGuidance reads a unit as far as it can go on, so the rule refused
+    a word whose punctuation could go on into a number or an abbreviation and did not ("In 1999, the": "1999," reads
+    on as "1999,5"; "Plan A. Then": "A." as "A.M."). The terminal refuses the same (`_cut_short`)."""
+    cut = " | ".join(_cut_short()) if whole else ""  # LIFEBench's numbers are plain digits, it has no abbreviation
+    return f'(({word}) & ~({cut})) " "' if cut else f'({word}) " "'
+
+
+def _cut_short() -> list[str]:
+    """Lark alternatives of what a word-and-punctuation reads on past and then is no unit: a number cut at a dot,
+    comma or colon (`NUMBER_CUT`), an abbreviation cut after one of its dots ("A." of "A.M.", "Ph." of "Ph.D.")."""
+    cut = {a[: i + 1] for a in ABBREVIATIONS for i, ch in enumerate(a[:-1]) if ch in ",;:.!?"} - set(ABBREVIATIONS)
+    return ["/" + NUMBER_CUT.replace("/", "\\/") + "/", *(_lit(a) for a in sorted(cut))]
 
 
 def _alts(words: Iterable[str]) -> str:

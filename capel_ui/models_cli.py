@@ -25,12 +25,20 @@ def add_models_parser(sub: argparse._SubParsersAction) -> None:
     pull.add_argument("name", choices=list(BY_NAME))
     rm = actions.add_parser("remove", help="delete a pulled model")
     rm.add_argument("name", choices=list(BY_NAME))
+    actions.add_parser(
+        "running",
+        help="the models kept loaded between commands (`generate` leaves its model loaded; it stops by itself "
+        "after 5 minutes with no request)",
+    )
+    actions.add_parser("stop", help="stop the models kept loaded between commands")
     p.set_defaults(handler=cmd_models)
 
 
 def cmd_models(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from . import local_models as lm
 
+    if args.action in ("running", "stop"):
+        return _resident(args.action == "stop", out, err)
     try:
         if args.action == "list" and getattr(args, "provider", None):
             return _vendor_list(args.provider, out, err)
@@ -92,4 +100,25 @@ def _vendor_list(provider: str, out: TextIO, err: TextIO) -> int:
         limits += f"{'  ' if limits else ''}context {limit.context:,}" if limit and limit.context else ""
         out.write(f"{model:<44} {known:<9} {limits}\n".rstrip() + "\n")
     err.write(f"{len(ids)} models {source} for {spec.label}.\n")
+    return EXIT_OK
+
+
+def _resident(stop: bool, out: TextIO, err: TextIO) -> int:
+    """The resident model servers (backends/resident.py): listed with their process and how long they stay, or
+    stopped."""
+    import time
+
+    from .backends import resident
+
+    found = resident.running()
+    for place, record in found:
+        if stop:
+            resident.stop(place, record)
+            continue
+        left = max(0.0, resident.keep_alive() - (time.time() - place.last_touched()))
+        name = record.key.split("|", 1)[0].rsplit("/", 1)[-1]
+        out.write(f"{name:<40} pid {record.pid:<8} {record.slots} slots x {record.context} tokens  ")
+        out.write(f"stays at least {left / 60:.0f} more min\n")
+    what = "stopped" if stop else "kept loaded"
+    err.write(f"{len(found)} model server{'s' if len(found) != 1 else ''} {what}.\n")
     return EXIT_OK

@@ -44,6 +44,10 @@ SEARCH_WIDTHS = dict.fromkeys(SEARCH_UNITS, SEARCH_WIDTH)
 """Paths kept at each step of an exact text's ending search, by how many last units it writes again. The search
 stops at the step that finds its first natural ending (`search_ending(first=True)`): the run's wait, measured in
 benchmarks/quality.py (issue 31: a planned exact text at most twice the unplanned one's time)."""
+QUESTIONS_MOST = 48
+"""The most next-token questions one text's ending search asks, all its sizes together (issue 45): a search that
+finds a natural ending mostly does so in its first 25 (the last 3 units); one that finds none went on to 97 (all
+three sizes) at ~30 ms a question on the embedded model. Past it the search keeps what it found."""
 CLOSINGS = 3
 """Rival closing sentences a text under a limit gets, where the limit leaves room (`EndingPlanner._closings`)."""
 WRITE_ANEW_SEEDS = 1000
@@ -180,6 +184,7 @@ class EndingPlanner:
     _scores: dict[str, float | None] = field(default_factory=dict)
     unanswered: set[str] = field(default_factory=set)  # texts whose ending score the server did not answer in time
     _next: dict[str, Alternatives] = field(default_factory=dict)  # next tokens asked, by the text they follow
+    _asked: int = 0  # next-token questions the current search asked (`QUESTIONS_MOST`)
     _endings: WholeEndings = field(init=False)  # which candidate endings a writer could keep (reads `_scores`)
 
     def __post_init__(self) -> None:
@@ -219,7 +224,7 @@ class EndingPlanner:
         plan: dict[str, Any] = {"own": {"text": text, "end_probability": own}, "searched": []}
         if own is None or own >= NATURAL:
             return Planned(None, plan)
-        self.searching = True
+        self.searching, self._asked = True, 0
         try:
             # One slot of the server for the whole search (its questions follow one another): variants search at
             # once where the server has a slot for each, else one after another, so that each search's many short
@@ -274,15 +279,17 @@ class EndingPlanner:
         another, not at once: each question then finds a llama.cpp slot that holds the text it follows but for its
         last tokens (on the embedded model, three variants' searches waited 1.6 s a text asked one at a time, 3.9 s
         asked at once, issue 31). A text asked before (a longer search passes the shorter one's paths again) is
-        answered from memory."""
-        answers: list[Alternatives | None] = []
-        for text in texts:
-            if text not in self._next and not self.halted():
+        answered from memory. They are asked in the order of their texts, so that paths that share all but their
+        last tokens follow one another: the server's slot then holds all of a question's text but its last token or
+        two, and works out only those (each further token is most of a question's time on the embedded model). At
+        most `QUESTIONS_MOST` a search: past them a text not asked has no answer, and the search ends."""
+        for text in sorted(set(texts)):
+            if text not in self._next and not self.halted() and self._asked < QUESTIONS_MOST:
+                self._asked += 1
                 found = self.backend.next_tokens(self.plan.ending_messages, text)
                 if found:  # a failure may pass: not kept
                     self._next[text] = found
-            answers.append(self._next.get(text))
-        return answers
+        return [self._next.get(text) for text in texts]
 
     def _known_unit(self, unit: str) -> bool:
         """Whether the search may write `unit`: a word of the grammar's word list (or the instruction's own), a

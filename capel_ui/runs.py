@@ -17,6 +17,9 @@ locked holds it one busy timeout (5 s), not the half minute of every retry.
 
 A batch's row is two saves: created with its batch id and row key in the same INSERT (`batch=`), and closed; no
 progress saves (`save_interval=None`: a killed batch writes the row again, so a half text is worth nothing to it).
+Its row is created in the worker's own thread before the first call: no words of it are drawn as they arrive, so a
+locked database holds back nothing anyone sees (one busy timeout at most, then the final save creates it), and a
+thread started and joined a row cost the batch more than its INSERT (the handover waits for the interpreter lock).
 
 What is saved is valid UTF-8 (`valid_text`) and never holds the key the run was sent with: a server that writes
 the key into its answer gets it masked in the saved text (so in History and every export), and the notice says so.
@@ -32,10 +35,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from typing import Any, cast
-
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
+from typing import TYPE_CHECKING, Any, cast
 
 from .assessment import Assessment, assess
 from .backends import language_note, spec_of
@@ -46,9 +46,22 @@ from .redact import KEY_NOTICE, mask_secrets, redact, valid_text
 from .request import Request
 from .rewrite import saved_faithfulness
 from .runview import RunView
-from .storage import WRITE_FAULTS, RunRecord, create_run, database_label, get_engine, unassessed_runs, update_run
 from .verdict import Target, Verdict, decide
 from .vocab import HAND_EDIT, HAND_EDIT_MODEL, STALE_AFTER, DisplayStatus, Lang, Origin
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from .storage import RunRecord
+
+
+def _db() -> Any:
+    """The storage module, imported when a run is first saved or read: a command that keeps nothing (`--no-save`)
+    never loads SQLAlchemy (a third of a second of its start)."""
+    from . import storage
+
+    return storage
+
 
 SAVE_INTERVAL = 1.0
 """Seconds between saves of a streaming run: often enough to lose little, rarely enough to cost nothing."""
@@ -63,6 +76,8 @@ log = logging.getLogger(__name__)
 
 def _reason(exc: BaseException) -> str:
     """The database's own words, on one line (`database is locked`, `attempt to write a readonly database`)."""
+    from sqlalchemy.exc import DBAPIError  # loaded already: a database said this
+
     cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
     return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
 
@@ -108,7 +123,9 @@ class LiveRun:
         if batch is not None:
             self._start |= {"batch_id": batch[0], "batch_row": batch[1]}
         self._creating: threading.Thread | None = None
-        if engine is not None:
+        if engine is not None and batch is not None:
+            self._create(engine)  # nothing is drawn as a batch row streams: no first words to hold back (docstring)
+        elif engine is not None:
             self._creating = threading.Thread(target=self._create, args=(engine,), name="create-run", daemon=True)
             self._creating.start()
             self._creating.join(FIRST_SAVE_WAIT)
@@ -116,9 +133,9 @@ class LiveRun:
     def _create(self, engine: Engine) -> None:
         """Create the row (status `running`); on failure the run goes on and its final save tries again."""
         try:
-            run_id = create_run(engine, **self._start)
-        except WRITE_FAULTS as exc:
-            log.info("could not save the new run to %s: %s", database_label(engine), _reason(exc))
+            run_id = _db().create_run(engine, **self._start)
+        except _db().WRITE_FAULTS as exc:
+            log.info("could not save the new run to %s: %s", _db().database_label(engine), _reason(exc))
         else:
             _LIVE[run_id] = self
             self.run_id = run_id
@@ -150,19 +167,19 @@ class LiveRun:
         fields, reason = self._cleaned(final_fields(self.gen.outcome())), ""
         for wait in (0.0, *self.save_retries):
             if self._hurried_in(wait):
-                busy = f"{database_label(engine)}, which stayed busy ({reason})"
+                busy = f"{_db().database_label(engine)}, which stayed busy ({reason})"
                 self.save_error = f"was not saved to {busy}: the command was stopping, so it did not wait longer"
                 return
             try:
                 if self.run_id is None:
-                    self.run_id = create_run(engine, **{**self._start, **fields})
+                    self.run_id = _db().create_run(engine, **{**self._start, **fields})
                 else:
-                    update_run(engine, self.run_id, **fields)
+                    _db().update_run(engine, self.run_id, **fields)
                 return
-            except WRITE_FAULTS as exc:
+            except _db().WRITE_FAULTS as exc:
                 reason = _reason(exc)
                 log.info("could not save run %s: %s", self.run_id, reason)
-        self.save_error = f"could not be saved to {database_label(engine)} ({reason})"
+        self.save_error = f"could not be saved to {_db().database_label(engine)} ({reason})"
 
     def hurry(self) -> None:
         """The command is stopping (a Ctrl-C, a SIGTERM): the final save is tried once (the try under way, or the
@@ -253,8 +270,8 @@ class LiveRun:
         now = self.gen.outcome()  # the text and count as if the output ended here
         fields = self._cleaned({"raw": now.raw, "text": now.text, "count": now.count, "errors": now.errors})
         try:
-            update_run(self.engine, self.run_id, **fields)
-        except WRITE_FAULTS as exc:  # the stream goes on; the final save tries again
+            _db().update_run(self.engine, self.run_id, **fields)
+        except _db().WRITE_FAULTS as exc:  # the stream goes on; the final save tries again
             log.info("could not save run %s's progress: %s", self.run_id, _reason(exc))
 
     def close(self) -> None:
@@ -318,7 +335,7 @@ def save_edit(engine: Engine, parent: RunRecord, text: str, notice: str | None =
     n = count(text, parent.unit)  # type: ignore[arg-type]
     found = assess(text, parent.lang, parent.instruction, scored=False)  # type: ignore[arg-type]
     verdict = decide("complete", n, target, 0, refusal(text, parent.unit))
-    return create_run(
+    return _db().create_run(
         engine,
         origin="edit",
         status="complete",
@@ -401,7 +418,7 @@ def close_interrupted(engine: Engine, run_ids: Iterable[int], why: str) -> None:
     other process streams these (a batch holds its lock)."""
     for run_id in run_ids:
         if run_id not in _LIVE:
-            update_run(engine, run_id, status="interrupted", failure=why)
+            _db().update_run(engine, run_id, status="interrupted", failure=why)
 
 
 def verdict_of(run: RunRecord, now: datetime | None = None) -> Verdict:
@@ -439,10 +456,10 @@ def assess_saved(engine: Engine, *, every: bool = False) -> int:
     """Judge, once, every finished run saved before judgements were stored (`every`: all of them again, on purpose,
     with today's rules) and store the judgement with its score; how many runs were judged."""
     done, after = 0, 0
-    while batch := unassessed_runs(engine, every=every, after=after):
+    while batch := _db().unassessed_runs(engine, every=every, after=after):
         for run in batch:
             found = judge_saved(run)
-            update_run(engine, run.id, score=found.score, assessment=found.as_json())
+            _db().update_run(engine, run.id, score=found.score, assessment=found.as_json())
         done, after = done + len(batch), batch[-1].id
     return done
 
@@ -454,12 +471,12 @@ _judging = threading.Lock()
 def store(url: str | None = None) -> Engine:
     """The runs database at `url` (the configured one by default), migrated, and its runs saved before judgements
     were stored judged once, the first time this process opens it (`assess_saved`): every surface opens it here."""
-    engine = get_engine(url)
+    engine = _db().get_engine(url)
     with _judging:
         if engine.url.render_as_string() not in _JUDGED:
             try:
                 assess_saved(engine)
-            except WRITE_FAULTS as exc:  # a read-only or locked file: each old run is judged as it is read instead
+            except _db().WRITE_FAULTS as exc:  # read-only or locked: each old run is judged as it is read instead
                 log.warning("old runs not judged yet (%s): they are judged as they are read", _reason(exc))
             _JUDGED.add(engine.url.render_as_string())
     return engine

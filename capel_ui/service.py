@@ -12,9 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
-
-from sqlalchemy import Engine
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from .backends import (
     Backend,
@@ -37,13 +35,16 @@ from .variants import Candidate, rank, variant_requests
 from .vocab import GRAMMAR_MODES, Lang, Mode, Origin, TargetKind, Unit, grammar_kind, unguided_mode, why_unavailable
 from .vocab import MODES as ALL_MODES
 
+if TYPE_CHECKING:  # SQLAlchemy is loaded where a run is saved, not by a command that keeps nothing
+    from sqlalchemy import Engine
+
 T = TypeVar("T")
 Model = Backend | Callable[[], Backend]
 """A backend already built, or how to build one (the registry's `get_backend`, the pages' cached
 `resources.build_backend`): built only once the request is known to be good."""
 Judge = Backend | Callable[[], Backend | None] | None
 """The judge, or how to build it (None from the builder: no judge after all), or no judge."""
-Store = Engine | Callable[[], Engine] | None
+Store: TypeAlias = "Engine | Callable[[], Engine] | None"
 """Where runs are saved (or how to open it, once the checks passed); None keeps nothing (`--no-save`, bench)."""
 
 

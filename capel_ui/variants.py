@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .assessment import Assessment
 from .outcome import Outcome
@@ -26,8 +26,10 @@ from .quality import on_point
 from .request import Request
 from .rewrite import saved_faithfulness
 from .runs import assessment_of, verdict_of
-from .storage import RunRecord
 from .vocab import MAX_VARIANTS
+
+if TYPE_CHECKING:  # annotations only: ranking a run's texts needs no database
+    from .storage import RunRecord
 
 _T = TypeVar("_T")
 

@@ -39,6 +39,11 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
 # to the guard, the rest (a server stopped on purpose, a 500 scripted three times) need not sit through them.
 os.environ.setdefault("CAPEL_RETRY_BACKOFF", "0.01")
 
+# A command leaves its model loaded for the next one (backends/resident.py): a server that outlives the test that
+# started it and is shared by the workers' processes. Tests start their own, as before; tests/test_startup.py turns
+# it on in a cache folder of its own and stops what it started.
+os.environ.setdefault("CAPEL_RESIDENT", "0")
+
 XDIST_GROUPS = {
     "test_storage_postgres.py": "postgres",
     "test_browser.py": "browser-a",
@@ -46,7 +51,6 @@ XDIST_GROUPS = {
         (
             "test_browser_layout.py",
             "test_browser_presets.py",
-            "test_browser_kept.py",
             "test_browser_vendors.py",
             "test_batch_browser.py",
         ),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from capel_ui.backends import get_backend
+from capel_ui.backends import ScriptedBackend, get_backend
 from capel_ui.cli import main
 from capel_ui.generation import Generation, Request, default_max_tokens
 from capel_ui.prompts import REWRITE, rewrite_source
@@ -267,9 +267,12 @@ def test_benchmark_suites_have_readable_names_and_help_without_cli_flags(app_tes
         assert not [h for h in helps if "--" in h], option
 
 
-def test_a_benchmark_run_offers_its_table_and_each_chart_as_a_download(app_test: AppTest) -> None:
+def test_a_benchmark_run_offers_its_table_and_each_chart_as_a_download(
+    scripted_model: ScriptedBackend, app_test: AppTest
+) -> None:
+    scripted_model.reply("Waves fold gently.")  # the page reads a run the CLI stored: any model will do
     out, err = io.StringIO(), io.StringIO()
-    argv = ["bench", "--suite", "rtg", "--modes", "exact", "--lengths", "3", "--limit", "1"]  # the embedded model
+    argv = ["bench", "--suite", "rtg", "--model", "scripted", "--modes", "baseline", "--lengths", "3", "--limit", "1"]
     assert main(argv, stdin=io.StringIO(), stdout=out, stderr=err) == 0, err.getvalue()
     at = app_test
     at.switch_page("app_pages/benchmark.py").run()

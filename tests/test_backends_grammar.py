@@ -21,11 +21,10 @@ from capel_ui.backends import (
     capabilities_for,
     fallback,
     get_backend,
-    probe,
 )
 from capel_ui.backends.jsonstring import JsonStringReader
 from capel_ui.backends.openai_responses import REASONING_ROOM, TOOL_NAME
-from capel_ui.backends.probe import PROBE_ANSWER
+from capel_ui.backends.probe import PROBE_ANSWER, probe
 from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.generation import Generation, Request, default_max_tokens, generate

@@ -7,11 +7,16 @@ ignores fields it does not know: exactly the two cases the probe must tell apart
 
 from __future__ import annotations
 
+import json
+import urllib.request
+
 import pytest
 
-from capel_ui.backends import get_backend, probe
-from capel_ui.backends.embedded import start_server
+from capel_ui.backends import get_backend
+from capel_ui.backends.embedded import end_token, start_server
+from capel_ui.backends.probe import probe
 from capel_ui.generation import Request, generate
+from capel_ui.grammar import LLGUIDANCE, exact_rules, lexicon_rules, with_word_list
 
 pytestmark = pytest.mark.model
 
@@ -40,3 +45,32 @@ def test_a_json_schema_pattern_gives_an_exact_verified_text_decoded_from_the_jso
     outcome = generate(backend, Request("Describe a lighthouse", target, lang=lang, mode=mode))
     assert outcome.verified, (outcome.raw, outcome.failure)
     assert not outcome.raw.startswith('"') and "\\" not in outcome.raw
+
+
+def _written(server, grammar: str) -> str:
+    """What the model writes for one request under `grammar`, sampled with a fixed seed."""
+    body = {
+        "messages": [{"role": "user", "content": "Describe a lighthouse in exactly 20 words."}],
+        "grammar": grammar,
+        "max_tokens": 60,
+        "temperature": 0.8,
+        "seed": 11,
+    }
+    request = urllib.request.Request(
+        server.base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {server.api_key}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return json.load(response)["choices"][0]["message"]["content"]
+
+
+def test_the_word_list_as_sent_now_writes_the_text_it_wrote_before(server):
+    # Same seed, same masks at every token, same text: the writer sees no change (benchmarks/grammars.py --server
+    # times the two). Before: each word a word terminal, a punctuation terminal and a space.
+    end = end_token(server.base_url, server.api_key)
+    words = lexicon_rules("en", "Describe a lighthouse", "lark")
+    before = f'{LLGUIDANCE}start: ((word " "){{19}} wend) {end}\n{words}'
+    now = with_word_list(exact_rules("en", 20), words, "lark", end)
+    assert now != before
+    assert _written(server, now) == _written(server, before)

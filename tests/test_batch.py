@@ -361,6 +361,29 @@ def test_the_runner_runs_at_most_the_backends_slots_at_once(tmp_path: Path, scri
     assert len(saved_runs(get_engine(), batch.id)) == 6
 
 
+def test_each_row_is_saved_running_with_its_batch_and_key_before_its_model_is_asked(
+    scripted_model: ScriptedBackend,
+) -> None:
+    """What History holds as each row's model is asked: the rows before it closed, this one `running` under the
+    batch and its row key (so a batch killed then leaves it for the next run to close and write again)."""
+    from capel_ui.backends import Turn
+
+    seen: list[list[tuple[str, str | None, str | None]]] = []
+
+    def look(messages, options):
+        seen.append(sorted((r.batch_row, r.batch_id, r.status) for r in list_runs(get_engine())))
+        return Turn(("Sea wind salt light stone.",))
+
+    scripted_model.reply(look)
+    data = b"id,instruction,target\na,Write a headline,5\nb,Write another,5\n"
+    batch = Batch(
+        read_table(data, "in.csv"), data, Options(model="scripted", mode="baseline"), get_engine(), concurrency=1
+    )
+    batch.run()
+    bid = batch.id
+    assert seen == [[("a", bid, "running")], [("a", bid, "complete"), ("b", bid, "running")]]
+
+
 # ----- resume after a SIGKILL ---------------------------------------------------------------------------------
 
 FAST = ok(["Sea", " wind", " salt", " light", " stone."])

@@ -243,17 +243,25 @@ def select_first_row(page) -> None:
 
 
 def open_history_run(page, url: str, search_for: str, runs: int, run_id: int) -> None:
-    """Open History, search `search_for` (the session's database holds other tests' runs too), wait for `runs`
-    rows and open the first: run `run_id`."""
+    """Open the app on History, search `search_for` and open the first row: run `run_id` (`find_in_history`)."""
     open_app(page, url)
     go_to(page, "History")
+    find_in_history(page, search_for, runs, run_id)
+
+
+def find_in_history(page, search_for: str, runs: int, run_id: int) -> None:
+    """On History: search `search_for` (the session's database holds other tests' runs too), wait for `runs` rows
+    and open the first: run `run_id`. A row ticked before stays ticked across a search, so the new first row may
+    have opened by itself: it is ticked only when it has not (a second click would untick it)."""
     search = page.get_by_label("Search text", exact=True)
     search.fill(search_for)
     search.press("Enter")
     page.get_by_text(f"{runs} run(s)", exact=True).wait_for()
     settle(page)
-    select_first_row(page)
-    page.get_by_role("heading", name=f"Run {run_id}").wait_for()
+    heading = page.get_by_role("heading", name=f"Run {run_id}", exact=True)
+    if not heading.count():
+        select_first_row(page)
+    heading.wait_for()
     settle(page)
 
 
@@ -270,8 +278,21 @@ def screenshot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-def test_new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_history(page, server: Server) -> None:
+def test_a_new_user_writes_a_verified_25_word_text_finds_it_in_history_then_picks_the_second_of_three_variants(
+    page, server: Server, scripted
+) -> None:
+    """One walk (a page opened for each part took chromium and streamlit about 5 s of CPU): a new visitor's first
+    text on the embedded model, downloaded and found in History; then, back on Write and on the scripted server,
+    three variants ranked, the second picked and downloaded."""
     open_app(page, server.url)
+    new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_history(page)
+    go_to(page, "Write")
+    use_scripted_server(page, scripted.url)
+    writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pick(page, server, scripted)
+
+
+def new_user_writes_a_verified_25_word_text_downloads_it_and_finds_it_in_history(page) -> None:
+    """The first part of the walk above: Write as a new visitor opens it, the embedded model."""
     page.get_by_label("Instruction", exact=True).fill(
         "Write a headline about a seaside town that rebuilt its old lighthouse."
     )
@@ -329,19 +350,20 @@ VARIANTS = (  # 12 words each, in the order the scripted server hands them out (
 )
 
 
-def as_countdown(text: str) -> list[str]:
-    """`text` as a CAPEL countdown, `<N>word … <1>word<0>`, one marker and its word per chunk."""
+def as_countdown(text: str, per_chunk: int = 1) -> list[str]:
+    """`text` as a CAPEL countdown, `<N>word … <1>word<0>`, `per_chunk` markers and their words per chunk."""
     words = text.split()
-    return [f"<{len(words) - i}>{w} " for i, w in enumerate(words)] + ["<0>"]
+    parts = [f"<{len(words) - i}>{w} " for i, w in enumerate(words)] + ["<0>"]
+    return ["".join(parts[i : i + per_chunk]) for i in range(0, len(parts), per_chunk)]
 
 
-def test_writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pick(page, server, scripted) -> None:
-    open_app(page, server.url)
-    use_scripted_server(page, scripted.url)
+def writer_gets_three_ranked_variants_picks_the_second_and_downloads_the_pick(page, server, scripted) -> None:
+    """The second part of the walk above: Write open on the scripted server."""
     page.get_by_label("Instruction", exact=True).fill("Write a headline for a seaside pub called The Whaler's Rest.")
     set_number(page, "Target length", 12)
     set_number(page, "Variants", 3)
-    scripted.script(*(ok(as_countdown(t), delay=0.25) for t in VARIANTS))  # about 3 s each: seen as they stream
+    # About 3 s each, seen as they stream: three markers a chunk (each chunk is a redraw in the browser)
+    scripted.script(*(ok(as_countdown(t, per_chunk=3), delay=0.7) for t in VARIANTS))
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile(r"^3 variants · .* s of at most 600 s$")).wait_for()  # elapsed, and the limit
     expect(page.locator(".capel-live").nth(2)).to_contain_text(re.compile(r"[A-Za-z]{2}"))  # each one's words so far
@@ -379,7 +401,7 @@ def stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server
     set_number(page, "Target length", 300)
     pick(page, "Mode", "CAPEL")  # the default on this model (checked first in the day); the day's last run was Baseline
     expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")
-    scripted.script(ok(countdown(300), delay=0.1))  # a model counting down, 30 s to the end
+    scripted.script(stall_after(countdown(300)[:20], seconds=300))  # a model counting down, then slow to go on
 
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile(r"English words left of 300")).wait_for()
@@ -396,11 +418,15 @@ def stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server
     assert page.get_by_text("✓ exact").count() == 0
 
 
-def test_hostile_model_output_and_a_url_in_a_failure_show_as_text_in_history(page, server: Server) -> None:
-    """Two saved runs opened one after the other in one browser page (a context of its own each): a model's tags
-    and markers shown as text, then a failure's URL that is no link."""
+def test_every_page_opens_and_history_shows_hostile_output_and_a_url_in_a_failure_as_text(page, server: Server) -> None:
+    """One walk (a page opened for each part took chromium and streamlit about 5 s of CPU): every page opens and is
+    captured; then two saved runs opened one after the other in History: a model's tags and markers shown as
+    text, then a failure's URL that is no link."""
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    open_app(page, server.url)
+    every_page_opens_in_the_browser_and_is_captured(page)
+    go_to(page, "History")
     hostile_model_output_shows_as_text(page, server)
     assert dialogs == []
     a_url_in_a_servers_failure_text_is_not_a_link(page, server)
@@ -412,7 +438,7 @@ def hostile_model_output_shows_as_text(page, server: Server) -> None:
     result = check_output(raw, 3)
     run_id = save_parsed_run(get_engine(server.database_url), raw, 3, instruction="hostile output check")
 
-    open_history_run(page, server.url, "hostile output check", 1, run_id)
+    find_in_history(page, "hostile output check", 1, run_id)  # History is open
     hand_out_anyway(page)  # tags and markers read as junk: tick the box so Copy's hidden copy is checked too
 
     assert page.locator(".capel-text").inner_text().strip() == result.text  # the tags are visible, as text
@@ -431,15 +457,15 @@ def a_url_in_a_servers_failure_text_is_not_a_link(page, server: Server) -> None:
     said = "Upstream said: log in at http://evil.example/login or www.evil.example, or mail root@evil.example"
     update_run(engine, run_id, failure=said, status="partial")
 
-    open_history_run(page, server.url, "failure with a url", 1, run_id)  # a new session: no row ticked before
+    find_in_history(page, "failure with a url", 1, run_id)  # History is open, another run's row ticked
 
     box = page.locator("[data-testid='stAlertContentError']").first
     assert box.inner_text().strip() == said
     assert box.locator("a").count() == 0
 
 
-def test_every_page_opens_in_the_browser_and_is_captured(page, server: Server) -> None:
-    open_app(page, server.url)
+def every_page_opens_in_the_browser_and_is_captured(page) -> None:
+    """The first part of the walk above: Write is open."""
     for name in ("Write", "Compare", "History", "Benchmark", "Models"):
         if name != "Write":
             go_to(page, name)
@@ -490,13 +516,15 @@ def use_scripted_server(page, url: str) -> None:
 
 def test_a_writers_day_on_a_small_screen_target_to_copy_a_stop_and_failures(small_page, server, scripted) -> None:
     """One walk on 1280×720 against the scripted server (a page opened for each part took chromium and streamlit 5
-    to 10 s of CPU): the writer kept informed from target to Copy, a long CAPEL run stopped and kept, then
-    failures and a stop before the first token (it leaves the server's URL broken), and History's filters kept."""
+    to 10 s of CPU): the writer kept informed from target to Copy, a long CAPEL run stopped and kept, a broken
+    countdown repaired live, then failures and a stop before the first token (it leaves the server's URL broken),
+    and History's filters kept."""
     page = small_page
     open_app(page, server.url)
     use_scripted_server(page, scripted.url)
     write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(page, scripted)
     stop_ends_a_long_capel_run_and_keeps_it_in_history_as_cancelled(page, server, scripted)
+    a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, scripted)
     failures_and_a_stop_before_the_first_token(page, server, scripted)
     history_keeps_its_filters_across_a_visit_to_write(page)
 
@@ -536,7 +564,8 @@ def write_on_a_small_screen_keeps_the_writer_informed_from_target_to_copy(page, 
 
     page.get_by_text("Options", exact=True).click()
     set_number(page, "Seed", 7)
-    scripted.script(ok([f"w{i} " for i in range(30)], delay=0.1))  # over the target for about 3 s
+    words = [f"w{i} " for i in range(30)]  # over the target for about 3 s, five words a chunk (a redraw each)
+    scripted.script(ok(["".join(words[i : i + 5]) for i in range(0, 30, 5)], delay=0.5))
     page.get_by_role("button", name="Generate", exact=True).click()
     page.get_by_text(re.compile(r"over by \d+ · \d+ of 3 English words")).first.wait_for()
     expect(page.locator(".capel-count")).to_be_in_viewport()  # the live part is in view on 1280×720
@@ -652,25 +681,22 @@ def test_compare_takes_writes_character_limit_offers_capel_and_shows_each_verdic
     ]
 
 
-def test_a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, server: Server) -> None:
-    from tests.scripted_server import ScriptedServer, countdown, ok
+def a_broken_countdown_is_repaired_live_and_the_run_lists_its_calls(page, scripted) -> None:
+    """Part of the writer's day above (Write open on the scripted server)."""
+    broken = countdown(6, wrong="skip", at=4)  # <6> <5> <4>, then <2>: the skip
+    scripted.script(ok(broken), ok(["<3>tide", "<2>foam", "<1>sand", "<0>"], delay=0.5))  # the repair seen for 2 s
+    asked = len(scripted.chat_requests)
+    page.get_by_label("Instruction", exact=True).fill("Write about the sea.")
+    set_number(page, "Target length", 6)
+    expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")  # no grammar here
 
-    with ScriptedServer() as vendor:
-        broken = countdown(6, wrong="skip", at=4)  # <6> <5> <4>, then <2>: the skip
-        vendor.script(ok(broken), ok(["<3>tide", "<2>foam", "<1>sand", "<0>"], delay=0.5))  # the repair seen for 2 s
-        open_app(page, server.url)
-        use_scripted_server(page, vendor.url)
-        page.get_by_label("Instruction", exact=True).fill("Write about the sea.")
-        set_number(page, "Target length", 6)
-        expect(page.get_by_role("combobox", name="Mode", exact=True)).to_have_value("CAPEL")  # no grammar here
-
-        page.get_by_role("button", name="Generate", exact=True).click()
-        page.get_by_text(re.compile(r"repairing from <3> \(call 2 of 3\)")).wait_for(timeout=PAGE_TIMEOUT)
-        screenshot(page, "write-repairing")
-        page.get_by_text("✓ exact · verified · 6/6 English words").wait_for(timeout=PAGE_TIMEOUT)
-        settle(page)
-        page.get_by_text(re.compile(r"2 call\(s\) · 1 first: Skipped marker · 2 from <3>: right")).wait_for()
-        assert page.locator(".capel-text").inner_text().strip() == "sea wind salt tide foam sand"
-        screenshot(page, "write-repaired")
-    second = vendor.chat_requests[1].body["messages"][0]["content"]
+    page.get_by_role("button", name="Generate", exact=True).click()
+    page.get_by_text(re.compile(r"repairing from <3> \(call 2 of 3\)")).wait_for(timeout=PAGE_TIMEOUT)
+    screenshot(page, "write-repairing")
+    page.get_by_text("✓ exact · verified · 6/6 English words").wait_for(timeout=PAGE_TIMEOUT)
+    settle(page)
+    page.get_by_text(re.compile(r"2 call\(s\) · 1 first: Skipped marker · 2 from <3>: right")).wait_for()
+    assert page.locator(".capel-text").inner_text().strip() == "sea wind salt tide foam sand"
+    screenshot(page, "write-repaired")
+    second = scripted.chat_requests[asked + 1].body["messages"][0]["content"]
     assert "<6>sea<5>wind<4>salt" in second and "start with the marker <3>" in second

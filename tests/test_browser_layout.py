@@ -1,7 +1,8 @@
 """Layout at the sizes writers use (issue 21): Compare with five columns on a 1280×720 screen, the Write page on
 1280×720 and on a phone (390×844): the form, a result and three variants (History's filters at 1280×720 are the
-end of test_browser.py's writer's day). Screenshots go to test-artifacts/ (`whole_page` for a page taller than the
-screen).
+end of test_browser.py's writer's day). On the 1280×720 page of the form, History's Delete closes the run it
+deleted and Write's target is as the writer left it after a visit to Compare. Screenshots go to test-artifacts/
+(`whole_page` for a page taller than the screen).
 
 Uses the server, browser and page fixtures of test_browser.py (the session's one server and database) and the
 scripted OpenAI-compatible server beside the embedded model (three-word texts: a few seconds of model time).
@@ -15,6 +16,8 @@ import pytest
 from playwright.sync_api import expect
 
 from capel_ui.presets import PRESETS
+from capel_ui.storage import get_engine, get_run
+from tests.saved_runs import save_parsed_run
 from tests.scripted_server import ok
 from tests.test_browser import (  # noqa: F401 (fixtures)
     MODEL_TIMEOUT,
@@ -23,6 +26,7 @@ from tests.test_browser import (  # noqa: F401 (fixtures)
     Server,
     as_countdown,
     browser,
+    find_in_history,
     go_to,
     hand_out_anyway,
     open_app,
@@ -197,13 +201,27 @@ def test_write_on_a_phone_shows_the_presets_in_one_row_then_a_compact_result_and
     screenshot(phone, "write-phone-variants-picked")
 
 
-def test_write_at_1280_by_720_shows_generate_and_every_preset_and_keeps_generate_in_view_with_a_limit_a_unit_or_chinese(
+def test_at_1280_by_720_write_keeps_generate_in_view_then_history_deletes_a_run_and_writes_target_is_kept(
     small_page, server
+) -> None:
+    """One walk on 1280×720 (a page opened for each part took chromium and streamlit about 5 s of CPU): Write as
+    opened and with three presets, then History's Delete, then Write's target across a visit to Compare."""
+    open_app(small_page, server.url)
+    write_at_1280_by_720_shows_generate_and_every_preset_and_keeps_generate_in_view_with_a_limit_a_unit_or_chinese(
+        small_page
+    )
+    go_to(small_page, "History")
+    deleting_a_run_closes_it_and_opens_no_other(small_page, server)
+    go_to(small_page, "Write")
+    writes_target_is_kept_across_a_visit_to_compare(small_page)
+
+
+def write_at_1280_by_720_shows_generate_and_every_preset_and_keeps_generate_in_view_with_a_limit_a_unit_or_chinese(
+    small_page,
 ) -> None:
     """On a 1280×720 screen, as opened, Generate and every preset are in view; then no CAPEL note under Mode pushes
     Generate below the fold (why CAPEL is not offered is the box's tooltip): three presets picked in turn on the
     same page (a page of its own for each took 6 s)."""
-    open_app(small_page, server.url)
     generate = small_page.get_by_role("button", name="Generate", exact=True)
     generate.wait_for()
     settle(small_page)
@@ -220,3 +238,29 @@ def test_write_at_1280_by_720_shows_generate_and_every_preset_and_keeps_generate
         generate = small_page.get_by_role("button", name="Generate", exact=True)
         box = generate.bounding_box()
         assert box is not None and box["y"] + box["height"] <= 720, (preset, box)
+
+
+def deleting_a_run_closes_it_and_opens_no_other(page, server: Server) -> None:
+    """History's Delete closes the run it deleted, so a second click never lands on the next run's Delete (moved
+    here from test_browser_kept.py, where it opened a page of its own). History is open."""
+    engine = get_engine(server.database_url)
+    older = save_parsed_run(engine, "<3> One <2> two <1> three <0>", 3, instruction="delete check")
+    newer = save_parsed_run(engine, "<3> Four <2> five <1> six <0>", 3, instruction="delete check")
+    find_in_history(page, "delete check", 2, newer)
+    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("button", name="Yes, delete").click()
+    page.get_by_text(f"Run {newer} deleted.").wait_for()
+    settle(page)
+    page.get_by_text("1 run(s)", exact=True).wait_for()
+    expect(page.get_by_role("heading", name=f"Run {older}")).to_have_count(0)  # the next run is not opened
+    expect(page.get_by_role("button", name="Delete")).to_have_count(0)
+    assert get_run(engine, newer) is None and get_run(engine, older) is not None
+
+
+def writes_target_is_kept_across_a_visit_to_compare(page) -> None:
+    """Write's target is as the writer left it after a visit to Compare (moved here from test_browser_kept.py).
+    Write is open."""
+    set_number(page, "Target length", 40)
+    go_to(page, "Compare")
+    go_to(page, "Write")
+    expect(page.get_by_label("Target length", exact=True)).to_have_value("40")

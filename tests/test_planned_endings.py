@@ -123,6 +123,28 @@ def test_the_search_asks_its_questions_one_at_a_time() -> None:
     assert out.text == HEAD + FOUND and most[0] == 1  # each finds the server's slot holding the text it follows
 
 
+def test_a_search_that_finds_nothing_stops_after_its_most_questions() -> None:
+    from capel_ui.planned import QUESTIONS_MOST
+
+    log: list[str] = []
+
+    def next_tokens(text: str):  # words for ever, and never a phrase end: every path is worth asking about
+        log.append(text)
+        return [(" and", -0.1), (" more", -0.2), (" bread", -0.3)]
+
+    out = generate(llama(OWN, ending=0.005, next_tokens=next_tokens), Request(INSTRUCTION, 12, mode="exact"))
+    assert out.text == OWN and len(log) == QUESTIONS_MOST  # the text's own ending kept, the wait bounded
+
+
+def test_paths_that_share_all_but_their_last_word_are_asked_one_after_another() -> None:
+    log: list[str] = []
+    table = {HEAD: [(" with", -0.1), (" from", -0.2), (" in", -0.3)]}
+    table |= {HEAD + w: [(" a", -0.1), (" the", -0.2)] for w in (" with", " from", " in")}
+    generate(llama(OWN, ending=0.005, next_tokens=asked(table, log)), Request(INSTRUCTION, 12, mode="exact"))
+    step = [text for text in log if text.count(" ") == HEAD.count(" ") + 2]  # the step after "with"/"from"/"in"
+    assert len(step) == 4 and step == sorted(step)  # siblings next to each other: the server's slot holds the rest
+
+
 @pytest.mark.parametrize(
     ("word", "why"), [(" the", "dangling"), (" crustz", "not a listed word")], ids=["dangling", "non-word"]
 )

@@ -48,12 +48,13 @@ PROBE = """
 import io, sys
 from capel_ui.cli import main
 code = main(sys.argv[1:], stdout=io.StringIO(), stderr=sys.stderr)
-print(code, ",".join(m for m in ("wordfreq", "langcodes") if m in sys.modules))
+print(code, ",".join(m for m in ("wordfreq", "langcodes", "sqlalchemy") if m in sys.modules))
 """
 
 
 def test_generate_judges_its_text_without_loading_wordfreq(cache: Path) -> None:
-    """The quality check's word lookups read the table: the process never loads wordfreq (nor langcodes under it)."""
+    """The quality check's word lookups read the table: the process never loads wordfreq (nor langcodes under it);
+    and a command that keeps nothing (`--no-save`) never loads SQLAlchemy."""
     with ScriptedServer() as server:
         server.script(ok(["Hello there, ", "my lovely ", "friend."]))
         argv = ["generate", "--model", MODEL, "--base-url", server.url, "--mode", "baseline", "--target", "5"]
@@ -136,6 +137,7 @@ print(json.dumps({"code": code, "slots": server_slots(start_server().base_url)})
 def test_generate_starts_a_one_slot_server_and_keeps_its_end_token(tmp_path: Path) -> None:
     env = {**os.environ, "CAPEL_CACHE_DIR": str(tmp_path)}
     env.pop("CAPEL_EMBEDDED_PARALLEL", None)
+    env["CAPEL_RESIDENT"] = "0"  # a server of its own (the resident one: below)
     done = subprocess.run(
         [sys.executable, "-c", SERVER_PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
@@ -143,3 +145,115 @@ def test_generate_starts_a_one_slot_server_and_keeps_its_end_token(tmp_path: Pat
     kept = json.loads((tmp_path / "end-tokens.json").read_text())
     assert list(kept.values()) == ["<|im_end|>"]
     assert "SmolLM2-135M-Instruct" in next(iter(kept))
+
+
+# ----- the model stays loaded between commands (backends/resident.py) ----------------------------------------------
+
+RESIDENT_PROBE = """
+import io, json, sys
+from capel_ui.cli import main
+code = main(["generate", "--no-save", "--target", "3", "Say hi."], stdout=io.StringIO(), stderr=sys.stderr)
+print(json.dumps({"code": code, "model_loaded_here": "xllamacpp" in sys.modules}))
+"""
+
+
+@pytest.fixture
+def resident_cache(cache: Path, monkeypatch: pytest.MonkeyPatch):
+    """The session's cache folder, with commands leaving their model loaded there; what they leave is stopped after."""
+    from capel_ui.backends import resident
+
+    monkeypatch.setenv("CAPEL_CACHE_DIR", str(cache))
+    yield cache
+    for place, record in resident.running():
+        resident.stop(place, record)
+
+
+def _command(cache: Path, script: str = RESIDENT_PROBE, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """A process with commands' resident servers on (the suite turns them off), sized by nothing of its own."""
+    environment = {**os.environ, "CAPEL_CACHE_DIR": str(cache), "CAPEL_RESIDENT": "1", **env}
+    for name in ("CAPEL_EMBEDDED_THREADS", "CAPEL_EMBEDDED_PARALLEL", "CAPEL_EMBEDDED_CTX"):
+        environment.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-c", script, *argv], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+    )
+
+
+def _probe(cache: Path, **env: str) -> dict:
+    done = _command(cache, **env)
+    return json.loads(done.stdout.splitlines()[-1]) if done.stdout.strip() else {"stderr": done.stderr}
+
+
+def _record(cache: Path) -> dict:
+    (found,) = (cache / "servers").glob("*.json")
+    return json.loads(found.read_text())
+
+
+CLI = "import sys; from capel_ui.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+@pytest.mark.model
+def test_a_second_command_finds_the_model_loaded_and_stop_unloads_it(resident_cache: Path) -> None:
+    from capel_ui.backends.resident import _alive
+
+    secret = {"OPENAI_API_KEY": "sk-not-for-the-resident-server"}
+    assert _probe(resident_cache, **secret) == {"code": 0, "model_loaded_here": False}  # in a process of its own
+    first = _record(resident_cache)
+    assert b"sk-not-for-the-resident-server" not in Path(f"/proc/{first['pid']}/environ").read_bytes()
+    assert _probe(resident_cache) == {"code": 0, "model_loaded_here": False}
+    assert _record(resident_cache)["pid"] == first["pid"] and _alive(first["pid"])
+    folder = resident_cache / "servers"
+    assert (folder.stat().st_mode & 0o777, next(folder.glob("*.json")).stat().st_mode & 0o777) == (0o700, 0o600)
+    listed = _command(resident_cache, CLI, "models", "running")
+    assert "SmolLM2-135M-Instruct" in listed.stdout and str(first["pid"]) in listed.stdout
+    assert first["api_key"] not in listed.stdout + listed.stderr
+    stopped = _command(resident_cache, CLI, "models", "stop")
+    assert stopped.stderr == "1 model server stopped.\n" and not _alive(first["pid"])
+    assert not list(folder.glob("*.json"))
+
+
+@pytest.mark.model
+def test_a_record_whose_server_is_gone_is_replaced(resident_cache: Path) -> None:
+    from capel_ui.backends.embedded import smollm2_path
+    from capel_ui.backends.resident import Place, Record, _key
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    place = Place.of(smollm2_path())
+    place.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    place.write(Record(dead.pid, "http://127.0.0.1:9/v1", "old-key", _key(smollm2_path()) or "", 4, 2048))
+    assert _probe(resident_cache) == {"code": 0, "model_loaded_here": False}
+    assert _record(resident_cache)["pid"] != dead.pid
+
+
+@pytest.mark.model
+def test_a_resident_server_stops_by_itself_after_its_keep_alive(resident_cache: Path) -> None:
+    import time
+
+    from capel_ui.backends.resident import _alive
+
+    assert _probe(resident_cache, CAPEL_KEEP_ALIVE="3")["code"] == 0
+    pid = _record(resident_cache)["pid"]
+    deadline = time.monotonic() + 30
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid) and not list((resident_cache / "servers").glob("*.json"))
+
+
+@pytest.mark.parametrize(
+    ("setting", "need"),
+    [
+        ({"CAPEL_RESIDENT": "0"}, (1, 2048)),  # turned off
+        ({}, (1, 4096)),  # a request bigger than a resident server's slot: a server of its own, sized for it
+        ({}, (5, 2048)),  # more texts at once than it has slots
+    ],
+)
+def test_a_command_starts_its_own_server_where_a_resident_one_would_not_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: dict[str, str], need: tuple[int, int]
+) -> None:
+    from capel_ui.backends.embedded import ServerSize, smollm2_path
+    from capel_ui.backends.resident import attach
+
+    monkeypatch.setenv("CAPEL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CAPEL_RESIDENT", setting.get("CAPEL_RESIDENT", "1"))
+    assert attach(smollm2_path(), ServerSize(*need)) is None
+    assert not (tmp_path / "servers").exists()  # nothing started, nothing recorded

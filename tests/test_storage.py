@@ -171,7 +171,8 @@ def test_get_engine_creates_missing_folders_for_sqlite_file(tmp_path: Path) -> N
 
 
 def test_sqlite_wal_mode_is_on(engine: Engine) -> None:
-    assert sqlite_pragma(engine, "journal_mode") == "wal"
+    """WAL, synced at checkpoints (synchronous NORMAL, 1): a commit outlives a killed process without an fsync."""
+    assert (sqlite_pragma(engine, "journal_mode"), sqlite_pragma(engine, "synchronous")) == ("wal", 1)
 
 
 def test_sqlite_busy_timeout_and_foreign_keys_are_set(engine: Engine) -> None:

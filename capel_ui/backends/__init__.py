@@ -1,94 +1,71 @@
 """Model backends: one interface (`Backend.stream`), one module per provider (`providers/`), and one guard
-(`guard.Guarded`) around every backend `get_backend` builds for retries, Stop and the words of a failure."""
+(`guard.Guarded`) around every backend `get_backend` builds for retries, Stop and the words of a failure.
 
-from .base import (
-    GRAMMAR_FIELDS,
-    Backend,
-    BackendError,
-    CancelToken,
-    Capabilities,
-    FailureKind,
-    Fault,
-    GrammarField,
-    Options,
-    Usage,
-)
-from .embedded import ServerHandle, smollm2_path, start_server
-from .guard import Guarded
-from .openai_compat import OpenAICompatBackend
-from .openai_responses import OpenAIResponsesBackend
-from .probe import ProbeResult, needs_probe, probe, why_not_guaranteed, why_refused
-from .providers import BackendArgs, language_note, register, spec_of, visible
-from .providers.scripted import ScriptedBackend, Turn, staged
-from .registry import (
-    COUNTDOWN_FALLBACK,
-    EMBEDDED,
-    EMBEDDED_MODEL,
-    MARKERS_TOO_HARD,
-    PROVIDERS,
-    ApiKey,
-    Fallback,
-    KeySource,
-    ModelChoice,
-    Provider,
-    ProviderSpec,
-    capabilities_for,
-    fallback,
-    get_backend,
-    key_help,
-    model_label,
-    provider_of,
-    resolve_key,
-    secrets_files,
-)
+The names below are imported from their modules when first asked for (PEP 562), not with the package: a process
+that needs one module (a resident model server needs `embedded`) does not load every provider and the `openai`
+client's types (most of a second)."""
 
-__all__ = [
-    "COUNTDOWN_FALLBACK",
-    "EMBEDDED",
-    "EMBEDDED_MODEL",
-    "GRAMMAR_FIELDS",
-    "MARKERS_TOO_HARD",
-    "PROVIDERS",
-    "ApiKey",
-    "Backend",
-    "BackendArgs",
-    "BackendError",
-    "CancelToken",
-    "Capabilities",
-    "FailureKind",
-    "Fallback",
-    "Fault",
-    "GrammarField",
-    "Guarded",
-    "KeySource",
-    "ModelChoice",
-    "OpenAICompatBackend",
-    "OpenAIResponsesBackend",
-    "Options",
-    "ProbeResult",
-    "Provider",
-    "ProviderSpec",
-    "ScriptedBackend",
-    "ServerHandle",
-    "Turn",
-    "Usage",
-    "capabilities_for",
-    "fallback",
-    "get_backend",
-    "key_help",
-    "language_note",
-    "model_label",
-    "needs_probe",
-    "probe",
-    "provider_of",
-    "register",
-    "resolve_key",
-    "secrets_files",
-    "smollm2_path",
-    "spec_of",
-    "staged",
-    "start_server",
-    "visible",
-    "why_not_guaranteed",
-    "why_refused",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_FROM = {
+    "base": (
+        "GRAMMAR_FIELDS",
+        "Backend",
+        "BackendError",
+        "CancelToken",
+        "Capabilities",
+        "FailureKind",
+        "Fault",
+        "GrammarField",
+        "Options",
+        "Usage",
+    ),
+    "embedded": ("ServerHandle", "smollm2_path", "start_server"),
+    "guard": ("Guarded",),
+    "openai_compat": ("OpenAICompatBackend",),
+    "openai_responses": ("OpenAIResponsesBackend",),
+    # not `probe` itself: the module of that name would stand for it once imported (`backends.probe.probe`)
+    "probe": ("ProbeResult", "needs_probe", "why_not_guaranteed", "why_refused"),
+    "providers": ("BackendArgs", "language_note", "register", "spec_of", "visible"),
+    "providers.scripted": ("ScriptedBackend", "Turn", "staged"),
+    "registry": (
+        "COUNTDOWN_FALLBACK",
+        "EMBEDDED",
+        "EMBEDDED_MODEL",
+        "MARKERS_TOO_HARD",
+        "PROVIDERS",
+        "ApiKey",
+        "Fallback",
+        "KeySource",
+        "ModelChoice",
+        "Provider",
+        "ProviderSpec",
+        "capabilities_for",
+        "fallback",
+        "get_backend",
+        "key_help",
+        "model_label",
+        "provider_of",
+        "resolve_key",
+        "secrets_files",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _FROM.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the package, imported from its module the first time it is asked for, then kept."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

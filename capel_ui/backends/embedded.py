@@ -7,7 +7,8 @@ users cannot drive it.
 A server is started with what its process needs (`size_servers`): the app's with what a page needs (`PAGE`: four
 texts at once, each with SmolLM2's whole 8k window), a CLI command's with what its request needs (one slot for one
 text, the context its prompt and answer take), since llama.cpp allocates every slot's KV cache at start (4 × 8k of
-it was most of a second). What does not change between processes, the end token a GGUF file's grammars may name
+it was most of a second). A command first looks for its model's resident server (`resident.py`), which stays loaded
+between commands. What does not change between processes, the end token a GGUF file's grammars may name
 (`end_token`), is kept on disk (`lexicon.cache_dir`).
 """
 
@@ -22,7 +23,8 @@ import secrets
 import socket
 import threading
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -47,8 +49,9 @@ def smollm2_path() -> Path:
 @dataclass(frozen=True)
 class ServerHandle:
     base_url: str
-    api_key: str
+    api_key: str = field(repr=False)
     path: Path
+    slots: int = 1
 
 
 @dataclass(frozen=True)
@@ -68,14 +71,18 @@ LEAST_CONTEXT = 2048
 """The least a slot is given: a short request's ending search and rival closings still fit, at a trifle of memory."""
 
 _size = PAGE
+Finder = Callable[[Path, "ServerSize"], "ServerHandle | None"]
+"""Where a process looks for a running server of a GGUF file before it starts one (`resident.attach`)."""
+_find: Finder | None = None
 
 
-def size_servers(size: ServerSize) -> None:
+def size_servers(size: ServerSize, *, find: Finder | None = None) -> None:
     """The size of the servers this process starts from now on (a CLI command says what its request needs; a
     server already started keeps its size). `CAPEL_EMBEDDED_PARALLEL` and `CAPEL_EMBEDDED_CTX` (all slots' tokens)
-    still win."""
-    global _size
-    _size = size
+    still win. `find`: a command's, which would otherwise wait for the model to load at every start: where to look
+    for a server already running that holds a request of that size (a resident one, `resident.attach`)."""
+    global _size, _find
+    _size, _find = size, find
 
 
 def context_for(prompt_chars: int, max_tokens: int) -> int:
@@ -130,6 +137,17 @@ def _probe_end_token(base_url: str, api_key: str) -> tuple[bool, str | None]:
     return stops is not None, token if stops else None
 
 
+def file_key(gguf: Path) -> str | None:
+    """What names one GGUF file on one llama.cpp build: its path, size and modification time and xllamacpp's version
+    (None for a file gone). What a server of that file answers is the same for every process of the same key."""
+    try:
+        stat = gguf.stat()
+        build = metadata.version("xllamacpp")
+    except (OSError, metadata.PackageNotFoundError):
+        return None
+    return f"{gguf}|{stat.st_size}|{stat.st_mtime_ns}|xllamacpp {build}"
+
+
 @dataclass(frozen=True)
 class EndTokens:
     """The end token found for one GGUF file on one llama.cpp build, kept in `end-tokens.json` in the cache folder:
@@ -141,14 +159,8 @@ class EndTokens:
     @classmethod
     def of(cls, gguf: Path | None) -> EndTokens | None:
         """The entry of a GGUF file served in this process (None for any other server, or a file gone)."""
-        if gguf is None:
-            return None
-        try:
-            stat = gguf.stat()
-            build = metadata.version("xllamacpp")
-        except (OSError, metadata.PackageNotFoundError):
-            return None
-        return cls(f"{gguf}|{stat.st_size}|{stat.st_mtime_ns}|xllamacpp {build}", cache_dir() / "end-tokens.json")
+        key = file_key(gguf) if gguf is not None else None
+        return cls(key, cache_dir() / "end-tokens.json") if key is not None else None
 
     def _all(self) -> dict[str, str | None]:
         try:
@@ -214,38 +226,61 @@ def _free_port() -> int:
 def start_server(
     path: Path | str | None = None, *, n_ctx: int | None = None, n_parallel: int | None = None
 ) -> ServerHandle:
-    """Start (once) and return the llama.cpp server for a GGUF file; the default is the embedded SmolLM2. Its size is
-    this process's (`size_servers`) unless given."""
+    """The llama.cpp server for a GGUF file (the default is the embedded SmolLM2), once a process: one running already
+    where this process said where to look (`size_servers(find=)`: a command's resident server), else one started in
+    this process, of this process's size (`size_servers`) unless given."""
     gguf = Path(path).expanduser().resolve() if path else smollm2_path()
     with _lock:
         if gguf in _servers:
             return _servers[gguf][0]
         if not gguf.is_file():
             raise BackendError("not_found", f"No GGUF file at {gguf}; give the path of a .gguf model file.")
-        import xllamacpp
-
-        # All cores by default (llama.cpp's own default is half). Where several processes run the model at once,
-        # spinning threads thrash each other; CAPEL_EMBEDDED_THREADS=1 then keeps each one fast.
-        cores = int(os.environ.get("CAPEL_EMBEDDED_THREADS") or os.cpu_count() or 1)
+        sized = n_ctx is None and n_parallel is None
         slots, tokens = _params_size()
-        params = xllamacpp.CommonParams()
-        params.model.path = str(gguf)
-        params.n_parallel = n_parallel or slots
-        params.n_ctx = n_ctx or tokens  # llama.cpp splits it between the slots
-        params.warmup = False  # a dry run of the model at start: the first request warms it anyway
-        params.port = _free_port()
-        params.hostnames = ["127.0.0.1"]
-        params.cpuparams.n_threads = cores
-        params.cpuparams_batch.n_threads = cores
-        params.verbosity = 0
-        key = secrets.token_urlsafe(24)
-        params.api_keys = [key]
-        try:
-            server = xllamacpp.Server(params)
-        except Exception as exc:  # the binding raises plain RuntimeError/ValueError on a bad file
-            raise BackendError("unreachable", f"Could not load {gguf.name}: {exc}") from exc
-        handle = ServerHandle(base_url=server.listening_address + "/v1", api_key=key, path=gguf)
+        slots, tokens = n_parallel or slots, n_ctx or tokens
+        found = _found(gguf, ServerSize(slots, tokens // slots)) if sized else None
+        handle, server = found or new_server(gguf, slots, tokens)
         _servers[gguf] = (handle, server)
         _paths_by_url[handle.base_url] = gguf
-        register_slots(handle.base_url, params.n_parallel)
+        register_slots(handle.base_url, handle.slots)
         return handle
+
+
+def _found(gguf: Path, need: ServerSize) -> tuple[ServerHandle, None] | None:
+    """A running server of `gguf` that holds `need`, where this process said where to look and the environment
+    names no size of its own."""
+    if _find is None or any(os.environ.get(name) for name in SIZE_SETTINGS):
+        return None
+    handle = _find(gguf, need)
+    return (handle, None) if handle is not None else None
+
+
+SIZE_SETTINGS = ("CAPEL_EMBEDDED_PARALLEL", "CAPEL_EMBEDDED_CTX", "CAPEL_EMBEDDED_THREADS")
+"""Settings that size a server for one process: where one is set, that process starts its own."""
+
+
+def new_server(gguf: Path, slots: int, tokens: int, *, metrics: bool = False) -> tuple[ServerHandle, object]:
+    """A llama.cpp server for `gguf` in this process, with `slots` slots sharing `tokens` tokens of context."""
+    import xllamacpp
+
+    # All cores by default (llama.cpp's own default is half). Where several processes run the model at once,
+    # spinning threads thrash each other; CAPEL_EMBEDDED_THREADS=1 then keeps each one fast.
+    cores = int(os.environ.get("CAPEL_EMBEDDED_THREADS") or os.cpu_count() or 1)
+    params = xllamacpp.CommonParams()
+    params.model.path = str(gguf)
+    params.n_parallel = slots
+    params.n_ctx = tokens  # llama.cpp splits it between the slots
+    params.warmup = False  # a dry run of the model at start: the first request warms it anyway
+    params.port = _free_port()
+    params.hostnames = ["127.0.0.1"]
+    params.cpuparams.n_threads = cores
+    params.cpuparams_batch.n_threads = cores
+    params.verbosity = 0
+    params.endpoint_metrics = metrics
+    key = secrets.token_urlsafe(24)
+    params.api_keys = [key]
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:  # the binding raises plain RuntimeError/ValueError on a bad file
+        raise BackendError("unreachable", f"Could not load {gguf.name}: {exc}") from exc
+    return ServerHandle(base_url=server.listening_address + "/v1", api_key=key, path=gguf, slots=slots), server

@@ -25,13 +25,12 @@ from ..backends import (
     Provider,
     get_backend,
     needs_probe,
-    probe,
     resolve_key,
     spec_of,
     visible,
     why_not_guaranteed,
 )
-from ..backends.probe import vendor_probe
+from ..backends.probe import probe, vendor_probe
 from ..runs import store
 from ..storage import database_url
 from . import state
