@@ -64,6 +64,11 @@ class Record:
     slots: int
     context: int
 
+    @property
+    def model_file(self) -> str:
+        """The GGUF file's name, from the key (`embedded.file_key`: the path comes first)."""
+        return Path(self.key.split("|", 1)[0]).name
+
     def fits(self, need: ServerSize) -> bool:
         return need.slots <= self.slots and need.context <= self.context
 
