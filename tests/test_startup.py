@@ -49,12 +49,14 @@ import io, sys
 from capel_ui.cli import main
 code = main(sys.argv[1:], stdout=io.StringIO(), stderr=sys.stderr)
 print(code, ",".join(m for m in ("wordfreq", "langcodes", "sqlalchemy") if m in sys.modules))
+print(sum(name.startswith("openai.types.") for name in sys.modules), file=sys.stderr)
 """
 
 
 def test_generate_judges_its_text_without_loading_wordfreq(cache: Path) -> None:
     """The quality check's word lookups read the table: the process never loads wordfreq (nor langcodes under it);
-    and a command that keeps nothing (`--no-save`) never loads SQLAlchemy."""
+    a command that keeps nothing (`--no-save`) never loads SQLAlchemy; and of the `openai` client's ~470 type
+    modules it loads those a chat completion uses (backends/sdk.py)."""
     with ScriptedServer() as server:
         server.script(ok(["Hello there, ", "my lovely ", "friend."]))
         argv = ["generate", "--model", MODEL, "--base-url", server.url, "--mode", "baseline", "--target", "5"]
@@ -68,6 +70,50 @@ def test_generate_judges_its_text_without_loading_wordfreq(cache: Path) -> None:
             timeout=120,
         )
     assert done.stdout.split() == ["0"], done.stderr
+    assert int(done.stderr.split()[-1]) < 150, done.stderr
+
+
+SDK_NAMES = """
+import sys
+if sys.argv[1] == "deferred":
+    import capel_ui.backends  # noqa: F401 - defers openai's types (backends/sdk.py)
+import openai
+from openai.types.chat import ChatCompletionChunk  # noqa: F401 - a submodule first, its package's names later
+for name in ("openai.types", "openai.types.chat", "openai.types.responses", "openai.types.shared"):
+    module = sys.modules.get(name) or __import__(name, fromlist=["_"])
+    print(name, sorted((n, repr(getattr(module, n))) for n in dir(module) if not n.startswith("_")))
+"""
+
+
+def test_openais_types_are_the_same_when_they_load_as_used() -> None:
+    """Every public name of `openai.types` and the subpackages a run uses is what a plain `import openai` gives."""
+
+    def names(how: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", SDK_NAMES, how], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    deferred, plain = names("deferred"), names("plain")
+    assert deferred == plain
+    assert "ResponseFormatJSONSchema" in plain and "ChatCompletionChunk" in plain
+
+
+SDK_THREADS = """
+from concurrent.futures import ThreadPoolExecutor
+import capel_ui.backends  # noqa: F401
+import openai.types.responses as responses
+with ThreadPoolExecutor(8) as pool:
+    found = list(pool.map(lambda _: getattr(responses, "Response"), range(8)))
+print(len({id(cls) for cls in found}), found[0].__module__)
+"""
+
+
+def test_threads_asking_a_package_for_a_type_at_once_all_get_it() -> None:
+    """Eight threads asking a package that has not loaded its names yet all wait for the one load, none fails."""
+    done = subprocess.run([sys.executable, "-c", SDK_THREADS], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["1", "openai.types.responses.response"], done.stderr
 
 
 WORDS = (

@@ -10,6 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .sdk import defer_types
+
+defer_types()  # before any module of the package imports `openai`: its types load as they are used (sdk.py)
+
 _FROM = {
     "base": (
         "GRAMMAR_FIELDS",
