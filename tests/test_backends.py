@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from capel_ui.backends import (
     EMBEDDED,
     BackendError,
+    CancelToken,
     Capabilities,
     Guarded,
     ModelChoice,
@@ -215,6 +218,19 @@ def test_capel_retry_backoff_sets_the_first_wait(scripted, monkeypatch, setting:
     backend = get_backend(MODEL, provider="compatible", base_url=scripted.url, sleep=sleeps.append)
     assert text_of(list(backend.stream(MESSAGES, Options()))) == "Back."
     assert len(sleeps) == 1 and first <= sleeps[0] <= first * 1.25
+
+
+def test_a_stop_during_a_retry_after_wait_ends_the_run_at_once_without_another_attempt(scripted):
+    """A 429 asking to wait 20 s, then Stop after 0.3 s: the run ends within a second, saying why, and the server
+    is not asked again (before, the Stop waited out the 20 s)."""
+    scripted.script(status(429, headers={"retry-after": "20"}), ok("Too late."))
+    inner = OpenAICompatBackend(MODEL, base_url=scripted.url, api_key="sk-test")
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    error = failure_of(Guarded(inner), Options(cancel=cancel))
+    assert time.monotonic() - started < 3
+    assert error.kind == "rate_limit" and len(scripted.chat_requests) == 1
 
 
 @pytest.mark.parametrize(

@@ -99,6 +99,10 @@ class CancelToken:
     def is_set(self) -> bool:
         return self._event.is_set()
 
+    def wait(self, seconds: float) -> bool:
+        """Wait up to `seconds`, less if the token is set meanwhile (a Stop during a retry's wait); True if set."""
+        return self._event.wait(seconds)
+
     def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Run `callback` when the token is set (at once if it already is); returns a function that unregisters it."""
         with self._lock:

@@ -20,7 +20,7 @@ from typing import Any
 from ..prompts import Message
 from ..redact import redact, valid_text
 from ..vocab import FAILURES
-from .base import Backend, BackendError, Capabilities, Fault, Options, Usage
+from .base import Backend, BackendError, CancelToken, Capabilities, Fault, Options, Usage
 
 RETRYABLE_KINDS = frozenset(kind for kind, spec in FAILURES.items() if spec.retry)
 """The failure kinds worth another attempt, as `vocab.FAILURES` declares them; a `server` fault is retried only
@@ -60,7 +60,7 @@ class Guarded(Backend):
         max_retries: int = 3,
         backoff: float = 0.5,
         wait_budget: float = WAIT_BUDGET,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         secrets: Sequence[str | None] = (),
     ) -> None:
         self.inner = inner
@@ -69,7 +69,7 @@ class Guarded(Backend):
         self.max_retries = max_retries
         self.backoff = backoff
         self.wait_budget = wait_budget
-        self._sleep = sleep
+        self._sleep = sleep  # None: wait on the run's cancel token, so a Stop ends a retry's wait at once
 
     def __getattr__(self, name: str) -> Any:  # only called for what this wrapper does not have itself
         if name == "inner":  # not set yet (a copy being made): no inner to ask
@@ -121,8 +121,20 @@ class Guarded(Backend):
                 delay = fault.retry_after
                 if delay is None:
                     delay = min(self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4), MAX_BACKOFF, left)
-                self._sleep(delay)
+                if self._pause(delay, options.cancel):
+                    raise self.worded(fault, attempt) from fault  # stopped while waiting: no further attempt
                 waited += delay
+
+    def _pause(self, delay: float, cancel: CancelToken | None) -> bool:
+        """Wait `delay` seconds before the next attempt (a Retry-After may ask for many); True if a Stop ended the
+        wait. Tests pass their own `sleep`, which records the waits instead."""
+        if self._sleep is not None:
+            self._sleep(delay)
+            return cancel is not None and cancel.is_set()
+        if cancel is not None:
+            return cancel.wait(delay)
+        time.sleep(delay)
+        return False
 
     def ending_score(self, messages: Sequence[Message], text: str) -> float | None:
         """The inner backend's answer; a failure (the score is an extra) is no answer, never a failed run."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -232,13 +231,14 @@ def get_backend(
     grammar_field: str | None = None,
     max_retries: int = 3,
     timeout: float = 120.0,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
 ) -> Backend:
     """A ready backend for a model choice, inside the guard that retries and words its failures; raises
     BackendError with what to do (missing key, bad file, unknown provider).
 
     `api_key` is the key typed for this session (it wins, see `resolve_key`). `sleep` is how the guard waits
-    between retries; tests pass a no-op so retry paths run without real waiting.
+    between retries (None: on the run's cancel token, which a Stop ends); tests pass a no-op so retry paths run
+    without real waiting.
     """
     spec = spec_of(provider or provider_of(model, base_url))
     key = resolve_key(spec.name, api_key)
