@@ -199,3 +199,29 @@ def test_a_words_first_token_is_asked_of_the_tokenizer_once(embedded) -> None:
     assert again == pytest.approx(first)
     assert asked.get("tokenize", 0) <= 1 and compat.REQUESTS["tokenize"] == asked.get("tokenize", 0)
     assert compat.REQUESTS["ending score"] == 2 * asked["ending score"] == 4  # the model is asked each time
+
+
+@pytest.mark.model
+def test_the_next_tokens_where_a_streamed_text_could_end_come_from_its_stream_as_asking_would_answer() -> None:
+    """An exact text streamed with its word list: the next tokens at each of its sentence ends (where the model may
+    have wanted to stop) need no request, and are what asking the server gives (another backend, no stream seen)."""
+    from capel_ui.backends import get_backend
+    from capel_ui.ending import end_share, sentence_ends
+    from capel_ui.generation import Request, generate
+    from capel_ui.plan import RunPlan
+
+    writer, asker = get_backend("embedded"), get_backend("embedded")
+    req = Request("Explain how stress affects the body.", 40, mode="exact", seed=27, plan_ending=False)
+    text = generate(writer, req).text
+    messages = RunPlan.of(writer, req).ending_messages
+    ends = [i for i in sentence_ends(text) if i < len(text)]
+    assert ends, text
+    compat.REQUESTS.clear()
+    streamed = [writer.next_tokens(messages, text[:i]) for i in ends]
+    assert compat.REQUESTS["next tokens"] == 0
+    asked = [asker.next_tokens(messages, text[:i]) for i in ends]
+    assert compat.REQUESTS["next tokens"] == len(ends)
+    for mine, theirs in zip(streamed, asked, strict=True):
+        assert mine is not None and theirs is not None
+        assert mine[0][0] == theirs[0][0]
+        assert end_share(mine) == pytest.approx(end_share(theirs), abs=1e-3)

@@ -133,6 +133,8 @@ class OpenAICompatBackend(Backend):
             params["seed"] = options.seed
         if options.logprobs and caps.logprobs:
             params["logprobs"] = True
+            if self._endings.scores_endings():  # the ending's questions about the text as written: answered here
+                params["top_logprobs"] = TOP_LOGPROBS
         if options.grammar is not None:
             params.update(self.grammar_params(options.grammar))
         if options.timeout is not None:  # else the client keeps the timeout the backend was built with
@@ -300,6 +302,7 @@ class OpenAICompatBackend(Backend):
                 if state.first is None:
                     state.first = time.monotonic() - state.started
                 state.received += len(content)
+                state.text.append(content)
                 yield content
         except BackendError:
             raise
@@ -317,7 +320,9 @@ class OpenAICompatBackend(Backend):
         finally:
             self._release(forget, thread)
             response.close()
-        yield self._end(state)
+        usage = self._end(state)
+        self._endings.remember(params, state.tokens, "".join(state.text))
+        yield usage
 
     def _cut(self, exc: BaseException, state: Read) -> BackendError:
         return BackendError(
@@ -337,6 +342,7 @@ class OpenAICompatBackend(Backend):
                 state.finish = choice.finish_reason or state.finish
                 content = choice.delta.content if choice.delta else None
                 state.logprobs.extend(_token_logprobs(choice))
+                state.tokens.extend(_token_alternatives(choice))
                 if content and reader is not None:
                     yield from self._decoded(reader, content, state)
                 elif content:
@@ -401,6 +407,8 @@ class Read:
     finish: str | None = None
     logprobs: list[float] = field(default_factory=list)  # per output token, when asked for (the fluency score)
     head: bytes = b""  # the body's first bytes as they came (`_keep_head`): what a stream of no events was
+    text: list[str] = field(default_factory=list)  # the text handed on, piece by piece
+    tokens: list[tuple[str, list[tuple[str, float]]]] = field(default_factory=list)  # each token, its alternatives
 
 
 HEAD_BYTES = 64
@@ -442,6 +450,8 @@ ENDING_TRIES = 3
 """Attempts at one ending question where the server timed out or was too busy (503)."""
 TOKENIZED = 4096
 """Words whose first token is kept (`_first_piece`)."""
+SEEN = 4096
+"""Places in streamed texts whose next tokens are kept (`EndingQuestions.remember`): a few dozen texts' worth."""
 
 
 K = TypeVar("K")
@@ -514,6 +524,18 @@ def _alternatives(token: Any) -> list[tuple[str, float]]:
     return [(str(t.token), float(t.logprob)) for t in getattr(token, "top_logprobs", None) or ()]
 
 
+def _token_alternatives(choice: Any) -> list[tuple[str, list[tuple[str, float]]]]:
+    """Each streamed token of a choice with the alternatives listed at its place (`top_logprobs`), if any."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None) or ()
+    return [(str(t.token), _alternatives(t)) for t in content]
+
+
+def _messages_key(messages: Sequence[Message]) -> str:
+    """The messages as one string: what a streamed text and an ending question must share for one to answer the
+    other."""
+    return json.dumps(list(messages), sort_keys=True, ensure_ascii=False)
+
+
 def _token_logprobs(choice: Any) -> list[float]:
     """The log-probabilities of a streamed choice's tokens (`choice.logprobs.content[].logprob`), if any."""
     content = getattr(getattr(choice, "logprobs", None), "content", None) or ()
@@ -539,8 +561,9 @@ class EndingQuestions:
         self.backend = backend
         self._tokenize: bool | None = None  # whether the server has llama.cpp's /tokenize (None: not asked yet)
         self._pieces = Remembered[str, str](TOKENIZED)  # a word's first token, by the word (`_first_piece`)
+        self._seen = Remembered[tuple[str, str], list[tuple[str, float]]](SEEN)  # next tokens streamed (`remember`)
 
-    def _scores_endings(self) -> bool:
+    def scores_endings(self) -> bool:
         """Whether this server is known to continue an answer and list next-token log-probabilities (llama.cpp:
         `Capabilities.end_probability`); a reasoning model would think first, so it is never asked."""
         caps = self.backend.capabilities
@@ -559,10 +582,30 @@ class EndingQuestions:
         top log-probabilities. (Asking for the likeliest few tokens at once, each with its alternatives, would answer
         the search's next question about the likeliest path too, 40 % fewer questions, but each further token costs
         the server what a question does: 10 % more of its time on the embedded model.)"""
-        if not self._scores_endings() or not prefix.strip():
+        if not self.scores_endings() or not prefix.strip():
             return None
+        seen = self._seen.get((_messages_key(messages), prefix))
+        if seen is not None:
+            return seen
         content = _content(self._ask("next tokens", self._ending_params(messages, prefix, 1)))
         return (_alternatives(content[0]) or None) if content else None
+
+    def remember(self, params: dict[str, Any], tokens: list[tuple[str, list[tuple[str, float]]]], text: str) -> None:
+        """Keep the alternatives a finished stream listed at each of its tokens, as the answer to the next-token
+        question about the text before that token: llama.cpp lists them from the model's own probabilities, before
+        the grammar and the sampler, as a question would, so a question about the text as written (where the model
+        wanted to stop: `wanted_end`; the head of an ending search) needs no request, and the slot keeps the whole
+        text cached for the questions that do. Only where the tokens spell the text exactly (no JSON string)."""
+        if not tokens or not self.scores_endings() or "".join(token for token, _ in tokens) != text:
+            return
+        messages, at = list(params.get("messages") or []), ""
+        if messages and messages[-1].get("role") == "assistant":  # a prefill: the tokens follow it
+            at = str(messages.pop()["content"])
+        key = _messages_key(messages)
+        for token, alternatives in tokens:
+            if alternatives and at.strip():
+                self._seen.put((key, at), alternatives)
+            at += token
 
     def _ask(self, kind: str, params: dict[str, Any]) -> Any:
         """One ending question (`kind`, counted in `REQUESTS`), in a place of the server's gate (at most as many
@@ -608,7 +651,7 @@ class EndingQuestions:
         far. A word bent to fit (" off" then "line", " offline" nowhere among the likeliest) keeps the model's own
         first token, and its low rest."""
         parts = split_ending(text)
-        if not self._scores_endings() or not self.backend.capabilities.takes_gbnf or parts is None:
+        if not self.scores_endings() or not self.backend.capabilities.takes_gbnf or parts is None:
             return None
         try:
             return self._scored(messages, *parts)
