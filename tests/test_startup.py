@@ -82,6 +82,9 @@ from openai.types.chat import ChatCompletionChunk  # noqa: F401 - a submodule fi
 for name in ("openai.types", "openai.types.chat", "openai.types.responses", "openai.types.shared"):
     module = sys.modules.get(name) or __import__(name, fromlist=["_"])
     print(name, sorted((n, repr(getattr(module, n))) for n in dir(module) if not n.startswith("_")))
+star: dict = {}
+exec("from openai.types.beta import *", star)
+print(sorted(n for n in star if not n.startswith("_")))
 """
 
 

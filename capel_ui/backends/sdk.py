@@ -71,6 +71,10 @@ class _DeferredInit(importlib.abc.Loader):
                     loader.exec_module(module)
 
         def __getattr__(name: str) -> Any:
+            if name == "__all__":  # `from package import *`: every name, so the `__init__` first
+                run_init()
+                if name in module.__dict__:
+                    return module.__dict__[name]
             if name.startswith("__"):
                 raise AttributeError(name)
             if _is_submodule(folders, name):
