@@ -261,27 +261,22 @@ def test_a_second_command_finds_the_model_loaded_and_stop_unloads_it(resident_ca
 
 
 @pytest.mark.model
-def test_a_record_whose_server_is_gone_is_replaced(resident_cache: Path) -> None:
+def test_a_record_whose_server_is_gone_is_replaced_and_the_new_one_stops_after_its_keep_alive(
+    resident_cache: Path,
+) -> None:
+    import time
+
     from capel_ui.backends.embedded import smollm2_path
-    from capel_ui.backends.resident import Place, Record, _key
+    from capel_ui.backends.resident import Place, Record, _alive, _key
 
     dead = subprocess.Popen(["true"])
     dead.wait()
     place = Place.of(smollm2_path())
     place.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     place.write(Record(dead.pid, "http://127.0.0.1:9/v1", "old-key", _key(smollm2_path()) or "", 4, 2048))
-    assert _probe(resident_cache) == {"code": 0, "model_loaded_here": False}
-    assert _record(resident_cache)["pid"] != dead.pid
-
-
-@pytest.mark.model
-def test_a_resident_server_stops_by_itself_after_its_keep_alive(resident_cache: Path) -> None:
-    import time
-
-    from capel_ui.backends.resident import _alive
-
-    assert _probe(resident_cache, CAPEL_KEEP_ALIVE="3")["code"] == 0
+    assert _probe(resident_cache, CAPEL_KEEP_ALIVE="3") == {"code": 0, "model_loaded_here": False}
     pid = _record(resident_cache)["pid"]
+    assert pid != dead.pid
     deadline = time.monotonic() + 30
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
