@@ -46,6 +46,8 @@ DISTINCT_TRIES = 3
 DONE_STATUS = "complete"
 SETTLE_SECONDS = 15.0
 """How long a stopped batch waits for its cancelled runs to save what arrived."""
+POLL_SECONDS = 0.02
+"""How often the main thread looks whether a round's workers are done (`_wait_for`)."""
 STOPPED = "stopped before it finished: run the same batch again to write it"
 INTERRUPTED = "interrupted: its batch's process was killed before this text was done; the batch run again wrote it anew"
 NOT_RUN = "not written yet: run the same batch again to finish it"
@@ -262,7 +264,7 @@ class Workers:
             return
         workers = self.used = self.models.workers((j.model for j in jobs), len(jobs))
         queue, taking, faults = iter(jobs), threading.Lock(), []
-        working, done = [workers], threading.Event()
+        working = [workers]
 
         def work() -> None:
             try:
@@ -274,19 +276,15 @@ class Workers:
             finally:
                 with taking:
                     working[0] -= 1
-                    if not working[0]:
-                        done.set()
 
         for i in range(workers):
             threading.Thread(target=work, name=f"batch-{i}").start()
         try:
-            while not done.wait(interval):
-                if tick is not None:
-                    tick()
+            _wait_for(lambda: not working[0], None, tick, interval)
         finally:
-            if not done.is_set():  # Stop, Ctrl-C, a closed tab: every run keeps what arrived
+            if working[0]:  # Stop, Ctrl-C, a closed tab: every run keeps what arrived
                 self.cancel()
-                done.wait(SETTLE_SECONDS)  # the stopped runs save what arrived
+                _wait_for(lambda: not working[0], SETTLE_SECONDS)  # the stopped runs save what arrived
         if faults:
             raise faults[0]
 
@@ -528,3 +526,23 @@ class Batch:
         resumed = sum(1 for r in self.results.values() if r.resumed)
         again = f" ({resumed} found complete from before)" if resumed else ""
         return f"{p.done} of {p.total} texts written{again}: {p.verified} verified, {p.failed} failed"
+
+
+def _wait_for(
+    done: Callable[[], bool],
+    seconds: float | None,
+    tick: Callable[[], None] | None = None,
+    interval: float = 1.0,
+) -> None:
+    """Wait until `done()` (at most `seconds`; None: no bound), calling `tick` every `interval`. The main thread
+    sleeps rather than waits on a lock: a Ctrl-C raised in it while it took or gave back an Event's lock left that
+    lock held, so the wait for the stopped runs and the workers' last word hung on it for good (seen once in the
+    suite, `test_ctrl_c_writes_what_is_done_…`); `time.sleep` holds nothing a signal can leave behind."""
+    now = time.monotonic()
+    deadline = None if seconds is None else now + seconds
+    next_tick = now + interval
+    while not done() and (deadline is None or time.monotonic() < deadline):
+        time.sleep(POLL_SECONDS)
+        if tick is not None and time.monotonic() >= next_tick:
+            tick()
+            next_tick = time.monotonic() + interval
