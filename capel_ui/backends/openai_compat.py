@@ -321,7 +321,7 @@ class OpenAICompatBackend(Backend):
             self._release(forget, thread)
             response.close()
         usage = self._end(state)
-        self._endings.remember(params, state.tokens, "".join(state.text))
+        self._endings.remember(params, state.tokens, state.text)
         yield usage
 
     def _cut(self, exc: BaseException, state: Read) -> BackendError:
@@ -597,13 +597,16 @@ class EndingQuestions:
         content = _content(self._ask("next tokens", self._ending_params(messages, prefix, 1)))
         return (_listed(content[0]) or None) if content else None
 
-    def remember(self, params: dict[str, Any], tokens: list[tuple[str, list[tuple[str, float]]]], text: str) -> None:
+    def remember(
+        self, params: dict[str, Any], tokens: list[tuple[str, list[tuple[str, float]]]], pieces: list[str]
+    ) -> None:
         """Keep the alternatives a finished stream listed at each of its tokens, as the answer to the next-token
         question about the text before that token: llama.cpp lists them from the model's own probabilities, before
         the grammar and the sampler, as a question would, so a question about the text as written (where the model
         wanted to stop: `wanted_end`; the head of an ending search) needs no request, and the slot keeps the whole
-        text cached for the questions that do. Only where the tokens spell the text exactly (no JSON string)."""
-        if not tokens or not self.scores_endings() or "".join(token for token, _ in tokens) != text:
+        text cached for the questions that do. Only where the tokens spell the streamed text (its `pieces`) exactly
+        (no JSON string); a stream that listed no alternatives (any other server) costs nothing here."""
+        if not tokens or not self.scores_endings() or "".join(token for token, _ in tokens) != "".join(pieces):
             return
         messages, at = list(params.get("messages") or []), ""
         if messages and messages[-1].get("role") == "assistant":  # a prefill: the tokens follow it
