@@ -68,10 +68,13 @@ class _DeferredInit(importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         names, package = self._names, module.__name__
 
+        def every_name() -> None:  # what the `__init__` would have set, all of it
+            for each in names:
+                __getattr__(each)
+
         def __getattr__(name: str) -> Any:
             if name == "__all__":  # `from package import *`: every name first, then Python takes them all
-                for each in names:
-                    __getattr__(each)
+                every_name()
                 raise AttributeError(name)
             if name in names:
                 submodule, attribute = names[name]
@@ -84,8 +87,7 @@ class _DeferredInit(importlib.abc.Loader):
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
         def __dir__() -> list[str]:
-            for each in names:
-                __getattr__(each)
+            every_name()
             return sorted(module.__dict__)
 
         module.__dict__.update(__getattr__=__getattr__, __dir__=__dir__)
