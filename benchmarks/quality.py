@@ -224,7 +224,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--show", action="store_true", help="print every text with its P(end); * marks the best-ranked")
     ap.add_argument("--setups", nargs="+", metavar="SETUP", help="only these setups (quoted labels); default all")
-    ap.add_argument("--save", type=Path, help="write every text, its setup and timings to this JSON file")
+    ap.add_argument("--save", type=Path, help="write every text, its setup, time, ending plan and tokens to this JSON")
     args = ap.parse_args()
     setups = [s for s in SETUPS if not args.setups or s[0] in args.setups]
 
@@ -271,6 +271,8 @@ def texts_of(r: Row) -> dict[str, Any]:
                 "seconds": o.seconds,
                 "padded": p,
                 "more": (o.planned_ending or {}).get("more"),  # the call for more content: the padded text, kept?
+                "ending": {k: v for k, v in (o.planned_ending or {}).items() if k != "more"},  # scores, search
+                "tokens": [o.prompt_tokens, o.completion_tokens],
             }
             for o, p in zip(r.outcomes, r.padded, strict=True)
         ],

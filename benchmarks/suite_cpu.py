@@ -11,6 +11,8 @@ running before the suite started (other users') count only for what they used du
 
     .venv/bin/python benchmarks/suite_cpu.py              # the whole suite, as the README runs it
     .venv/bin/python benchmarks/suite_cpu.py tests/test_browser.py -n 0
+    .venv/bin/python benchmarks/suite_cpu.py --commands -m model   # the CLI processes by command (the resident
+                                                                   # server, `generate`, a `-c` script)
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ TICK = os.sysconf("SC_CLK_TCK")
 EVERY = 0.5  # seconds between two reads of /proc (its own CPU is printed: "this sampler")
 
 
-def kind(cmdline: str) -> str:
-    """The kind of process a command line is (the table's rows)."""
+def kind(cmdline: str, commands: bool = False) -> str:
+    """The kind of process a command line is (the table's rows); with `commands`, a CLI process by its command."""
     if "chromium" in cmdline:
         for role in ("renderer", "gpu-process", "utility", "zygote"):
             if f"--type={role}" in cmdline:
@@ -43,7 +45,13 @@ def kind(cmdline: str) -> str:
         ("pytest", "pytest (main)"),
         ("postgres", "postgresql"),
     )
-    return next((name for needle, name in rules if needle in cmdline), "other")
+    name = next((name for needle, name in rules if needle in cmdline), "other")
+    return f"CLI: {command(cmdline)}" if commands and name == "CLI processes" else name
+
+
+def command(cmdline: str) -> str:
+    """A CLI process's command, short: "-m capel_ui generate --model", "-c from capel_ui.lexicon import …"."""
+    return " ".join(cmdline.split()[1:5])[:60]
 
 
 def _read(pid: str) -> tuple[str, float] | None:
@@ -61,8 +69,9 @@ def _read(pid: str) -> tuple[str, float] | None:
 class Sampler(threading.Thread):
     """Adds up each kind's CPU until stopped; a process seen first at the start counts from there."""
 
-    def __init__(self) -> None:
+    def __init__(self, commands: bool = False) -> None:
         super().__init__(daemon=True)
+        self.commands = commands
         self.used: Counter[str] = Counter()
         self._seen: dict[str, tuple[str, float]] = {}
         self._done = threading.Event()
@@ -74,7 +83,7 @@ class Sampler(threading.Thread):
             if read is None:
                 continue
             cmdline, cpu = read
-            name, before = self._seen.get(pid, (kind(cmdline), cpu if first else 0.0))
+            name, before = self._seen.get(pid, (kind(cmdline, self.commands), cpu if first else 0.0))
             self.used[name] += cpu - before
             self._seen[pid] = (name, cpu)
 
@@ -90,7 +99,9 @@ class Sampler(threading.Thread):
 
 
 def main(args: list[str]) -> int:
-    sampler = Sampler()
+    commands = "--commands" in args  # ours, not pytest's
+    args = [a for a in args if a != "--commands"]
+    sampler = Sampler(commands)
     sampler.start()
     started = time.monotonic()
     code = subprocess.call([sys.executable, "-m", "pytest", "-q", *args], cwd=ROOT)
