@@ -116,7 +116,9 @@ def _resident(stop: bool, out: TextIO, err: TextIO) -> int:
             resident.stop(place, record)
             continue
         left = max(0.0, resident.keep_alive() - (time.time() - place.last_touched()))
-        out.write(f"{record.model_file:<40} pid {record.pid:<8} {record.slots} slots x {record.context} tokens  ")
+        threads = f"{record.threads} thread{'s' if record.threads != 1 else ''}"
+        out.write(f"{record.model_file:<40} pid {record.pid:<8} {record.slots} slots x {record.context} tokens, ")
+        out.write(f"{threads}  ")
         out.write(f"stays at least {left / 60:.0f} more min\n")
     what = "stopped" if stop else "kept loaded"
     err.write(f"{len(found)} model server{'s' if len(found) != 1 else ''} {what}.\n")

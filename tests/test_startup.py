@@ -220,7 +220,7 @@ def resident_cache(cache: Path, monkeypatch: pytest.MonkeyPatch):
 def _command(cache: Path, script: str = RESIDENT_PROBE, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
     """A process with commands' resident servers on (the suite turns them off), sized by nothing of its own."""
     environment = {**os.environ, "CAPEL_CACHE_DIR": str(cache), "CAPEL_RESIDENT": "1", **env}
-    for name in ("CAPEL_EMBEDDED_THREADS", "CAPEL_EMBEDDED_PARALLEL", "CAPEL_EMBEDDED_CTX"):
+    for name in ("CAPEL_EMBEDDED_PARALLEL", "CAPEL_EMBEDDED_CTX"):
         environment.pop(name, None)
     return subprocess.run(
         [sys.executable, "-c", script, *argv], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
@@ -245,15 +245,18 @@ def test_a_second_command_finds_the_model_loaded_and_stop_unloads_it(resident_ca
     from capel_ui.backends.resident import _alive
 
     secret = {"OPENAI_API_KEY": "sk-not-for-the-resident-server"}
-    assert _probe(resident_cache, **secret) == {"code": 0, "model_loaded_here": False}  # in a process of its own
+    one_thread = {"CAPEL_EMBEDDED_THREADS": "1"}  # the command's threads are the server's, not a server of its own
+    assert _probe(resident_cache, **secret, **one_thread) == {"code": 0, "model_loaded_here": False}
     first = _record(resident_cache)
+    assert first["threads"] == 1
     assert b"sk-not-for-the-resident-server" not in Path(f"/proc/{first['pid']}/environ").read_bytes()
-    assert _probe(resident_cache) == {"code": 0, "model_loaded_here": False}
+    assert _probe(resident_cache, **one_thread) == {"code": 0, "model_loaded_here": False}
     assert _record(resident_cache)["pid"] == first["pid"] and _alive(first["pid"])
     folder = resident_cache / "servers"
     assert (folder.stat().st_mode & 0o777, next(folder.glob("*.json")).stat().st_mode & 0o777) == (0o700, 0o600)
     listed = _command(resident_cache, CLI, "models", "running")
     assert "SmolLM2-135M-Instruct" in listed.stdout and str(first["pid"]) in listed.stdout
+    assert "4 slots x 2048 tokens, 1 thread " in listed.stdout
     assert first["api_key"] not in listed.stdout + listed.stderr
     stopped = _command(resident_cache, CLI, "models", "stop")
     assert stopped.stderr == "1 model server stopped.\n" and not _alive(first["pid"])
@@ -281,6 +284,25 @@ def test_a_record_whose_server_is_gone_is_replaced_and_the_new_one_stops_after_i
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(pid) and not list((resident_cache / "servers").glob("*.json"))
+
+
+THREADED = [  # a resident server's threads (0: a record from before they were kept), and the command's
+    pytest.param(2, "2", True, id="the same threads: used"),
+    pytest.param(2, "1", False, id="a command asking for one thread: replaced"),
+    pytest.param(0, "2", False, id="a record that does not say its threads: replaced"),
+]
+
+
+@pytest.mark.parametrize(("kept", "asked", "used"), THREADED)
+def test_a_resident_server_is_used_only_by_a_command_that_asks_for_its_threads(
+    monkeypatch: pytest.MonkeyPatch, kept: int, asked: str, used: bool
+) -> None:
+    from capel_ui.backends.embedded import ServerSize
+    from capel_ui.backends.resident import Record
+
+    monkeypatch.setenv("CAPEL_EMBEDDED_THREADS", asked)
+    record = Record(1, "http://127.0.0.1:9/v1", "key", "model|build", 4, 2048, kept)
+    assert record.fits(ServerSize(1, 2048)) is used
 
 
 @pytest.mark.parametrize(

@@ -255,17 +255,24 @@ def _found(gguf: Path, need: ServerSize) -> tuple[ServerHandle, None] | None:
     return (handle, None) if handle is not None else None
 
 
-SIZE_SETTINGS = ("CAPEL_EMBEDDED_PARALLEL", "CAPEL_EMBEDDED_CTX", "CAPEL_EMBEDDED_THREADS")
-"""Settings that size a server for one process: where one is set, that process starts its own."""
+SIZE_SETTINGS = ("CAPEL_EMBEDDED_PARALLEL", "CAPEL_EMBEDDED_CTX")
+"""Settings that size a server for one process: where one is set, that process starts its own. The threads
+(`threads`) do not: a resident server runs on the threads of the command that started it, and one asking for
+others replaces it (`resident.attach`)."""
+
+
+def threads() -> int:
+    """The threads a server started now runs on: `CAPEL_EMBEDDED_THREADS`, else all cores (llama.cpp's own default
+    is half). Where several processes run the model at once, spinning threads thrash each other; 1 then keeps each
+    one fast."""
+    return int(os.environ.get("CAPEL_EMBEDDED_THREADS") or os.cpu_count() or 1)
 
 
 def new_server(gguf: Path, slots: int, tokens: int, *, metrics: bool = False) -> tuple[ServerHandle, object]:
     """A llama.cpp server for `gguf` in this process, with `slots` slots sharing `tokens` tokens of context."""
     import xllamacpp
 
-    # All cores by default (llama.cpp's own default is half). Where several processes run the model at once,
-    # spinning threads thrash each other; CAPEL_EMBEDDED_THREADS=1 then keeps each one fast.
-    cores = int(os.environ.get("CAPEL_EMBEDDED_THREADS") or os.cpu_count() or 1)
+    cores = threads()
     params = xllamacpp.CommonParams()
     params.model.path = str(gguf)
     params.n_parallel = slots

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..lexicon import cache_dir
-from .embedded import ServerHandle, ServerSize, file_key, new_server
+from .embedded import ServerHandle, ServerSize, file_key, new_server, threads
 
 SIZE = ServerSize(4, 2048)
 """A resident server's slots and each slot's context: a command's variants or a limit's rival closings at once, each
@@ -63,6 +63,7 @@ class Record:
     key: str
     slots: int
     context: int
+    threads: int = 0  # 0: a record written before servers said their threads (replaced, as one of other threads)
 
     @property
     def model_file(self) -> str:
@@ -70,7 +71,8 @@ class Record:
         return Path(self.key.split("|", 1)[0]).name
 
     def fits(self, need: ServerSize) -> bool:
-        return need.slots <= self.slots and need.context <= self.context
+        """Whether it holds a request of `need` on the threads this process would start a server on."""
+        return need.slots <= self.slots and need.context <= self.context and self.threads == threads()
 
     def handle(self, gguf: Path) -> ServerHandle:
         return ServerHandle(self.base_url, self.api_key, gguf, self.slots)
@@ -180,7 +182,7 @@ def attach(gguf: Path, need: ServerSize) -> ServerHandle | None:
                 place.use()
                 return record.handle(gguf)
             if record is not None:
-                stop(place, record)  # another file, build, format or size, or a server that no longer answers
+                stop(place, record)  # another file, build, format, size or threads, or a server that no longer answers
             started = _start(gguf, place)
             if started is None or started.key != key:
                 return None
@@ -277,7 +279,7 @@ def serve(gguf: Path) -> None:
     handle, server = new_server(gguf, SIZE.slots, SIZE.slots * SIZE.context, metrics=True)
     if key is None:
         return
-    place.write(Record(os.getpid(), handle.base_url, handle.api_key, key, SIZE.slots, SIZE.context))
+    place.write(Record(os.getpid(), handle.base_url, handle.api_key, key, SIZE.slots, SIZE.context, threads()))
     signal.signal(signal.SIGTERM, lambda *_: _leave(place))
     seen, last = _activity(server), time.time()
     while True:
