@@ -9,6 +9,7 @@ these tests hold what a user would notice: the same answers, without the work.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -254,6 +255,11 @@ def test_a_second_command_finds_the_model_loaded_and_stop_unloads_it(resident_ca
     assert _record(resident_cache)["pid"] == first["pid"] and _alive(first["pid"])
     folder = resident_cache / "servers"
     assert (folder.stat().st_mode & 0o777, next(folder.glob("*.json")).stat().st_mode & 0o777) == (0o700, 0o600)
+    with open(next(folder.glob("*.users")), "a") as users:  # a command still using it, as `Place.use` holds it
+        fcntl.flock(users, fcntl.LOCK_SH)
+        two_threads = _probe(resident_cache, CAPEL_EMBEDDED_THREADS="2")  # loads its own: never stops it under us
+    assert two_threads == {"code": 0, "model_loaded_here": True}
+    assert _record(resident_cache)["pid"] == first["pid"] and _alive(first["pid"])
     listed = _command(resident_cache, CLI, "models", "running")
     assert "SmolLM2-135M-Instruct" in listed.stdout and str(first["pid"]) in listed.stdout
     assert "4 slots x 2048 tokens, 1 thread " in listed.stdout

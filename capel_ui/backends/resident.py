@@ -170,7 +170,8 @@ def enabled() -> bool:
 
 def attach(gguf: Path, need: ServerSize) -> ServerHandle | None:
     """The resident server of `gguf` for a request of `need` (found, or started and waited for); None where it is
-    turned off, the request does not fit, or none could be started (the caller then starts its own)."""
+    turned off, the request does not fit, another command uses a server on other threads, or none could be started
+    (the caller then starts its own)."""
     key = _key(gguf)
     if not enabled() or key is None or need.slots > SIZE.slots or need.context > SIZE.context:
         return None
@@ -181,8 +182,10 @@ def attach(gguf: Path, need: ServerSize) -> ServerHandle | None:
             if record is not None and record.key == key and record.fits(need) and record.answers():
                 place.use()
                 return record.handle(gguf)
+            if record is not None and record.answers() and not place.unused():
+                return None  # a command on other threads (or another build) uses it: never stopped under it
             if record is not None:
-                stop(place, record)  # another file, build, format, size or threads, or a server that no longer answers
+                stop(place, record)  # another file, build, format or threads, or a server that no longer answers
             started = _start(gguf, place)
             if started is None or started.key != key:
                 return None
