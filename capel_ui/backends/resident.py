@@ -179,10 +179,11 @@ def attach(gguf: Path, need: ServerSize) -> ServerHandle | None:
     try:
         with place.locked():
             record = place.read()
-            if record is not None and record.key == key and record.fits(need) and record.answers():
+            answers = record is not None and record.answers()  # asked once: up to 2 s where it does not
+            if answers and record.key == key and record.fits(need):
                 place.use()
                 return record.handle(gguf)
-            if record is not None and record.answers() and not place.unused():
+            if answers and not place.unused():
                 return None  # a command on other threads (or another build) uses it: never stopped under it
             if record is not None:
                 stop(place, record)  # another file, build, format or threads, or a server that no longer answers
