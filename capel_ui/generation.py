@@ -185,8 +185,8 @@ class Generation:
         """The clean text that stays whatever comes next (what a stream to a file may print at once): on a run that
         may repair only the verified prefix (a later call may replace the rest); on a planned run all but its last
         `plan_units` units (the ending search may write them again), and while its first call may still be padded
-        (`RunPlan.fills`) nothing after its first sentence; under a limit nothing (the run may end at an
-        earlier sentence); else all units so far."""
+        (`RunPlan.fills`) or the padded text may still beat the answer for more, nothing after its first sentence;
+        under a limit nothing (the run may end at an earlier sentence); else all units so far."""
         if self.plan.bounded:
             return ""
         parser = self.parser
@@ -195,7 +195,8 @@ class Generation:
         else:
             with self._lock:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
-        if self.plan.fills and len(self.calls) == 1:  # a call asking for more may go on from any sentence end
+        if self.plan.fills and (len(self.calls) == 1 or self.more is not None):
+            # a call asking for more may go on from any sentence end, and the padded text may still beat its answer
             first_stop = FIRST_STOP.search(text)
             text = text[: first_stop.end()] if first_stop else ""
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:

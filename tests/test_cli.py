@@ -317,12 +317,13 @@ def test_generate_json_has_the_run_details(embedded):
 
 @pytest.mark.model
 def test_acceptance_generate_exact_37_words_from_the_command_line():
-    """Seed 4: a text whose own ending reads whole (about 1 s of model time); an unseeded run may spend 10 s
-    searching a better ending (the search has its own tests: test_planned_endings.py)."""
+    """Seed 4: the model wants to end after 11 words, is asked for more and keeps its own text with its ending
+    written again (about 4 s of model time). Only the final text is printed: the stream printed nothing the padded
+    text did not keep (test_planned_endings.py has the search's and the call for more's own tests)."""
     done = run_module("generate", "--mode", "exact", "--target", "37", "--seed", "4", "Describe a lighthouse")
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
-    assert count(text, "en_words") == 37
+    assert count(text, "en_words") == 37 and text.count("\n") == 1
     assert "37/37" in done.stderr.decode()
 
 

@@ -384,7 +384,7 @@ def test_under_a_word_limit_the_embedded_model_stops_where_its_answer_ends(embed
     request = Request("What is the capital of France?", 30, mode="exact", target_kind="at_most", seed=seed)
     out = generate(embedded, request)
     written = out.written or out.text  # everything the model wrote, before any planned cut
-    assert out.verified and len(written.split()) < 20, written
+    assert out.verified and len(written.split()) < 30, written  # it ended on its own end token, before the limit
 
 
 def test_the_embedded_models_end_token_is_read_from_its_server_and_named_in_its_grammars(embedded) -> None:
@@ -582,3 +582,14 @@ def test_what_a_broken_call_for_more_wrote_stays_with_the_run_whatever_the_padde
     model = llama(by_prefill(PADDED, broken), ending=0.005, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact"))
     assert out.planned_ending["more"]["answer"] == SHORT + " A wood"
+
+
+def test_a_stream_prints_nothing_of_an_answer_for_more_the_padded_text_beats() -> None:
+    padded = SHORT + " It is baked in a wood oven. The crust is thin and crisp. Many eat it by hand."  # 30 words
+    answer = " A wood oven bakes it in ninety seconds and the cheese melts slowly into the red sauce."  # 18 more
+    ending = lambda text: 0.3 if answer.strip()[:20] in text else 0.9  # noqa: E731  (the answer reads less sure)
+    model = llama(by_prefill(padded, answer), ending=ending, next_tokens=asked(WANTS_TO_END))
+    run = Generation(model, Request(INSTRUCTION, 30, mode="exact", ask_more=True))
+    settled = [run.settled_text() for _ in run.stream()]
+    assert run.outcome().text == padded and run.planned_ending["more"]["kept"] is False
+    assert all(padded.startswith(s) for s in settled)  # what a stream printed stays
