@@ -45,7 +45,8 @@ PHRASE_ENDS = ".,;:!?。，；：！？、"
 SEARCH_UNITS = (3, 6, 10)
 """How many last units an exact text's ending search may write again: its last 3, then 6, then 10 where fewer find
 no natural ending (a clause that needs more words to close: "…This can have both positive." found nothing in 3 or 6,
-and "…and respond by releasing stress hormones such as adrenaline." in 10)."""
+and "…and respond by releasing stress hormones such as adrenaline." in 10); a text of 2 or 3 units, all but its
+first ("Tokyo is nothin." -> "Tokyo to Mexico.")."""
 SEARCH_WIDTH = 4
 """Paths kept at each step of the search (and `LAST_WORDS` times as many with all their units)."""
 LAST_WORDS = 2

@@ -237,8 +237,9 @@ class EndingPlanner:
             self.searching = False
 
     def _search_sizes(self, raw: str, text: str, units_most: int, plan: dict[str, Any]) -> Planned:
-        """The search proper: the last 3 units, then 6, then 10, until one finds a natural ending."""
-        sizes = [k for k in SEARCH_UNITS if k <= units_most]
+        """The search proper: the last 3 units, then 6, then 10, until one finds a natural ending; a text too short
+        for 3 (a 2- or 3-word headline) has all it may write again searched at once."""
+        sizes = [k for k in SEARCH_UNITS if k <= units_most] or [units_most]
         for i, units in enumerate(sizes, 1):
             self.tries = (i, len(sizes))
             best = self._search_from(text, units, plan)
@@ -267,7 +268,7 @@ class EndingPlanner:
             self._ask,
             req.lang,
             self._known_unit,
-            width=SEARCH_WIDTHS[units],
+            width=SEARCH_WIDTHS.get(units, SEARCH_WIDTH),
             first=True,
             keep=keep,
             begins=lambda unit: begins_known_unit(unit, req.lang, req.instruction),

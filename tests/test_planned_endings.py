@@ -69,6 +69,26 @@ def test_an_exact_text_cut_off_gets_last_words_the_model_would_end_a_phrase_on()
     assert plan["own"] == {"text": OWN, "end_probability": 0.005} and plan["chosen"] == HEAD + FOUND
 
 
+HEADLINES = [  # (own text, the words kept, the model's next tokens after them, the text a writer gets)
+    pytest.param(
+        "Hello, welcome toxin!",
+        "Hello,",
+        {"Hello,": [(" welcome", -0.1)], "Hello, welcome": [(" aboard", -0.2)]},
+        "Hello, welcome aboard.",
+        id="3 words: the last 2 written again",
+    ),
+    pytest.param("Tokyo nothin.", "Tokyo", {"Tokyo": [(" rises", -0.1)]}, "Tokyo rises.", id="2 words: the last one"),
+]
+
+
+@pytest.mark.parametrize(("own", "kept", "table", "text"), HEADLINES)
+def test_a_headline_too_short_for_a_3_word_search_has_all_but_its_first_word_searched(own, kept, table, text) -> None:
+    table, log = {**table, text.removesuffix("."): [(".", -0.1)]}, []
+    model = llama(own, ending=natural_after(text), next_tokens=asked(table, log))
+    out = generate(model, Request("Say hi.", len(text.split()), mode="exact"))
+    assert (out.text, out.verified, out.planned_ending["chosen"], log[0]) == (text, True, text, kept)
+
+
 def test_the_search_starts_from_the_text_without_its_last_three_words() -> None:
     log: list[str] = []
     generate(llama(OWN, ending=0.005, next_tokens=asked(NEXT, log)), Request(INSTRUCTION, 12, mode="exact"))
