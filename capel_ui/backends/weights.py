@@ -21,7 +21,8 @@ from pathlib import Path
 
 def rewrite(source: Path, target: Path) -> None:
     """Write `source` to `target` with every Q4_1 tensor as Q8_0 and all else unchanged. Written to a temporary
-    file first and renamed into place, so a reader never finds half a file (an interrupted install leaves none)."""
+    file first (`….part`, written over by the next try) and renamed into place, so the model is never read from half a
+file."""
     import gguf
     from gguf.constants import GGMLQuantizationType as Quant
 
