@@ -21,8 +21,8 @@ from pathlib import Path
 
 def rewrite(source: Path, target: Path) -> None:
     """Write `source` to `target` with every Q4_1 tensor as Q8_0 and all else unchanged. Written to a temporary
-    file first (`….part`, written over by the next try) and renamed into place, so the model is never read from half a
-file."""
+    file first (`<target>.part`, written over by the next try) and renamed into place, so the model is never read
+    from half a file."""
     import gguf
     from gguf.constants import GGMLQuantizationType as Quant
 
