@@ -88,10 +88,10 @@ def measure(path: Path, threads: int) -> dict:
 
 
 def main() -> None:
-    from capel_ui.backends.embedded import SMOLLM2_FAST, shipped_smollm2
+    from capel_ui.backends.embedded import copy_of, shipped_smollm2
 
     shipped = shipped_smollm2()
-    files = {"Q4_1 (shipped)": shipped, "Q8_0 (copy)": shipped.with_name(SMOLLM2_FAST)}
+    files = {"Q4_1 (shipped)": shipped, "Q8_0 (copy)": copy_of(shipped)}
     if not files["Q8_0 (copy)"].is_file():
         sys.exit("no Q8_0 copy: run `.venv/bin/python -m capel_ui.backends.weights` (scripts/setup.sh does)")
     print(f"load average at the start: {os.getloadavg()[0]:.2f}")

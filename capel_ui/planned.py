@@ -40,10 +40,6 @@ from .quality import JUNK_KINDS, content_words, warnings
 from .request import Request
 from .vocab import MARKER_MODES, grammar_kind
 
-SEARCH_WIDTHS = dict.fromkeys(SEARCH_UNITS, SEARCH_WIDTH)
-"""Paths kept at each step of an exact text's ending search, by how many last units it writes again. The search
-stops at the step that finds its first natural ending (`search_ending(first=True)`): the run's wait, measured in
-benchmarks/quality.py (issue 31: a planned exact text at most twice the unplanned one's time)."""
 QUESTIONS_MOST = 120
 """The most next-token questions one text's ending search asks, all its sizes together: a bound on the wait (~30 ms a
 question on the embedded model), above the 97 the longest search measured asked. At 48 (issue 45) one text in six of
@@ -268,8 +264,7 @@ class EndingPlanner:
             self._ask,
             req.lang,
             self._known_unit,
-            width=SEARCH_WIDTHS.get(units, SEARCH_WIDTH),
-            first=True,
+            first=True,  # stop at the step that finds the first natural ending: the run's wait (benchmarks/quality.py)
             keep=keep,
             begins=lambda unit: begins_known_unit(unit, req.lang, req.instruction),
         )

@@ -45,9 +45,14 @@ def smollm2_path() -> Path:
 
 
 def fastest(shipped: Path) -> Path:
-    """The Q8_0 copy beside the shipped file where it is there, else the shipped file."""
-    fast = shipped.with_name(SMOLLM2_FAST)
+    """The Q8_0 copy of the shipped file where it is there, else the shipped file."""
+    fast = copy_of(shipped)
     return fast if fast.is_file() else shipped
+
+
+def copy_of(shipped: Path) -> Path:
+    """Where the shipped file's Q8_0 copy is made and read: beside it."""
+    return shipped.with_name(SMOLLM2_FAST)
 
 
 def shipped_smollm2() -> Path:

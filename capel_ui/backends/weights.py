@@ -48,10 +48,10 @@ def rewrite(source: Path, target: Path) -> None:
 
 def main() -> int:
     """Make the embedded model's Q8_0 copy unless it is there already (scripts/setup.sh; about 10 s, once)."""
-    from .embedded import SMOLLM2_FAST, shipped_smollm2
+    from .embedded import copy_of, shipped_smollm2
 
     source = shipped_smollm2()
-    target = source.with_name(SMOLLM2_FAST)
+    target = copy_of(source)
     if target.is_file():
         return 0
     rewrite(source, target)
