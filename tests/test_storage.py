@@ -10,6 +10,7 @@ import csv
 import dataclasses
 import io
 import random
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -378,6 +379,25 @@ def test_threads_migrating_fresh_engines_on_the_same_file_do_not_crash(db_url: s
         e.dispose()
     assert failures == []
     assert recorded_versions(get_engine(db_url)) == SCHEMA_VERSIONS
+
+
+def test_a_new_database_whose_write_lock_is_held_past_the_busy_timeout_is_created_once_it_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """busy_timeout is no queue: a connection that loses its turns past it is refused, so opening a database goes on
+    trying to create its schema while another connection holds the lock (as five other threads did under load)."""
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("PRAGMA journal_mode=WAL")
+    other.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(engine_module, "BUSY_TIMEOUT_MS", 50)
+    threading.Timer(0.6, other.rollback).start()  # the other writer is done after 12 busy timeouts
+    try:
+        engine = create_migrated_engine(f"sqlite:///{path}")
+    finally:
+        other.close()
+    assert recorded_versions(engine) == SCHEMA_VERSIONS
+    engine.dispose()
 
 
 def test_the_created_schema_has_the_constraints_the_repository_relies_on(engine: Engine) -> None:

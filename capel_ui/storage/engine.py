@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -49,7 +51,7 @@ from typing import Any
 
 from sqlalchemy import URL, Engine, create_engine, event, inspect, make_url
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError, SQLAlchemyError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql import case, column, false, insert, select, table, true, update
 from sqlalchemy.types import JSON, Boolean, Float, Integer, String, Text, TypeEngine
@@ -62,6 +64,10 @@ log = logging.getLogger(__name__)
 DEFAULT_DB_PATH = PROJECT_ROOT / "data" / "capel.db"
 BUSY_TIMEOUT_MS = int(os.environ.get("CAPEL_DB_BUSY_TIMEOUT_MS", "5000"))
 """How long a SQLite writer waits for another's lock before the write fails (a run then tries again)."""
+MIGRATE_PATIENCE_S = 15.0
+"""How long opening a SQLite database goes on trying to create or upgrade its schema while other connections hold
+its write lock: busy_timeout is no queue (a waiter can lose every turn to the others, as six threads creating one
+file at once on a loaded machine did), and a migration tried again is safe (`migrate`)."""
 WRITE_OPTION = "capel_write"
 """Execution option marking a connection that will write; on SQLite it begins with BEGIN IMMEDIATE."""
 
@@ -515,7 +521,7 @@ def create_migrated_engine(url: str) -> Engine:
     engine = _new_engine(url)
     _install_sqlite_hooks(engine)
     try:
-        migrate(engine)
+        _migrate_patiently(engine)
     except DBAPIError as exc:
         engine.dispose()
         raise _storage_error(engine, exc) from exc
@@ -523,6 +529,27 @@ def create_migrated_engine(url: str) -> Engine:
         engine.dispose()
         raise
     return engine
+
+
+def _migrate_patiently(engine: Engine) -> None:
+    """`migrate`, tried again for up to `MIGRATE_PATIENCE_S` while SQLite says the file is busy or locked."""
+    deadline = time.monotonic() + MIGRATE_PATIENCE_S
+    while True:
+        try:
+            migrate(engine)
+            return
+        except OperationalError as exc:
+            if not _busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(random.uniform(0.05, 0.25))  # apart from the others trying, not in step with them
+
+
+def _busy(exc: DBAPIError) -> bool:
+    """SQLite's SQLITE_BUSY or SQLITE_LOCKED (any extended code): another connection holds the lock."""
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    if not isinstance(exc.orig, sqlite3.OperationalError) or code is None:
+        return False
+    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def get_engine(url: str | None = None) -> Engine:
