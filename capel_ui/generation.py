@@ -84,6 +84,7 @@ class Generation:
         self.planned_ending: dict[str, Any] | None = None  # what a planned ending weighed (Outcome.planned_ending)
         self.cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
         self.more: dict[str, Any] | None = None  # where the model ended an exact answer before N, and what was asked
+        self._more_from = ""  # the text a call for more goes on from (`_before_more`)
         self._settled_at: int | None = None  # where a planned run's clean text stops being settled (`settled_text`)
         self.status: Status = "running"
         self.started = time.monotonic()
@@ -185,7 +186,8 @@ class Generation:
         """The clean text that stays whatever comes next (what a stream to a file may print at once): on a run that
         may repair only the verified prefix (a later call may replace the rest); on a planned run all but its last
         `plan_units` units (the ending search may write them again), and while its first call may still be padded
-        (`RunPlan.fills`) or the padded text may still beat the answer for more, nothing after its first sentence;
+        (`RunPlan.fills`) or the padded text may still beat the answer for more, nothing after what both begin with
+        (`_before_more`);
         under a limit nothing (the run may end at an earlier sentence); else all units so far."""
         if self.plan.bounded:
             return ""
@@ -196,9 +198,7 @@ class Generation:
             with self._lock:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
         if self.plan.fills and (len(self.calls) == 1 or self.more is not None):
-            # a call asking for more may go on from any sentence end, and the padded text may still beat its answer
-            first_stop = FIRST_STOP.search(text)
-            text = text[: first_stop.end()] if first_stop else ""
+            text = self._before_more(text)
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:
             if self._settled_at is None:  # found once: the text before it no longer changes
                 units = list((HAN if self.request.lang == "zh" else WORD).finditer(text))
@@ -207,6 +207,15 @@ class Generation:
             if self._settled_at is not None:
                 text = text[: self._settled_at]
         return text
+
+    def _before_more(self, text: str) -> str:
+        """What stays of a filled exact text whatever a call for more does: while the first call streams, a call for
+        more may go on from any sentence end, so only the first sentence; once one goes on from the wanted end, the
+        text up to there, which the answer for more, the padded text and the first call's text all begin with."""
+        if self._more_from and text.startswith(self._more_from):
+            return self._more_from
+        first_stop = FIRST_STOP.search(text)
+        return text[: first_stop.end()] if first_stop else ""
 
     def live_note(self) -> str:
         """` · repairing from <k> (call 2 of 3)` while a repair call streams, ` · its last sentence reads cut off:
@@ -459,6 +468,7 @@ class Generation:
         done = count(kept, self.request.count_unit)
         messages, grammar = self.plan.more(done)
         self.more = {"ended_at": done, "asked": self.request.target - done, "written": raw, "kept": True}
+        self._more_from = kept
         options = dataclasses.replace(
             call.options,
             grammar=grammar,

@@ -539,6 +539,18 @@ def test_a_stream_prints_no_padding_the_call_for_more_replaces() -> None:
     assert all(text.startswith(s) for s in settled)  # what a stream printed stays
 
 
+def test_while_the_call_for_more_writes_a_stream_prints_the_answer_up_to_where_the_model_wanted_to_end() -> None:
+    padded = SHORT + " The end." * 9  # 30 words; the model wanted to end after SHORT (12 words), the search 10
+    model = llama(
+        by_prefill(padded, Turn(tuple(" " + w for w in MORE.split()), delay=0.01)),
+        ending=0.9,
+        next_tokens=asked(WANTS_TO_END),
+    )
+    run = Generation(model, Request(INSTRUCTION, 30, mode="exact", ask_more=True))
+    while_more = [run.settled_text() for _ in run.stream() if len(run.calls) == 2]
+    assert while_more and set(while_more) == {SHORT}  # both sentences, not the first alone, from its first chunk on
+
+
 @pytest.mark.model
 def test_the_embedded_model_that_wanted_to_stop_early_goes_on_from_its_own_answer_and_keeps_the_count(embedded) -> None:
     out = generate(embedded, Request("What is the capital of France?", 40, mode="exact", seed=3, ask_more=True))
