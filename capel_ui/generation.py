@@ -198,7 +198,7 @@ class Generation:
             with self._lock:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
         if self.plan.fills and (len(self.calls) == 1 or self.more is not None):
-            text = self._before_more(text)
+            text = _before_more(text, self._more_from)
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:
             if self._settled_at is None:  # found once: the text before it no longer changes
                 units = list((HAN if self.request.lang == "zh" else WORD).finditer(text))
@@ -207,15 +207,6 @@ class Generation:
             if self._settled_at is not None:
                 text = text[: self._settled_at]
         return text
-
-    def _before_more(self, text: str) -> str:
-        """What stays of a filled exact text whatever a call for more does: while the first call streams, a call for
-        more may go on from any sentence end, so only the first sentence; once one goes on from the wanted end, the
-        text up to there, which the answer for more, the padded text and the first call's text all begin with."""
-        if self._more_from and text.startswith(self._more_from):
-            return self._more_from
-        first_stop = FIRST_STOP.search(text)
-        return text[: first_stop.end()] if first_stop else ""
 
     def live_note(self) -> str:
         """` · repairing from <k> (call 2 of 3)` while a repair call streams, ` · its last sentence reads cut off:
@@ -498,6 +489,16 @@ class Generation:
     def outcome(self) -> Outcome:
         """The result so far (final once the stream has ended)."""
         return self._final if self._final is not None else build(self, final=False)
+
+
+def _before_more(text: str, more_from: str) -> str:
+    """What stays of a filled exact text whatever a call for more does: while the first call streams, a call for more
+    may go on from any sentence end, so only the first sentence; once one goes on from the wanted end (`more_from`),
+    the text up to there, which the answer for more, the padded text and the first call's text all begin with."""
+    if more_from and text.startswith(more_from):
+        return more_from
+    first_stop = FIRST_STOP.search(text)
+    return text[: first_stop.end()] if first_stop else ""
 
 
 def generate(backend: Backend, request: Request) -> Outcome:
