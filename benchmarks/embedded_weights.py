@@ -18,9 +18,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 PROMPTS = {  # name: (instruction, lang, target)
     "en countdown, 37 words": ("Describe a lighthouse.", "en", 37),
     "zh countdown, 60 characters": ("介绍一下北京。", "zh", 60),

@@ -197,7 +197,7 @@ class Generation:
         else:
             with self._lock:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
-        if self.plan.fills and (len(self.calls) == 1 or self.more is not None):
+        if self.plan.fills:  # an exact run that may ask for more: its only second call is that one
             text = _before_more(text, self._more_from)
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:
             if self._settled_at is None:  # found once: the text before it no longer changes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -124,7 +125,7 @@ def test_the_server_does_not_grow_with_each_new_prompt(embedded):
 
     def rss_mb() -> float:
         with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * 4096 / 2**20
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
     def ask(i: int) -> None:
         asked = f"Describe garden tool number {i} of a long catalogue, with care. " * 3
