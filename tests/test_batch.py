@@ -405,9 +405,13 @@ def test_a_batch_killed_half_way_and_run_again_finishes_the_rest_and_has_each_ro
     argv = [sys.executable, "-m", "capel_ui", "batch", *args]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     lines = []
-    for line in proc.stderr:  # kill it once three texts are written
+    for line in proc.stderr:  # kill it once three texts are written and the fourth is on its way
         lines.append(line)
         if line.startswith("[3/8]"):
+            # the fourth run is saved before its request: it is on its way once the server has that request
+            deadline = time.monotonic() + 10
+            while len(scripted.chat_requests) < 4 and time.monotonic() < deadline:
+                time.sleep(0.01)
             proc.send_signal(signal.SIGKILL)
             break
     proc.wait(timeout=30)
