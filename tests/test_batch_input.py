@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from capel_ui.backends import ScriptedBackend
-from capel_ui.batch.table import MAX_CELL
+from capel_ui.batch.table import EXCEL_CELL, EXCEL_CUT, MAX_CELL, read_table, xlsx_bytes
 from capel_ui.storage import get_engine, list_runs
 from tests.test_batch import read_csv, run_cli
 
@@ -164,3 +164,49 @@ def test_an_xlsx_holds_every_text_as_a_string_cell_never_a_formula(tmp_path: Pat
     assert all(cells[k].data_type == "s" for k in [*WRITERS, "text"])
     xml = zipfile.ZipFile(out).read("xl/worksheets/sheet1.xml").decode()
     assert "<f>" not in xml and "<f " not in xml
+
+
+# ----- a cell longer than an Excel cell holds ---------------------------------------------------------------------
+
+LONG = " ".join(["The keeper climbed the stairs of the old lighthouse at dusk."] * 700)  # 42,699 characters
+
+
+@pytest.mark.parametrize(
+    ("size", "whole"), [(EXCEL_CELL - 1, True), (EXCEL_CELL, True), (EXCEL_CELL + 1, False), (len(LONG), False)]
+)
+def test_an_xlsx_cell_holds_a_text_up_to_excels_limit_whole_and_says_where_a_longer_one_was_cut(
+    size: int, whole: bool
+) -> None:
+    text = (LONG * 2)[:size]
+    back = read_table(xlsx_bytes(["notes"], [{"notes": text}]), "out.xlsx").rows[0]["notes"]
+    if whole:
+        assert back == text
+    else:  # openpyxl alone would cut it at 32,767 without a word
+        assert len(back) == EXCEL_CELL and back.endswith(EXCEL_CUT) and text.startswith(back.removesuffix(EXCEL_CUT))
+
+
+def test_a_batch_into_xlsx_refuses_a_cell_excel_cannot_hold_before_any_text_is_written(tmp_path: Path) -> None:
+    src = tmp_path / "book.csv"
+    with src.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([["id", "instruction", "target", "notes"], ["r1", "Write a headline", "5", LONG]])
+    code, err = run_cli(str(src), "--model", "scripted", "--mode", "baseline", "--out", str(tmp_path / "out.xlsx"))
+    assert code == 2, err
+    assert f"book.csv line 2, notes: {len(LONG):,} characters: an Excel cell holds 32,767" in err, err
+    assert f"--out {tmp_path / 'out.csv'}" in err, err
+    assert not (tmp_path / "out.xlsx").exists() and list_runs(get_engine()) == []
+
+
+def test_the_batch_page_says_its_xlsx_cuts_a_cell_excel_cannot_hold_and_the_csv_keeps_it_whole(
+    scripted_model: ScriptedBackend, app_test: AppTest
+) -> None:
+    scripted_model.reply("Sea wind salt light stone.")
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([["id", "instruction", "target", "notes"], ["r1", "Write a headline", "5", LONG]])
+    at = app_test
+    at.selectbox(key="provider").set_value("scripted").run()
+    at.switch_page("app_pages/batch.py").run()
+    at.file_uploader[0].set_value(("book.csv", buffer.getvalue().encode(), "text/csv")).run()
+    next(b for b in at.button if b.label == "Write 1 text").click().run()
+    assert not at.exception, at.exception
+    note = f"The XLSX cuts 1 cell at Excel's 32,767 characters (row 1, notes: {len(LONG):,} characters)"
+    assert any(c.value.startswith(note) and "the CSV keeps every text whole" in c.value for c in at.caption)

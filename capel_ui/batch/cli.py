@@ -85,12 +85,16 @@ def default_out(path: str) -> Path:
 def cmd_batch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .lock import Busy, held, lock_beside
     from .outfile import check_target
-    from .table import TableError, format_of, read_file
+    from .table import EXCEL_CELL, TableError, format_of, read_file
 
     try:  # the whole file is read and checked before any text is written
         table, data = read_file(args.input)
         target = Path(args.out) if args.out else default_out(args.input)
-        format_of(target)
+        if format_of(target) == "xlsx" and (cell := table.over_excel()):
+            raise TableError(
+                f"{args.input} {cell}: an Excel cell holds {EXCEL_CELL:,}, so the XLSX would cut it; write the "
+                f"output as CSV (--out {target.with_suffix('.csv')})"
+            )
         check_target(Path(args.input), target)
     except TableError as exc:
         err.write(f"capel_ui: error: {exc}\n")

@@ -41,6 +41,11 @@ MAX_CELL = 2_000_000
 is refused in one line. The csv module's own limit (131,072) is raised to it."""
 csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL))
 TOO_LONG = f"a cell is over the {MAX_CELL:,} characters (about 300,000 words) a cell may hold; shorten it"
+EXCEL_CELL = 32_767
+"""Characters an Excel cell holds. openpyxl cuts a longer text there without a word, so `xlsx_bytes` cuts it itself
+and says so in the cell (`EXCEL_CUT`), and a batch whose input holds such a cell is refused an XLSX output before any
+text is written (`Table.over_excel`): a book to rewrite comes back whole only in CSV."""
+EXCEL_CUT = " [cut here: an Excel cell holds 32,767 characters; the CSV holds the whole text]"
 MAX_ROWS = 100_000
 """Rows a batch reads: read and planned in seconds and about 300 MB; a longer file is refused in one line."""
 MAX_INPUT_BYTES = 256 * 2**20
@@ -71,6 +76,17 @@ class Table:
     """Blank lines (or sheet rows) under the header, skipped."""
     unit: str = "line"
     """What the file counts in: `line` (CSV) or `row` (XLSX sheet rows), as `account` and the errors name them."""
+
+    def over_excel(self) -> str:
+        """Where the first cell too long for an Excel cell is, as the file names it ("line 2, source: 250,000
+        characters", and how many more), or "" where every cell fits."""
+        found = [(i, h, len(v)) for i, row in enumerate(self.rows) for h, v in row.items() if len(v) > EXCEL_CELL]
+        if not found:
+            return ""
+        i, column, size = found[0]
+        more = f" (and {_n(len(found) - 1, 'more cell')})" if len(found) > 1 else ""
+        line = self.lines[i][0] if i < len(self.lines) else i + 2
+        return f"{self.unit} {line}, {column}: {size:,} characters{more}"
 
     def account(self) -> str:
         """How the file's lines under the header became rows, when that is not one line per row ("" when it is):
@@ -382,9 +398,28 @@ def _put(cell: Any, value: Any) -> Any:
         cell.value = value
         return cell
     text = "".join(ch for ch in str(value) if ch in "\t\n\r" or ord(ch) >= 32)  # XML 1.0 refuses control chars
+    if len(text) > EXCEL_CELL:  # cut where Excel must, and said in the cell, not silently by openpyxl
+        text = text[: EXCEL_CELL - len(EXCEL_CUT)] + EXCEL_CUT
     cell.value = text
     cell.data_type = "s"  # a string, even "=HYPERLINK(...)": shown, never run
     return cell
+
+
+def excel_note(header: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    """What a page says beside its XLSX download where that file cuts cells at Excel's limit (`EXCEL_CELL`), naming
+    the first as a writer finds it; "" where every cell fits."""
+    cuts = [
+        f"row {i}, {h}: {len(v):,} characters"
+        for i, row in enumerate(rows, 1)
+        for h in header
+        if isinstance(v := row.get(h), str) and len(v) > EXCEL_CELL
+    ]
+    if not cuts:
+        return ""
+    return (
+        f"The XLSX cuts {_n(len(cuts), 'cell')} at Excel's {EXCEL_CELL:,} characters ({cuts[0]}"
+        f"{', …' if len(cuts) > 1 else ''}); the CSV keeps every text whole."
+    )
 
 
 def table_bytes(

@@ -19,7 +19,7 @@ from ..batch.lock import Busy
 from ..batch.packs import DEFAULT_POSTS, MAX_POSTS, PACKS
 from ..batch.rows import INPUT_COLUMNS, OUTPUT_COLUMNS, Options, asks
 from ..batch.runner import Batch
-from ..batch.table import XLSX_MIME, Table, TableError, csv_bytes, read_table, xlsx_bytes
+from ..batch.table import XLSX_MIME, Table, TableError, csv_bytes, excel_note, read_table, xlsx_bytes
 from ..vocab import MODE_LABELS, MODES
 from . import resources, state
 from .state import Key
@@ -78,7 +78,7 @@ def render() -> None:
     left = len(batch.pending)
     if left:
         b = st.columns([1.6, 1, 3])
-        label = f"Write {left} texts" if batch.resumed == 0 else f"Write the {left} left"
+        label = f"Write {left} text{'s' * (left != 1)}" if batch.resumed == 0 else f"Write the {left} left"
         if b[0].button(label, type="primary", icon=":material/play_arrow:", width="stretch"):
             _run(batch, b[1])
     _results(batch, name)
@@ -254,6 +254,8 @@ def _results(batch: Batch, name: str) -> None:
         on_click="ignore",
         width="stretch",
     )
+    if note := excel_note(header, rows):
+        d[2].caption(note)
 
 
 def _columns() -> dict[str, Any]:
