@@ -210,3 +210,16 @@ def test_the_batch_page_says_its_xlsx_cuts_a_cell_excel_cannot_hold_and_the_csv_
     assert not at.exception, at.exception
     note = f"The XLSX cuts 1 cell at Excel's 32,767 characters (row 1, notes: {len(LONG):,} characters)"
     assert any(c.value.startswith(note) and "the CSV keeps every text whole" in c.value for c in at.caption)
+
+
+def test_a_batch_into_xlsx_says_which_text_the_model_wrote_past_an_excel_cell(
+    tmp_path: Path, scripted_model: ScriptedBackend
+) -> None:
+    scripted_model.reply(LONG)  # 7,700 words: within the row's limit, past an Excel cell
+    src = tmp_path / "in.csv"
+    src.write_text(HEADER + "r1,Write the keeper's story,at most 10000\n", encoding="utf-8")
+    out = tmp_path / "out.xlsx"
+    code, err = run_cli(str(src), "--model", "scripted", "--mode", "baseline", "--out", str(out))
+    assert code == 0, err
+    assert f"warning: The XLSX cuts 1 cell at Excel's 32,767 characters (row 1, text: {len(LONG):,} characters)" in err
+    assert read_table(out.read_bytes(), "out.xlsx").rows[0]["text"].endswith(EXCEL_CUT)
