@@ -187,14 +187,12 @@ def _ticker(batch: Batch, output: OutputFile, name: str, err: TextIO) -> Callabl
 
 def _ending(batch: Batch, output: OutputFile, written: bool, interrupted: bool, out: TextIO, err: TextIO) -> int:
     """The last line (the file written, or why not and where the texts are) and the exit code."""
-    from .table import excel_note, format_of
-
     if not written:
         err.write(f"capel_ui: error: {output.failure(out)}\n")
         return EXIT_BACKEND
     said = f"{batch.summary()} · {batch.progress.elapsed:.0f} s · wrote {output.path}"
-    if format_of(output.path) == "xlsx" and (note := excel_note(batch.header(), batch.output_rows())):
-        err.write(f"warning: {note}\n")  # a text the model wrote past an Excel cell (its input was checked)
+    if output.excel_note:  # a text the model wrote past an Excel cell (its input was checked)
+        err.write(f"warning: {output.excel_note}\n")
     if interrupted:
         err.write(f"interrupted: {said}; run the same command again to finish the rest\n")
         return EXIT_INTERRUPTED

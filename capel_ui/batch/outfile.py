@@ -17,7 +17,7 @@ from typing import TextIO
 
 from .rows import OUTPUT_COLUMNS
 from .runner import Batch
-from .table import TableError, csv_bytes, write_table
+from .table import TableError, csv_bytes, excel_note, format_of, write_table
 
 WRITE_EVERY = 5.0
 """Seconds at least between writes while rows finish (and ten times what the last write took: an XLSX of 100,000
@@ -47,6 +47,7 @@ class OutputFile:
     def __init__(self, path: Path, batch: Batch) -> None:
         self.path, self.batch = path, batch
         self.error: OSError | None = None
+        self.excel_note = ""  # the cells the last XLSX written cut at Excel's limit (`table.excel_note`)
         self._at, self._took, self._rows = float("-inf"), 0.0, 0  # the first finished row is written at once
 
     def maybe_write(self) -> None:
@@ -59,8 +60,9 @@ class OutputFile:
         """Write every row now (a row not written yet says so in its error cell); False if the file system refused."""
         started = time.monotonic()
         self._rows = len(self.batch.finished)
+        header, rows = self.batch.header(), self.batch.output_rows()
         try:
-            write_table(self.path, self.batch.header(), self.batch.output_rows(), neutralised=OUTPUT_COLUMNS)
+            write_table(self.path, header, rows, neutralised=OUTPUT_COLUMNS)
         except OSError as exc:
             self.error = exc
             return False
@@ -68,6 +70,7 @@ class OutputFile:
             self._at = time.monotonic()
             self._took = self._at - started
         self.error = None
+        self.excel_note = excel_note(header, rows) if format_of(self.path) == "xlsx" else ""
         return True
 
     def failure(self, out: TextIO) -> str:

@@ -80,7 +80,7 @@ class Table:
     def over_excel(self) -> str:
         """Where the first cell too long for an Excel cell is, as the file names it ("line 2, source: 250,000
         characters", and how many more), or "" where every cell fits."""
-        found = [(i, h, len(v)) for i, row in enumerate(self.rows) for h, v in row.items() if len(v) > EXCEL_CELL]
+        found = _over_excel(self.header, self.rows)
         if not found:
             return ""
         i, column, size = found[0]
@@ -406,20 +406,26 @@ def _put(cell: Any, value: Any) -> Any:
 
 
 def excel_note(header: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
-    """What a page says beside its XLSX download where that file cuts cells at Excel's limit (`EXCEL_CELL`), naming
-    the first as a writer finds it; "" where every cell fits."""
-    cuts = [
-        f"row {i}, {h}: {len(v):,} characters"
-        for i, row in enumerate(rows, 1)
+    """What the Batch page and the command say of an XLSX of `rows` that cuts cells at Excel's limit (`EXCEL_CELL`),
+    naming the first as a writer finds it; "" where every cell fits."""
+    cuts = _over_excel(header, rows)
+    if not cuts:
+        return ""
+    i, column, size = cuts[0]
+    return (
+        f"The XLSX cuts {_n(len(cuts), 'cell')} at Excel's {EXCEL_CELL:,} characters (row {i + 1}, {column}: "
+        f"{size:,} characters{', …' if len(cuts) > 1 else ''}); the CSV keeps every text whole."
+    )
+
+
+def _over_excel(header: Sequence[str], rows: Sequence[dict[str, Any]]) -> list[tuple[int, str, int]]:
+    """(row index, column, characters) of each cell in `header`'s columns longer than an Excel cell holds."""
+    return [
+        (i, h, len(v))
+        for i, row in enumerate(rows)
         for h in header
         if isinstance(v := row.get(h), str) and len(v) > EXCEL_CELL
     ]
-    if not cuts:
-        return ""
-    return (
-        f"The XLSX cuts {_n(len(cuts), 'cell')} at Excel's {EXCEL_CELL:,} characters ({cuts[0]}"
-        f"{', …' if len(cuts) > 1 else ''}); the CSV keeps every text whole."
-    )
 
 
 def table_bytes(
