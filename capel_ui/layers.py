@@ -19,7 +19,15 @@ class Layer(NamedTuple):
 LAYERS: tuple[Layer, ...] = (
     Layer(
         "words",
-        ("capel_ui", "capel_ui.vocab", "capel_ui.redact", "capel_ui.cliargs", "capel_ui.interrupts", "capel_ui.layers"),
+        (
+            "capel_ui",
+            "capel_ui.vocab",
+            "capel_ui.redact",
+            "capel_ui.cliargs",
+            "capel_ui.interrupts",
+            "capel_ui.layers",
+            "capel_ui.keep",
+        ),
         "the names every module shares (languages, units, modes, statuses, exit codes), key masking, argument checks",
     ),
     Layer(
@@ -74,6 +82,8 @@ LAYERS: tuple[Layer, ...] = (
         (
             "capel_ui.cli",
             "capel_ui.__main__",
+            "capel_ui.command",
+            "capel_ui.forkserver",
             "capel_ui.models_cli",
             "capel_ui.doctor",
             "capel_ui.bench",

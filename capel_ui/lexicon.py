@@ -26,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .keep import cache_dir
 from .vocab import PROJECT_ROOT
 
 EN_WORDS = 20_000
@@ -139,16 +140,6 @@ def write_whole(path: Path, write: Any) -> bool:
         with contextlib.suppress(OSError):  # nothing to remove where the folder itself could not be made
             tmp.unlink(missing_ok=True)
         return False
-
-
-def cache_dir() -> Path:
-    """Where what a process would otherwise work out again at every start is kept (wordfreq's English table, the
-    end token of each GGUF file): `CAPEL_CACHE_DIR`, else the XDG cache (`~/.cache/capel-studio`). Always safe
-    to delete."""
-    named = os.environ.get("CAPEL_CACHE_DIR") or ""
-    if named:
-        return Path(named)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "capel-studio"
 
 
 LONGEST_WORD = 64

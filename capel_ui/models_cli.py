@@ -104,10 +104,11 @@ def _vendor_list(provider: str, out: TextIO, err: TextIO) -> int:
 
 
 def _resident(stop: bool, out: TextIO, err: TextIO) -> int:
-    """The resident model servers (backends/resident.py): listed with their process and how long they stay, or
-    stopped."""
+    """The resident model servers (backends/resident.py) and the warm processes that start commands
+    (forkserver.py): listed with their process and how long they stay, or stopped."""
     import time
 
+    from . import keep
     from .backends import resident
 
     found = resident.running()
@@ -115,11 +116,20 @@ def _resident(stop: bool, out: TextIO, err: TextIO) -> int:
         if stop:
             resident.stop(place, record)
             continue
-        left = max(0.0, resident.keep_alive() - (time.time() - place.last_touched()))
+        left = max(0.0, keep.keep_alive() - (time.time() - place.last_touched()))
         threads = f"{record.threads} thread{'s' if record.threads != 1 else ''}"
         out.write(f"{record.model_file:<40} pid {record.pid:<8} {record.slots} slots x {record.context} tokens, ")
         out.write(f"{threads}  ")
         out.write(f"stays at least {left / 60:.0f} more min\n")
     what = "stopped" if stop else "kept loaded"
     err.write(f"{len(found)} model server{'s' if len(found) != 1 else ''} {what}.\n")
+    warm = keep.warm_processes()
+    for process in warm:
+        if stop:
+            keep.stop_warm(process.pid)
+            continue
+        started = f"started {process.started} command{'s' if process.started != 1 else ''}"
+        out.write(f"{'warm process (commands start with the app imported)':<40} pid {process.pid:<8} {started}\n")
+    if warm:
+        err.write(f"{len(warm)} warm process{'es' if len(warm) != 1 else ''} {'stopped' if stop else 'waiting'}.\n")
     return EXIT_OK

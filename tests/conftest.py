@@ -46,6 +46,7 @@ os.environ.setdefault("CAPEL_RESIDENT", "0")
 
 XDIST_GROUPS = {
     "test_storage_postgres.py": "postgres",
+    "test_forkserver.py": "warm",  # one warm process for the file's commands
     "test_browser.py": "browser-a",
     **dict.fromkeys(
         (
@@ -58,10 +59,11 @@ XDIST_GROUPS = {
     ),
 }
 """Tests that share a costly session fixture run in one pytest-xdist worker: the PostgreSQL ones (one throwaway
-cluster), and the browser walks in two halves of about equal time. Each worker that gets a walk starts its own
-`streamlit run` and chromium (about 5 s of CPU), and that streamlit its own embedded model for the walks on it: in
-two workers, not three, and two walks at once, not three (three streamlit servers, three chromiums and the workers'
-models on 2 cores made every walk take twice its time). The third worker runs the rest meanwhile."""
+cluster), the commands started warm (one warm process), and the browser walks in two halves of about equal time.
+Each worker that gets a walk starts its own `streamlit run` and chromium (about 5 s of CPU), and that streamlit its
+own embedded model for the walks on it: in two workers, not three, and two walks at once, not three (three streamlit
+servers, three chromiums and the workers' models on 2 cores made every walk take twice its time). The third worker
+runs the rest meanwhile."""
 
 
 SLOW_FIRST = ("model", "browser")

@@ -243,7 +243,7 @@ CLI = "import sys; from capel_ui.cli import main; sys.exit(main(sys.argv[1:]))"
 
 @pytest.mark.model
 def test_a_second_command_finds_the_model_loaded_and_stop_unloads_it(resident_cache: Path) -> None:
-    from capel_ui.backends.resident import _alive
+    from capel_ui.keep import alive as _alive
 
     secret = {"OPENAI_API_KEY": "sk-not-for-the-resident-server"}
     one_thread = {"CAPEL_EMBEDDED_THREADS": "1"}  # the command's threads are the server's, not a server of its own
@@ -276,7 +276,8 @@ def test_a_record_whose_server_is_gone_is_replaced_and_the_new_one_stops_after_i
     import time
 
     from capel_ui.backends.embedded import smollm2_path
-    from capel_ui.backends.resident import Place, Record, _alive, _key
+    from capel_ui.backends.resident import Place, Record, _key
+    from capel_ui.keep import alive as _alive
 
     dead = subprocess.Popen(["true"])
     dead.wait()

@@ -9,7 +9,7 @@ texts at once, each with SmolLM2's whole 8k window), a CLI command's with what i
 text, the context its prompt and answer take), since llama.cpp allocates every slot's KV cache at start (4 × 8k of
 it was most of a second). A command first looks for its model's resident server (`resident.py`), which stays loaded
 between commands. What does not change between processes, the end token a GGUF file's grammars may name
-(`end_token`), is kept on disk (`lexicon.cache_dir`).
+(`end_token`), is kept on disk (`keep.cache_dir`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from importlib import metadata
 from pathlib import Path
 
 from ..grammar import LLGUIDANCE
-from ..lexicon import cache_dir, write_whole
+from ..keep import cache_dir
+from ..lexicon import write_whole
 from .base import BackendError, register_slots
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -4,7 +4,7 @@ A command on the embedded model or a pulled GGUF file (`generate`, `rewrite`) wo
 set up llama.cpp in its own process, most of a second of every command before it writes a word (issue 45). It asks
 for the file's resident server instead (`attach`): one found answering is used at once; else one is started in a
 process of its own (`python -m capel_ui.backends.resident FILE`), which the command waits for and which stays after
-it until `KEEP_ALIVE` seconds pass with no request (as Ollama keeps a model loaded for five minutes).
+it until `keep.KEEP_ALIVE` seconds pass with no request (as Ollama keeps a model loaded for five minutes).
 
 It keeps the guarantees of a server in the command's own process: it listens on 127.0.0.1 only and takes a random
 key, kept in a record only this user can read (`<cache>/servers/`, folder 0700, file 0600) and never printed. The
@@ -21,7 +21,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from ..lexicon import cache_dir
+from ..keep import alive, cache_dir, enabled, keep_alive, shareable
 from .embedded import ServerHandle, ServerSize, file_key, new_server, threads
 
 SIZE = ServerSize(4, 2048)
@@ -40,15 +39,11 @@ SIZE = ServerSize(4, 2048)
 with the least context a command's server gets (`embedded.LEAST_CONTEXT`: texts of up to about 150 words); a request
 that needs more starts a server of its own sized for it (its wait is then a small share of its run). 4 × 2,048 tokens
 of KV cache is about 190 MB for SmolLM2, kept while the server stays."""
-KEEP_ALIVE = 300.0
-"""Seconds a resident server stays with no request before it stops (`CAPEL_KEEP_ALIVE` sets another)."""
 START_WAIT = 120.0
 """Seconds a command waits for a resident server it started to answer before it starts one of its own."""
 FORMAT = 1
 """Bumped when a resident server is started differently: a server of another format is replaced."""
 POLL = 1.0
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-"""Environment variables a resident server is not given: it needs no vendor key, and it outlives the command."""
 _IN_USE: list[TextIO] = []
 """The users' files this process holds a shared lock on (`Place.use`), kept open until it ends."""
 
@@ -79,7 +74,7 @@ class Record:
 
     def answers(self) -> bool:
         """Whether the process is there and its server says it is ready (llama.cpp's `/health`)."""
-        if not _alive(self.pid):
+        if not alive(self.pid):
             return False
         request = urllib.request.Request(self.base_url.removesuffix("/v1") + "/health")
         try:
@@ -164,10 +159,6 @@ class Place:
             self.record_path.unlink(missing_ok=True)
 
 
-def enabled() -> bool:
-    return os.environ.get("CAPEL_RESIDENT", "1") != "0"
-
-
 def attach(gguf: Path, need: ServerSize) -> ServerHandle | None:
     """The resident server of `gguf` for a request of `need` (found, or started and waited for); None where it is
     turned off, the request does not fit, another command uses a server on other threads, or none could be started
@@ -205,7 +196,7 @@ def _start(gguf: Path, place: Place) -> Record | None:
     """Start `gguf`'s resident server in a process of its own, outside this command's session (a Ctrl-C of the
     command does not reach it), and wait for its record; None if it died or did not answer in time."""
     root = str(Path(__file__).resolve().parents[2])
-    env = {name: value for name, value in os.environ.items() if not SECRET_NAME.search(name)}
+    env = shareable(os.environ)  # it needs no vendor key, and it outlives the command
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     with open(place.log, "wb") as log:  # the last start's messages (a model that would not load says why here)
         process = subprocess.Popen(
@@ -230,11 +221,11 @@ def _start(gguf: Path, place: Place) -> Record | None:
 
 def stop(place: Place, record: Record) -> None:
     """Stop a resident server (SIGTERM, waited for a few seconds) and forget its record."""
-    if _alive(record.pid):
+    if alive(record.pid):
         with contextlib.suppress(OSError):
             os.kill(record.pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
-        while _alive(record.pid) and time.monotonic() < deadline:
+        while alive(record.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
     place.remove(record.pid)
 
@@ -243,24 +234,7 @@ def running() -> list[tuple[Place, Record]]:
     """The resident servers recorded in this cache folder whose process is there."""
     folder = cache_dir() / "servers"
     places = [Place(folder, path.stem) for path in sorted(folder.glob("*.json"))] if folder.is_dir() else []
-    return [(place, record) for place in places if (record := place.read()) is not None and _alive(record.pid)]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process took the number
-        return False
-    return True
-
-
-def keep_alive() -> float:
-    try:
-        return float(os.environ.get("CAPEL_KEEP_ALIVE") or KEEP_ALIVE)
-    except ValueError:
-        return KEEP_ALIVE
+    return [(place, record) for place in places if (record := place.read()) is not None and alive(record.pid)]
 
 
 def _activity(server: object) -> tuple[str, ...]:

@@ -1,0 +1,178 @@
+"""A command started warm (capel_ui/forkserver.py): the first `generate` leaves a warm process behind, which starts
+the next one with the app already imported. The command a user runs must not be able to tell, but for its speed:
+the same output and exit codes, its own terminal, stdin, folder, environment and keys, its Ctrl-C; and an old warm
+process never runs a command for another environment. Real processes against a scripted server (no model)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from capel_ui import forkserver, keep
+from capel_ui.storage import get_engine, list_runs
+from tests.cli_process import ROOT
+from tests.scripted_server import MODEL, ScriptedServer, ok
+
+KEY = "sk-only-for-this-command"
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory, scripted_session: list[ScriptedServer]) -> Iterator[Started]:
+    """The file's warm process, left behind by a first command in an environment with warm processes on (the suite
+    turns them off) and a cache folder of its own; every warm process the file leaves is stopped at the end."""
+    tmp = tmp_path_factory.mktemp("warm")
+    env = {**os.environ, "CAPEL_RESIDENT": "1", "CAPEL_CACHE_DIR": str(tmp / "cache")}
+    env |= {"PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT), "DATABASE_URL": f"sqlite:///{tmp / 'c.db'}"}
+    scripted = scripted_session[0].reset().script(ok(["Hello there, friend."]))
+    first = _generate(env, scripted, "--mode", "baseline", "--target", "3", "--no-save", "Say hi.")
+    assert (first.returncode, first.stdout) == (0, "Hello there, friend.\n"), first.stderr
+    (process,) = _wait_for_warm(env)
+    yield Started(env, process.pid)
+    for left in _warm(env):
+        keep.stop_warm(left.pid)
+
+
+@dataclass
+class Started:
+    """The environment of the file's commands, and its warm process."""
+
+    env: dict[str, str]
+    pid: int
+
+    def started(self) -> int:
+        """How many commands the warm process has started."""
+        (found,) = [process for process in _warm(self.env) if process.pid == self.pid]
+        return found.started
+
+
+def _warm(env: dict[str, str]) -> list[keep.Warm]:
+    saved = os.environ.get("CAPEL_CACHE_DIR")
+    os.environ["CAPEL_CACHE_DIR"] = env["CAPEL_CACHE_DIR"]
+    try:
+        return keep.warm_processes()
+    finally:
+        os.environ.pop("CAPEL_CACHE_DIR")
+        if saved is not None:
+            os.environ["CAPEL_CACHE_DIR"] = saved
+
+
+def _generate(
+    env: dict[str, str], scripted: ScriptedServer, *args: str, stdin: str = "", cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, *args]
+    return subprocess.run(
+        [sys.executable, "-m", "capel_ui", *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def _wait_for_warm(env: dict[str, str], count: int = 1) -> list[keep.Warm]:
+    deadline = time.monotonic() + 60
+    while len(found := _warm(env)) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    sockets = list((Path(env["CAPEL_CACHE_DIR"]) / "servers").glob("warm-*.sock"))
+    while len(sockets) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+        sockets = list((Path(env["CAPEL_CACHE_DIR"]) / "servers").glob("warm-*.sock"))
+    assert len(found) == count and len(sockets) == count, (found, sockets)
+    return found
+
+
+def test_the_next_command_is_started_warm_with_its_own_stdin_folder_and_key(
+    warm: Started, scripted: ScriptedServer, tmp_path: Path
+) -> None:
+    folder = Path(warm.env["CAPEL_CACHE_DIR"]) / "servers"
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert next(folder.glob("warm-*.sock")).stat().st_mode & 0o777 == 0o600
+    scripted.script(ok(["Hello there, friend."]))
+    before = warm.started()
+    args = ("--mode", "baseline", "--target", "3", "--no-save", "--json", "-")
+    env = {**warm.env, "CAPEL_API_KEY": KEY}
+    second = _generate(env, scripted, *args, stdin="Say hi from stdin.", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert warm.started() == before + 1  # the warm process started it
+    assert '"text": "Hello there, friend."' in second.stdout
+    (request,) = scripted.chat_requests
+    assert "Say hi from stdin." in str(request.body["messages"]) and request.key == KEY
+    assert KEY.encode() not in Path(f"/proc/{warm.pid}/environ").read_bytes()
+
+
+def test_a_command_started_warm_exits_as_it_would_alone(warm: Started, scripted: ScriptedServer) -> None:
+    before = warm.started()
+    zero = _generate(warm.env, scripted, "--target", "0", "Say hi.")
+    assert (zero.returncode, zero.stdout) == (2, "") and "capel_ui: error:" in zero.stderr
+    assert "Traceback" not in zero.stderr and warm.started() == before + 1
+
+
+def test_ctrl_c_reaches_the_command_a_warm_process_started(warm: Started, scripted: ScriptedServer) -> None:
+    scripted.script(ok(["word "] * 60, delay=0.1))
+    before = warm.started()
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "60", "Hi"]
+    command = subprocess.Popen(
+        [sys.executable, "-m", "capel_ui", *argv],
+        env=warm.env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not scripted.chat_requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    command.send_signal(signal.SIGINT)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 130, err
+    assert warm.started() == before + 1
+    saved = os.environ["DATABASE_URL"]
+    os.environ["DATABASE_URL"] = warm.env["DATABASE_URL"]
+    try:
+        (row,) = [row for row in list_runs(get_engine()) if row.status == "cancelled"]
+    finally:
+        os.environ["DATABASE_URL"] = saved
+    assert f"interrupted: kept {row.count} English words" in err.decode()
+    assert 1 <= row.count < 60 and out.decode().split() == ["word"] * row.count
+
+
+def test_a_warm_process_never_starts_a_command_of_another_environment(warm: Started, scripted: ScriptedServer) -> None:
+    """Last in the file: it leaves two warm processes and stops both."""
+    scripted.script(ok(["Hello there, friend."]))
+    before = warm.started()
+    other = {**warm.env, "CAPEL_KEEP_ALIVE": "600"}
+    assert _generate(other, scripted, "--mode", "baseline", "--target", "3", "--no-save", "Hi.").returncode == 0
+    assert warm.started() == before
+    _wait_for_warm(warm.env, 2)  # the other environment's, left behind by that command
+    listed = subprocess.run(
+        [sys.executable, "-m", "capel_ui", "models", "running"], env=warm.env, capture_output=True, text=True
+    )
+    assert f"pid {warm.pid}" in listed.stdout and "2 warm processes waiting." in listed.stderr
+    stopped = subprocess.run(
+        [sys.executable, "-m", "capel_ui", "models", "stop"], env=warm.env, capture_output=True, text=True
+    )
+    assert stopped.stderr.endswith("2 warm processes stopped.\n") and not _warm(warm.env)
+
+
+STATES = [  # what a command's environment changes, and whether it is another state (another warm process)
+    pytest.param({"CAPEL_EMBEDDED_THREADS": "1"}, True, id="a setting of the app"),
+    pytest.param({"LANG": "C.UTF-8"}, True, id="the locale"),
+    pytest.param({"OPENAI_API_KEY": "sk-another"}, False, id="a key: never given to it, read by the command"),
+    pytest.param({"PWD": "/tmp", "OLDPWD": "/", "SHLVL": "3"}, False, id="what a shell changes anyway"),
+]
+
+
+@pytest.mark.parametrize(("change", "another"), STATES)
+def test_a_warm_process_is_kept_for_one_state(change: dict[str, str], another: bool) -> None:
+    base = {"HOME": "/root", "LANG": "en_US.UTF-8", "PWD": "/work", "OPENAI_API_KEY": "sk-one"}
+    assert (forkserver.state(base) != forkserver.state(base | change)) is another
