@@ -1,6 +1,6 @@
 """`python -m capel_ui` entry point.
 
-A `generate` or `rewrite` is first offered to the warm process of this state (`forkserver`), which has the app
+A `generate` (a rewrite too) is first offered to the warm process of this state (`forkserver`), which has the app
 imported and starts it at once; else the command runs here and leaves a warm process behind for the next one.
 
 SIGTERM (a service manager, `docker stop`) is handled as Ctrl-C is, from before the imports (which take seconds):

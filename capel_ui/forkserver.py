@@ -1,7 +1,7 @@
-"""Commands started warm: a process that has the app imported forks each `generate` and `rewrite` (issue 45).
+"""Commands started warm: a process that has the app imported forks each `generate` (issue 45).
 
 A command spent most of a second importing the app (`openai`'s client, the run's modules) and loading what its run
-reads (wordfreq's table, the word list) before it wrote a word. Beside the resident model server
+reads before it wrote a word. Beside the resident model server
 (`backends/resident.py`), a *warm process* keeps all that loaded. A command finds it by its socket and hands it its
 terminal (stdin, stdout and stderr, as file descriptors), its arguments, environment and folder; the warm process
 forks a child that runs the command as `python -m capel_ui` would, while the command waits for the child's exit code
@@ -46,8 +46,9 @@ from .command import run
 from .interrupts import EXIT_INTERRUPTED, install
 from .keep import alive, enabled, keep_alive, shareable, warm_socket
 
-COMMANDS = frozenset({"generate", "rewrite"})
-"""The commands a warm process starts: the ones that run a model (others take a fifth of a second as they are)."""
+COMMANDS = frozenset({"generate"})
+"""The commands a warm process starts: the one that runs a model (a rewrite too: `generate --rewrite`); the others
+take a fifth of a second as they are."""
 ANSWER_WAIT = 5.0
 """Seconds a command waits for the warm process to start it before it runs in its own process instead."""
 FORMAT = 1
