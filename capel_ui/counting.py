@@ -247,6 +247,29 @@ def count(text: str, unit: Unit) -> int:
     return counter_of(unit)(text)
 
 
+class RunningCount:
+    """The count of a text that grows at its end (a stream's), each call costing the text added since the last, not
+    the whole: what lies before a whitespace well behind the end is counted once and kept. Only for a unit whose
+    counts add up across such a cut (`UnitSpec.adds_up`); any other unit is counted whole each time. A text that is
+    not the last one grown (a new call's) is counted from its start."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self._adds_up = UNIT_SPECS[unit].adds_up
+        self._kept, self._kept_count = "", 0
+
+    def __call__(self, text: str) -> int:
+        if not self._adds_up:
+            return count(text, self.unit)
+        if not text.startswith(self._kept):
+            self._kept, self._kept_count = "", 0
+        start = len(self._kept)
+        if len(text) - start > 2 * PIECE and (space := _LAST_SPACE.search(text, start, len(text) - PIECE)):
+            self._kept_count += count(text[start : space.end()], self.unit)
+            self._kept, start = text[: space.end()], space.end()
+        return self._kept_count + count(text[start:], self.unit)
+
+
 def count_detail(text: str, unit: Unit) -> str | None:
     """What a bare number does not say, for units that have more to tell (SMS: encoding and segments; X: why it
     would refuse the text)."""

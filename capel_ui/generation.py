@@ -23,7 +23,7 @@ from typing import Any
 
 from .backends import Backend, BackendError, CancelToken, Options, Usage
 from .call import Call
-from .counting import count
+from .counting import RunningCount, count
 from .ending import NOT_SCORED
 from .limits import Limits
 from .outcome import Outcome, attempt, build, faithfulness_json, length_failure
@@ -76,7 +76,7 @@ class Generation:
         self.messages, self.prompt, self.plan_units = plan.messages, plan.prompt, plan.plan_units
         self._lock = threading.Lock()  # the stream may run in a worker thread while the UI reads live state
         self.secrets = tuple(getattr(self.backend, "secrets", ()) or ())  # the key in use (guard.py): calls mask it
-        self._count_cache: tuple[int, int] = (0, 0)
+        self._count = RunningCount(self.request.count_unit)  # a long free answer costs linear time, not quadratic
         self._final: Outcome | None = None
         self.ended: float | None = None  # when the run ended, its ending chosen and scored (`_finish`)
         self.attempts: list[dict[str, Any]] = []  # what each finished call did (kept by a run that may repair)
@@ -161,10 +161,7 @@ class Generation:
         if parser is not None:
             with self._lock:
                 return parser.units_done
-        raw = self.raw
-        if self._count_cache[0] != len(raw):
-            self._count_cache = (len(raw), count(raw, self.request.count_unit))
-        return self._count_cache[1]
+        return self._count(self.raw)
 
     @property
     def errors(self) -> list[MarkerError]:

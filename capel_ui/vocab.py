@@ -57,6 +57,9 @@ class UnitSpec:
     expert: bool = False  # a benchmark's own counter: the CLI and the Benchmark page have it, a writer's pickers not
     noun: Mapping[Lang, str] = field(default_factory=dict)
     counter: str = ""  # the name of its function in counting.py ("count_en_words")
+    adds_up: bool = False
+    """Whether a text cut just after a whitespace counts as its two parts do: a stream's count then costs its new text
+    alone (`counting.RunningCount`), not the whole text at each chunk."""
     room: tuple[Lang, ...] = ()  # under a limit or a range, markers can count down the room left in this unit
 
 
@@ -72,6 +75,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         grammar={"en": "words"},
         noun=_EN_WORDS,
         counter="count_en_words",
+        adds_up=True,
     ),
     "zh_chars": UnitSpec(
         "Chinese characters",
@@ -81,6 +85,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         grammar={"zh": "words"},
         noun=_ZH_CHARS,
         counter="count_zh_chars",
+        adds_up=True,
     ),
     "zh_all": UnitSpec(
         "字 (all characters)",
@@ -88,10 +93,11 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         grammar={"zh": "chars"},
         noun={"zh": _ALL_CHARS["zh"]},
         counter="count_zh_all",
+        adds_up=True,
         room=("zh",),
     ),
     "zh_words": UnitSpec(
-        "Chinese words (jieba)", ("zh",), markers=("zh",), noun={"zh": "个词"}, counter="count_zh_words"
+        "Chinese words (jieba)", ("zh",), markers=("zh",), noun={"zh": "个词"}, counter="count_zh_words", adds_up=True
     ),
     "chars": UnitSpec(
         "characters",
@@ -136,6 +142,7 @@ UNIT_SPECS: dict[Unit, UnitSpec] = {
         expert=True,
         noun={**_EN_WORDS, **_ZH_CHARS},
         counter="count_lifebench",
+        adds_up=True,
     ),
 }
 """Every counting unit, in the order the pages offer them (a language's own unit first)."""

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capel_ui.counting import (
+    RunningCount,
     count,
     count_en_words,
     count_lifebench,
@@ -15,7 +16,7 @@ from capel_ui.counting import (
     counter_of,
     marker_unit,
 )
-from capel_ui.vocab import DEFAULT_UNIT, UNITS
+from capel_ui.vocab import DEFAULT_UNIT, UNIT_SPECS, UNITS
 
 NBSP = "\u00a0"
 
@@ -198,16 +199,34 @@ def test_every_counter_is_total_and_non_negative(text: str, unit: str) -> None:
     assert n >= 0
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(), st.text())
-def test_en_words_adds_up_across_a_space(a: str, b: str) -> None:
-    assert count(a + " " + b, "en_words") == count(a, "en_words") + count(b, "en_words")
+ADDING_UP = [unit for unit in UNITS if UNIT_SPECS[unit].adds_up]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.text(), st.text())
-def test_zh_chars_adds_up_across_a_space(a: str, b: str) -> None:
-    assert count(a + " " + b, "zh_chars") == count(a, "zh_chars") + count(b, "zh_chars")
+@pytest.mark.parametrize("unit", ADDING_UP)
+@settings(max_examples=150, deadline=None)
+@given(st.text(), st.sampled_from([" ", "\n", "\t", "\u3000", NBSP]), st.text())
+def test_a_unit_said_to_add_up_counts_a_text_cut_after_a_whitespace_as_its_two_parts(
+    unit: str, a: str, space: str, b: str
+) -> None:
+    assert count(a + space + b, unit) == count(a + space, unit) + count(b, unit)  # type: ignore[arg-type]
+
+
+STREAMS = [  # a text as a stream grows it, chunk by chunk
+    pytest.param("The keeper climbed the stairs at dusk. " * 200, 7, id="english_sentences"),
+    pytest.param("灯塔守护者在黄昏时爬上楼梯，看着大海。" * 150, 5, id="chinese_characters"),
+    pytest.param("word " * 300 + "x" * 5000 + " tail " * 300, 97, id="a_huge_word_in_the_middle"),
+    pytest.param("Mixed 中文 text, 3.14 and don't. " * 120, 11, id="mixed"),
+]
+
+
+@pytest.mark.parametrize("unit", UNITS)
+@pytest.mark.parametrize(("text", "chunk"), STREAMS)
+def test_a_running_count_is_the_count_of_the_text_so_far(unit: str, text: str, chunk: int) -> None:
+    running = RunningCount(unit)  # type: ignore[arg-type]
+    text = text if UNIT_SPECS[unit].adds_up else text[:400]  # counted whole each time: a short stream says it
+    for end in [*range(chunk, len(text), chunk * 37), len(text)]:
+        assert running(text[:end]) == count(text[:end], unit)  # type: ignore[arg-type]
+    assert running("A new call. " * 3) == count("A new call. " * 3, unit)  # type: ignore[arg-type]
 
 
 @settings(max_examples=200, deadline=None)
