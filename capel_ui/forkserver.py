@@ -97,8 +97,8 @@ def forward(argv: Sequence[str]) -> int | None:
     """Run this command in the warm process for this state and return its exit code; None where there is none or
     it did not start the command (the caller runs it itself, and `leave_warm_process` starts one for next time)."""
     path = _wanted(argv)
-    if path is None:
-        return None
+    if path is None or None in (sys.stdin, sys.stdout, sys.stderr):  # a closed descriptor: the new socket would
+        return None  # take its number and be handed over as the terminal; the command says what is wrong itself
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.settimeout(ANSWER_WAIT)

@@ -117,6 +117,22 @@ def test_a_command_started_warm_exits_as_it_would_alone(warm: Started, scripted:
     assert "Traceback" not in zero.stderr and warm.started() == before + 1
 
 
+def test_a_command_with_its_standard_input_closed_runs_in_its_own_process(warm: Started) -> None:
+    before = warm.started()
+    argv = ["generate", "--model", MODEL, "--base-url", "http://127.0.0.1:9/v1", "--target", "3", "-"]
+    done = subprocess.run(
+        [sys.executable, "-m", "capel_ui", *argv],
+        env=warm.env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(0),  # as `0<&-` in a shell
+    )
+    assert done.returncode == 2 and done.stderr.startswith("capel_ui: error: standard input is closed")
+    assert warm.started() == before
+
+
 def test_ctrl_c_reaches_the_command_a_warm_process_started(warm: Started, scripted: ScriptedServer) -> None:
     scripted.script(ok(["word "] * 60, delay=0.1))
     before = warm.started()
