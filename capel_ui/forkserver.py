@@ -55,6 +55,8 @@ FORMAT = 1
 """Bumped when a command is handed over differently: a warm process of another format is never asked."""
 VOLATILE = frozenset({"PWD", "OLDPWD", "_", "SHLVL"})
 """Environment variables a shell changes between two commands, never read by the app: not part of `state`."""
+EXIT_LOST = 3  # vocab.EXIT_BACKEND (vocab is not imported before a command starts)
+"""The exit code of a command whose warm process went away before it said how the command ended."""
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Signals a waiting command passes on to the child running it."""
 PACKAGE = Path(__file__).resolve().parent
@@ -99,16 +101,17 @@ def forward(argv: Sequence[str]) -> int | None:
     path = _wanted(argv)
     if path is None or None in (sys.stdin, sys.stdout, sys.stderr):  # a closed descriptor: the new socket would
         return None  # take its number and be handed over as the terminal; the command says what is wrong itself
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.settimeout(ANSWER_WAIT)
         conn.connect(str(path))
         _hand_over(conn)
         replies = conn.makefile("rb")
         pid = _reply(replies, b"pid")
     except (OSError, ValueError):
-        return None
+        pid = None
     if pid is None:
+        conn.close()
         return None
     conn.settimeout(None)
     return _wait(replies, pid)
@@ -144,7 +147,7 @@ def _wait(replies: io.BufferedReader, pid: int) -> int:
         while alive(pid):
             time.sleep(0.05)
         sys.stderr.write("capel_ui: the warm process ended before it said how the command ended\n")
-        return 3
+        return EXIT_LOST
     return code
 
 
@@ -152,7 +155,7 @@ def leave_warm_process(argv: Sequence[str]) -> None:
     """After a command ran in its own process: start a warm process for the next one, if there is none for this
     state (it loads in the background; the command has already answered)."""
     path = _wanted(argv)
-    if path is None or path.exists():
+    if path is None or _held(path.with_suffix(".lock")):
         return
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -164,6 +167,19 @@ def leave_warm_process(argv: Sequence[str]) -> None:
             env=shareable(os.environ),
             start_new_session=True,
         )
+
+
+def _held(lock: Path) -> bool:
+    """Whether a warm process holds this lock (is loading or serving). A socket file alone says nothing: one killed
+    leaves it behind, and the next warm process replaces it."""
+    try:
+        with open(lock, "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # no cache folder yet, or one that cannot be written: the warm process finds out for itself
+        return False
+    return False
 
 
 # The warm process's side ----------------------------------------------------------------------------------------

@@ -192,3 +192,41 @@ STATES = [  # what a command's environment changes, and whether it is another st
 def test_a_warm_process_is_kept_for_one_state(change: dict[str, str], another: bool) -> None:
     base = {"HOME": "/root", "LANG": "en_US.UTF-8", "PWD": "/work", "OPENAI_API_KEY": "sk-one"}
     assert (forkserver.state(base) != forkserver.state(base | change)) is another
+
+
+def test_a_warm_process_killed_is_replaced_by_the_next_command(warm: Started, scripted: ScriptedServer) -> None:
+    """After the file's other tests (none left waiting): a warm process killed leaves its socket file behind, which
+    must not stop the next command from leaving another."""
+    scripted.script(ok(["Hello there, friend."]), then=ok(["Hello there, friend."]))
+    args = ("--mode", "baseline", "--target", "3", "--no-save", "Say hi.")
+    assert _generate(warm.env, scripted, *args).returncode == 0
+    (killed,) = _wait_for_warm(warm.env)
+    os.kill(killed.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _warm(warm.env) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list((Path(warm.env["CAPEL_CACHE_DIR"]) / "servers").glob("warm-*.sock"))  # left behind
+    assert _generate(warm.env, scripted, *args).returncode == 0  # in its own process: it leaves another
+    (replaced,) = _wait_for_warm(warm.env)
+    _until_listening(warm.env)  # its one connection counts as a command started
+    assert _generate(warm.env, scripted, *args).returncode == 0
+    assert _warm(warm.env) == [keep.Warm(replaced.pid, 2)] and replaced.pid != killed.pid
+
+
+def _until_listening(env: dict[str, str]) -> None:
+    """Wait until the warm process of `env`'s folder takes connections (it unlinks a dead one's socket first)."""
+    import socket
+
+    (path,) = (Path(env["CAPEL_CACHE_DIR"]) / "servers").glob("warm-*.sock")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(str(path))
+            except OSError:
+                time.sleep(0.1)
+                continue
+        while not any(process.started for process in _warm(env)) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the warm process forked a child for the probe (it leaves, no request coming)
+        return
+    raise AssertionError("no warm process took connections")
