@@ -56,7 +56,8 @@ FORMAT = 1
 VOLATILE = frozenset({"PWD", "OLDPWD", "_", "SHLVL"})
 """Environment variables a shell changes between two commands, never read by the app: not part of `state`."""
 EXIT_LOST = 3  # vocab.EXIT_BACKEND (vocab is not imported before a command starts)
-"""The exit code of a command whose warm process went away before it said how the command ended."""
+"""The exit code of a command whose warm process went away before it said how the command ended (and of a child
+that failed before its command started, which its waiting command never sees: it runs the command itself)."""
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Signals a waiting command passes on to the child running it."""
 PACKAGE = Path(__file__).resolve().parent
@@ -273,7 +274,7 @@ def _reap(children: dict[int, socket.socket]) -> None:
 def _child(conn: socket.socket, inherited: list[int]) -> None:
     """Become the command: its caller checked, its descriptors, folder, environment and arguments taken, then run
     as `python -m capel_ui` runs it. Never returns."""
-    code = 3
+    code = EXIT_LOST
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)

@@ -78,8 +78,11 @@ def warm_processes() -> list[Warm]:
     return found
 
 
-def stop_warm(pid: int) -> None:
-    """Stop a warm process and wait a few seconds for it to go (the commands it started go on to their end)."""
+def stop(pid: int) -> None:
+    """Stop a process that outlives commands (a resident model server, a warm process) with SIGTERM and wait a few
+    seconds for it to go (the commands a warm process started go on to their end)."""
+    if not alive(pid):
+        return
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 5

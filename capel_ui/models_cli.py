@@ -126,7 +126,7 @@ def _resident(stop: bool, out: TextIO, err: TextIO) -> int:
     warm = keep.warm_processes()
     for process in warm:
         if stop:
-            keep.stop_warm(process.pid)
+            keep.stop(process.pid)
             continue
         started = f"started {process.started} command{'s' if process.started != 1 else ''}"
         out.write(f"{'warm process (commands start with the app imported)':<40} pid {process.pid:<8} {started}\n")

@@ -37,7 +37,7 @@ def warm(tmp_path_factory: pytest.TempPathFactory, scripted_session: list[Script
     (process,) = _wait_for_warm(env)
     yield Started(env, process.pid)
     for left in _warm(env):
-        keep.stop_warm(left.pid)
+        keep.stop(left.pid)
 
 
 @dataclass

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from .. import keep
 from ..keep import alive, cache_dir, enabled, keep_alive, shareable
 from .embedded import ServerHandle, ServerSize, file_key, new_server, threads
 
@@ -221,12 +222,7 @@ def _start(gguf: Path, place: Place) -> Record | None:
 
 def stop(place: Place, record: Record) -> None:
     """Stop a resident server (SIGTERM, waited for a few seconds) and forget its record."""
-    if alive(record.pid):
-        with contextlib.suppress(OSError):
-            os.kill(record.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        while alive(record.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+    keep.stop(record.pid)
     place.remove(record.pid)
 
 
