@@ -5,7 +5,8 @@ reads before it wrote a word. Beside the resident model server
 (`backends/resident.py`), a *warm process* keeps all that loaded. A command finds it by its socket and hands it its
 terminal (stdin, stdout and stderr, as file descriptors), its arguments, environment and folder; the warm process
 forks a child that runs the command as `python -m capel_ui` would, while the command waits for the child's exit code
-and passes Ctrl-C, SIGTERM and SIGHUP on to it. Forking is safe because the warm process runs no thread and no model
+and passes Ctrl-C, SIGTERM and SIGHUP on to it (Ctrl-Z stops both; a command killed outright stops its child as
+SIGTERM would). Forking is safe because the warm process runs no thread and no model
 (the model is the resident server's, in a process of its own).
 
 The guarantees are the resident server's (docs/design/resident-server.md):
@@ -59,7 +60,7 @@ EXIT_LOST = 3  # vocab.EXIT_BACKEND (vocab is not imported before a command star
 """The exit code of a command whose warm process went away before it said how the command ended (and of a child
 that failed before its command started, which its waiting command never sees: it runs the command itself)."""
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-"""Signals a waiting command passes on to the child running it."""
+"""Signals a waiting command passes on to the child running it (Ctrl-Z: `_pause`; SIGKILL: `_gone`)."""
 PACKAGE = Path(__file__).resolve().parent
 
 
@@ -143,6 +144,7 @@ def _wait(replies: io.BufferedReader, pid: int) -> int:
 
     for sig in FORWARDED:
         signal.signal(sig, pass_on)
+    signal.signal(signal.SIGTSTP, lambda *_: _pause(pid))
     code = _reply(replies, b"exit")
     if code is None:  # the warm process went away first: wait for the command itself
         while alive(pid):
@@ -150,6 +152,18 @@ def _wait(replies: io.BufferedReader, pid: int) -> int:
         sys.stderr.write("capel_ui: the warm process ended before it said how the command ended\n")
         return EXIT_LOST
     return code
+
+
+def _pause(pid: int) -> None:
+    """Ctrl-Z: stop the child, then this command; on `fg` (SIGCONT) let the child go on. The child is not in the
+    terminal's process group, so it never gets the terminal's SIGTSTP itself; both stop with SIGSTOP, which a
+    process group without a parent in the session (a command started by a script) cannot discard as it does
+    SIGTSTP."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGSTOP)
+    os.kill(os.getpid(), signal.SIGSTOP)  # stopped here until SIGCONT
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGCONT)
 
 
 def leave_warm_process(argv: Sequence[str]) -> None:
@@ -226,11 +240,14 @@ def _loop(listener: socket.socket, path: Path, lock: TextIO) -> None:
     leaving = []
     signal.signal(signal.SIGTERM, lambda *_: leaving.append(True))
     children: dict[int, socket.socket] = {}
+    waiting: dict[socket.socket, int] = {}  # the commands still waiting for their child's exit code
     last, started = time.monotonic(), 0
     while not leaving and (children or time.monotonic() - last < keep_alive()):
-        ready, _, _ = select.select([listener, woken_r], [], [], 1.0)
+        ready, _, _ = select.select([listener, woken_r, *_watched(waiting)], [], [], 1.0)
         if woken_r in ready:
             os.read(woken_r, 512)
+        for conn in [c for c in ready if c in waiting and _peek(c) == b""]:
+            _stop_child(waiting.pop(conn))
         if listener in ready:
             conn, _ = listener.accept()
             pid = os.fork()
@@ -238,13 +255,41 @@ def _loop(listener: socket.socket, path: Path, lock: TextIO) -> None:
                 _child(
                     conn, [listener.fileno(), woken_r, woken_w, lock.fileno(), *(c.fileno() for c in children.values())]
                 )
-            children[pid] = conn
+            children[pid], waiting[conn] = conn, pid
             started += 1
             _say(lock, started)
             last = time.monotonic()
         _reap(children)
+        waiting = {conn: pid for conn, pid in waiting.items() if pid in children}
     listener.close()
     path.unlink(missing_ok=True)
+
+
+def _watched(waiting: dict[socket.socket, int]) -> list[socket.socket]:
+    """The sockets of the commands to watch for their end: a command killed outright closes its end, and its child
+    is stopped (`_stop_child`). One whose request its child has not read yet is left for the next round: the
+    request would keep it ready to read."""
+    for conn in [c for c in waiting if _peek(c) == b""]:
+        _stop_child(waiting.pop(conn))
+    return [conn for conn in waiting if _peek(conn) is None]
+
+
+def _peek(conn: socket.socket) -> bytes | None:
+    """What waits on `conn` without taking it (its child reads the request): None for nothing, b"" for its end."""
+    try:
+        return conn.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+def _stop_child(pid: int) -> None:
+    """Stop a child whose command is gone as SIGTERM stops a command: its run saved as cancelled, not written on to
+    its end for nobody (SIGCONT: a child stopped by Ctrl-Z would never take the SIGTERM)."""
+    for sig in (signal.SIGTERM, signal.SIGCONT):
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
 
 
 def _say(lock: TextIO, started: int) -> None:

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,32 +134,88 @@ def test_a_command_with_its_standard_input_closed_runs_in_its_own_process(warm: 
 
 
 def test_ctrl_c_reaches_the_command_a_warm_process_started(warm: Started, scripted: ScriptedServer) -> None:
-    scripted.script(ok(["word "] * 60, delay=0.1))
     before = warm.started()
-    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "60", "Hi"]
-    command = subprocess.Popen(
-        [sys.executable, "-m", "capel_ui", *argv],
-        env=warm.env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 30
-    while not scripted.chat_requests and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
+    command, _ = _started_long(warm, scripted)
     command.send_signal(signal.SIGINT)
     out, err = command.communicate(timeout=60)
     assert command.returncode == 130, err
     assert warm.started() == before + 1
+    (row,) = [row for row in _runs(warm) if row.status == "cancelled"]
+    assert f"interrupted: kept {row.count} English words" in err.decode()
+    assert 1 <= row.count < 60 and out.decode().split() == ["word"] * row.count
+
+
+def _started_long(warm: Started, scripted: ScriptedServer) -> tuple[subprocess.Popen[bytes], int]:
+    """A 60-word run started warm (6 s of words), once its first words are written: its command and its child."""
+    scripted.script(ok(["word "] * 60, delay=0.1))
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "60", "Hi"]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    command = subprocess.Popen([sys.executable, "-m", "capel_ui", *argv], env=warm.env, cwd=ROOT, **pipes)
+    deadline = time.monotonic() + 30
+    while not scripted.chat_requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    (child,) = _children(warm.pid)
+    return command, child
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _until(check: Callable[[], bool], seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return check()
+
+
+def _runs(warm: Started) -> list:
     saved = os.environ["DATABASE_URL"]
     os.environ["DATABASE_URL"] = warm.env["DATABASE_URL"]
     try:
-        (row,) = [row for row in list_runs(get_engine()) if row.status == "cancelled"]
+        return list_runs(get_engine())
     finally:
         os.environ["DATABASE_URL"] = saved
-    assert f"interrupted: kept {row.count} English words" in err.decode()
-    assert 1 <= row.count < 60 and out.decode().split() == ["word"] * row.count
+
+
+def test_a_command_killed_outright_stops_its_run_and_keeps_its_text(warm: Started, scripted: ScriptedServer) -> None:
+    """SIGKILL cannot be passed on: the warm process sees the command's end of the socket close and stops its child
+    as SIGTERM would, instead of writing on for nobody."""
+    cancelled = {row.id for row in _runs(warm) if row.status == "cancelled"}
+    command, child = _started_long(warm, scripted)
+    command.kill()
+    command.communicate(timeout=30)
+    assert _until(lambda: _state(child) in ("gone", "Z"))
+    (row,) = [row for row in _runs(warm) if row.status == "cancelled" and row.id not in cancelled]
+    assert 1 <= row.count < 60 and row.verified is False
+
+
+def test_ctrl_z_stops_the_command_and_its_run_and_fg_lets_both_go_on(warm: Started, scripted: ScriptedServer) -> None:
+    command, child = _started_long(warm, scripted)
+    command.send_signal(signal.SIGTSTP)
+    assert _until(lambda: _state(command.pid) == "T" and _state(child) == "T")
+    time.sleep(0.5)
+    assert _state(child) == "T"  # stopped, not writing on
+    command.send_signal(signal.SIGCONT)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 0, err
+    assert out.decode().split() == ["word"] * 60
 
 
 def test_a_warm_process_never_starts_a_command_of_another_environment(warm: Started, scripted: ScriptedServer) -> None:
