@@ -169,6 +169,30 @@ def repeated_sentences(text: str) -> list[str]:
     return [_short(s) for s in out]
 
 
+PART_TWICE = 3
+"""Words from which a sentence or a title said twice is one a writer would say once ("The Lighthouse's Promise: A
+World of Hope. The Lighthouse's Promise."); shorter ("Thank you. Thank you.") is how people talk."""
+_PART = re.compile(r"[^.!?。！？:;：；\n]+[.!?。！？:;：；]*")
+
+
+def said_again(text: str) -> list[str]:
+    """Sentences, or the parts of a sentence a colon or a semicolon sets apart (a title and its subtitle), of
+    `PART_TWICE` words or more written again whole (case and punctuation ignored), as first written: a headline
+    that ends on its own title again. A long sentence written twice is also a loop (`repeated_sentences`)."""
+    seen: dict[tuple[str, ...], str] = {}
+    out: dict[str, None] = {}
+    for m in _PART.finditer(text[: LOOP_WINDOW * 8]):
+        found = EN_WORD.findall(m.group())
+        if len(found) < PART_TWICE:
+            continue
+        key = tuple(norm(found))
+        if key in seen:
+            out.setdefault(seen[key], None)
+        else:
+            seen[key] = m.group().strip(" .!?。！？:;：；")
+    return [_short(s) for s in out]
+
+
 def _short(phrase: str, most: int = 60) -> str:
     return phrase if len(phrase) <= most else phrase[: most - 1].rstrip() + "…"
 

@@ -55,6 +55,11 @@ class Context:
         """Sentences written twice."""
         return circles.repeated_sentences(self.text)
 
+    @cached_property
+    def said_again(self) -> list[str]:
+        """Sentences or titles said twice."""
+        return circles.said_again(self.text)
+
     @property
     def goes_round_in_circles(self) -> bool:
         return bool(self.repeats or self.loops or self.sentences_twice)

@@ -20,6 +20,7 @@ from .kinds import (
     NONWORD,
     NUMBERS,
     REPEAT,
+    SAID_AGAIN,
     SALAD,
     Kind,
 )
@@ -314,6 +315,24 @@ RULES: tuple[Rule, ...] = (
             "The Whaler's Rest is a premium pub by the sea. Come in. The Whaler's Rest is a premium pub by the sea.",
         ),
         passes=("Thank you. Thank you.",),
+    ),
+    Rule(
+        "a title said again",
+        SAID_AGAIN,
+        "a sentence, or a title before a colon, of three words or more said twice, unless the text goes round in"
+        " circles already",
+        lambda c: [] if c.goes_round_in_circles else c.said_again,
+        flags=(
+            "The Lighthouse's Promise: A World of Hope and Promise. The Lighthouse's Promise.",
+            "Fresh bread daily: baked at dawn in our oven. Fresh bread daily!",
+            "Join us Sunday. Bring a blanket and a friend. Join us Sunday!",
+        ),
+        passes=(
+            "Thank you. Thank you.",
+            "Come in today: the sea is calm. Come in today and stay for lunch.",
+            "The Whaler's Rest: a pub by the sea. The Whaler's Rest has fresh fish.",
+            "The Whaler's Rest is a premium pub by the sea. Come in. The Whaler's Rest is a premium pub by the sea.",
+        ),
     ),
     Rule(
         "a word twice",
