@@ -145,10 +145,11 @@ def test_ctrl_c_reaches_the_command_a_warm_process_started(warm: Started, script
     assert 1 <= row.count < 60 and out.decode().split() == ["word"] * row.count
 
 
-def _started_long(warm: Started, scripted: ScriptedServer) -> tuple[subprocess.Popen[bytes], int]:
-    """A 60-word run started warm (6 s of words), once its first words are written: its command and its child."""
-    scripted.script(ok(["word "] * 60, delay=0.1))
-    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "60", "Hi"]
+def _started_long(warm: Started, scripted: ScriptedServer, n: int = 60) -> tuple[subprocess.Popen[bytes], int]:
+    """An `n`-word run started warm (a word each 0.1 s), once its first words are written: its command and its
+    child."""
+    scripted.script(ok(["word "] * n, delay=0.1))
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", str(n), "Hi"]
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
     command = subprocess.Popen([sys.executable, "-m", "capel_ui", *argv], env=warm.env, cwd=ROOT, **pipes)
     deadline = time.monotonic() + 30
@@ -207,7 +208,7 @@ def test_a_command_killed_outright_stops_its_run_and_keeps_its_text(warm: Starte
 
 
 def test_ctrl_z_stops_the_command_and_its_run_and_fg_lets_both_go_on(warm: Started, scripted: ScriptedServer) -> None:
-    command, child = _started_long(warm, scripted)
+    command, child = _started_long(warm, scripted, 30)
     command.send_signal(signal.SIGTSTP)
     assert _until(lambda: _state(command.pid) == "T" and _state(child) == "T")
     time.sleep(0.5)
@@ -215,7 +216,7 @@ def test_ctrl_z_stops_the_command_and_its_run_and_fg_lets_both_go_on(warm: Start
     command.send_signal(signal.SIGCONT)
     out, err = command.communicate(timeout=60)
     assert command.returncode == 0, err
-    assert out.decode().split() == ["word"] * 60
+    assert out.decode().split() == ["word"] * 30
 
 
 def test_a_warm_process_never_starts_a_command_of_another_environment(warm: Started, scripted: ScriptedServer) -> None:

@@ -189,7 +189,7 @@ def said_again(text: str) -> list[str]:
         if key in seen:
             out.setdefault(seen[key], None)
         else:
-            seen[key] = m.group().strip(" .!?。！？:;：；")
+            seen[key] = m.group().strip(' .!?。！？:;：；"“”-')
     return [_short(s) for s in out]
 
 
