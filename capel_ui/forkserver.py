@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -86,11 +87,17 @@ SOCKET_PATH_MOST = 107
 """The longest path of a Unix socket Linux takes (108 bytes with its end): a deeper cache folder has none."""
 
 
+@functools.cache
+def _started_in() -> str:
+    """The state this command started in: looked for before it runs, left behind after (one stat of every file)."""
+    return state()
+
+
 def _wanted(argv: Sequence[str]) -> Path | None:
     """The socket of this command's warm process, where it is a command a warm process starts and one can be used."""
     if not argv or argv[0] not in COMMANDS or not enabled():
         return None
-    path = warm_socket(state())
+    path = warm_socket(_started_in())
     return path if len(os.fsencode(path)) <= SOCKET_PATH_MOST else None
 
 
