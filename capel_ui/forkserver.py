@@ -67,8 +67,9 @@ PACKAGE = Path(__file__).resolve().parent
 
 def state(environ: dict[str, str] | None = None) -> str:
     """A hash of everything a process's imports may depend on: the Python and its flags, the app's files, the
-    installed packages' folders (a package installed or upgraded changes its folder) and the environment but for
-    its keys and what a shell changes anyway."""
+    installed packages' folders (a package installed or upgraded changes its folder; not the app's own folder, where
+    a test run's `.hypothesis` or a database's journal is written) and the environment but for its keys and what a
+    shell changes anyway."""
     environ = dict(os.environ if environ is None else environ)
     digest = hashlib.sha256(f"{FORMAT}|{sys.executable}|{sys.version}|{sys.flags}".encode())
     for path in sorted(PACKAGE.rglob("*")):
@@ -76,7 +77,9 @@ def state(environ: dict[str, str] | None = None) -> str:
             stat = path.stat()
             digest.update(f"{path}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
     for entry in sys.path[1:]:  # the first is the command's folder, where `python -m` looked first
-        with contextlib.suppress(OSError):
+        if Path(entry or ".").resolve() == PACKAGE.parent:
+            continue  # the app's own folder (on PYTHONPATH): its files are above; a tool's cache or a journal there
+        with contextlib.suppress(OSError):  # moves the folder's time and would make every warm process stale
             digest.update(f"{entry}|{os.stat(entry).st_mtime_ns}\n".encode())
     kept = {name: value for name, value in shareable(environ).items() if name not in VOLATILE}
     digest.update(json.dumps(kept, sort_keys=True).encode())

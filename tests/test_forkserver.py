@@ -251,6 +251,17 @@ def test_a_warm_process_is_kept_for_one_state(change: dict[str, str], another: b
     assert (forkserver.state(base) != forkserver.state(base | change)) is another
 
 
+def test_a_file_written_in_the_apps_own_folder_keeps_its_warm_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's folder on PYTHONPATH (as the file's commands have it): a test run's `.hypothesis` written there
+    made every warm process stale, and a command of the same state find none."""
+    monkeypatch.setattr(sys, "path", ["", str(ROOT), *sys.path])
+    before = forkserver.state({"HOME": "/root"})
+    written = ROOT / f".warm-state-{os.getpid()}"
+    written.touch()
+    written.unlink()
+    assert forkserver.state({"HOME": "/root"}) == before
+
+
 def test_a_warm_process_killed_is_replaced_by_the_next_command(warm: Started, scripted: ScriptedServer) -> None:
     """After the file's other tests (none left waiting): a warm process killed leaves its socket file behind, which
     must not stop the next command from leaving another."""
