@@ -53,13 +53,16 @@ COMMANDS = frozenset({"generate"})
 take a fifth of a second as they are."""
 ANSWER_WAIT = 5.0
 """Seconds a command waits for the warm process to start it before it runs in its own process instead."""
-FORMAT = 1
+FORMAT = 2
 """Bumped when a command is handed over differently: a warm process of another format is never asked."""
 VOLATILE = frozenset({"PWD", "OLDPWD", "_", "SHLVL"})
 """Environment variables a shell changes between two commands, never read by the app: not part of `state`."""
 EXIT_LOST = 3  # vocab.EXIT_BACKEND (vocab is not imported before a command starts)
 """The exit code of a command whose warm process went away before it said how the command ended (and of a child
 that failed before its command started, which its waiting command never sees: it runs the command itself)."""
+GO = b"go\n"
+"""What a command answers its child's pid with: the child runs the command only then, so a command that gave up
+waiting (and runs itself) is never run twice."""
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """Signals a waiting command passes on to the child running it (Ctrl-Z: `_pause`; SIGKILL: `_gone`)."""
 PACKAGE = Path(__file__).resolve().parent
@@ -120,6 +123,8 @@ def forward(argv: Sequence[str]) -> int | None:
         _hand_over(conn)
         replies = conn.makefile("rb")
         pid = _reply(replies, b"pid")
+        if pid is not None:
+            conn.sendall(GO)  # from here the child runs the command, and this process waits for it
     except (OSError, ValueError):
         pid = None
     if pid is None:
@@ -338,6 +343,8 @@ def _child(conn: socket.socket, inherited: list[int]) -> None:
             os.close(fd)
         request = _take_over(conn)
         conn.sendall(f"pid {os.getpid()}\n".encode())
+        if not _told_to_go(conn):
+            os._exit(EXIT_LOST)  # its command gave up waiting and runs itself: never run twice
         conn.close()
         code = run(request["argv"][1:])
     except KeyboardInterrupt:  # before the command started: as `__main__` says it
@@ -348,6 +355,15 @@ def _child(conn: socket.socket, inherited: list[int]) -> None:
         code = 1
     finally:  # whatever happened, this process never returns to the warm process's loop
         os._exit(code)
+
+
+def _told_to_go(conn: socket.socket) -> bool:
+    """Whether the command, told this child's pid, still waits for it (it sends `GO`); one that gave up after
+    `ANSWER_WAIT` closed its socket and runs the command itself."""
+    try:
+        return conn.recv(len(GO), socket.MSG_WAITALL) == GO
+    except OSError:
+        return False
 
 
 def _take_over(conn: socket.socket) -> dict:

@@ -219,6 +219,33 @@ def test_ctrl_z_stops_the_command_and_its_run_and_fg_lets_both_go_on(warm: Start
     assert out.decode().split() == ["word"] * 30
 
 
+GAVE_UP = """
+import socket, sys
+from capel_ui import forkserver
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect(str(forkserver._wanted(sys.argv[1:])))
+forkserver._hand_over(conn)
+print(forkserver._reply(conn.makefile("rb"), b"pid"))
+conn.close()  # as a command does that waited ANSWER_WAIT for its pid: it runs the command itself
+"""
+
+
+def test_a_command_that_gave_up_waiting_is_never_run_by_the_warm_process_too(
+    warm: Started, scripted: ScriptedServer
+) -> None:
+    scripted.script(ok(["Hello there, friend."]))
+    before = warm.started()
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "3", "Hi."]
+    gave_up = subprocess.run(
+        [sys.executable, "-c", GAVE_UP, *argv], env=warm.env, cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert gave_up.returncode == 0 and warm.started() == before + 1, gave_up.stderr
+    child = int(gave_up.stdout)
+    assert _until(lambda: _state(child) in ("gone", "Z"))
+    time.sleep(0.5)
+    assert not scripted.chat_requests and gave_up.stderr == ""
+
+
 def test_a_warm_process_never_starts_a_command_of_another_environment(warm: Started, scripted: ScriptedServer) -> None:
     """Last in the file: it leaves two warm processes and stops both."""
     scripted.script(ok(["Hello there, friend."]))
