@@ -155,18 +155,7 @@ def repeated_sentences(text: str) -> list[str]:
     """Sentences of `SENTENCE_TWICE` words or more written twice or more (case and punctuation ignored), as first
     written: a loop too long for a phrase ("The Whaler's Rest is a premium pub. … The Whaler's Rest is a premium
     pub.")."""
-    seen: dict[tuple[str, ...], str] = {}
-    out: dict[str, None] = {}
-    for m in _SENTENCE.finditer(text[: LOOP_WINDOW * 8]):
-        found = EN_WORD.findall(m.group())
-        if len(found) < SENTENCE_TWICE:
-            continue
-        key = tuple(norm(found))
-        if key in seen:
-            out.setdefault(seen[key], None)
-        else:
-            seen[key] = m.group().strip()
-    return [_short(s) for s in out]
+    return _written_twice(_SENTENCE, SENTENCE_TWICE, text, None)
 
 
 PART_TWICE = 3
@@ -179,17 +168,23 @@ def said_again(text: str) -> list[str]:
     """Sentences, or the parts of a sentence a colon or a semicolon sets apart (a title and its subtitle), of
     `PART_TWICE` words or more written again whole (case and punctuation ignored), as first written: a headline
     that ends on its own title again. A long sentence written twice is also a loop (`repeated_sentences`)."""
+    return _written_twice(_PART, PART_TWICE, text, ' .!?。！？:;：；"“”-')
+
+
+def _written_twice(pieces: re.Pattern[str], least: int, text: str, strip: str | None) -> list[str]:
+    """The `pieces` of `text` of `least` words or more found again whole (case and punctuation ignored), each as
+    first written, without the `strip` characters (None: whitespace) around it."""
     seen: dict[tuple[str, ...], str] = {}
     out: dict[str, None] = {}
-    for m in _PART.finditer(text[: LOOP_WINDOW * 8]):
+    for m in pieces.finditer(text[: LOOP_WINDOW * 8]):
         found = EN_WORD.findall(m.group())
-        if len(found) < PART_TWICE:
+        if len(found) < least:
             continue
         key = tuple(norm(found))
         if key in seen:
             out.setdefault(seen[key], None)
         else:
-            seen[key] = m.group().strip(' .!?。！？:;：；"“”-')
+            seen[key] = m.group().strip(strip)
     return [_short(s) for s in out]
 
 
