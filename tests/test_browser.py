@@ -586,6 +586,8 @@ def failures_and_a_stop_before_the_first_token(page, server, scripted) -> None:
 
     scripted.script(stall_after([], seconds=300))  # the server holds the first token back for 5 minutes
     page.get_by_role("button", name="Generate", exact=True).click()
+    # the run is live (its line drawn) before the Stop: a click during Generate's own rerun was once not taken
+    page.get_by_text(re.compile(r" · Baseline · \d+ s of at most \d+ s$")).wait_for()
     page.get_by_role("button", name="Stop", exact=True).click()
     page.get_by_text("Stopped. What arrived is kept in History.").wait_for(timeout=30_000)
     settle(page)
