@@ -99,9 +99,7 @@ SALAD = Kind(
     every_variant="is a string of words",
 )
 DOUBLED = Kind("doubled", "“{word}” says the same word twice", "a word said twice", penalty=1.5)
-SAID_AGAIN = Kind(
-    "said again", "“{word}” is said twice: a writer would say it once", "a phrase said twice", penalty=2.0
-)
+SAID_AGAIN = Kind("restated", "“{word}” is said twice: a writer would say it once", "a phrase said twice", penalty=2.0)
 BLANK = Kind(
     "blank", "“{word}” is a blank to fill in: the count changes when you fill it", "a blank to fill in", penalty=3.0
 )
@@ -140,8 +138,7 @@ PENALTY = {k.name: k.penalty for k in KINDS if k.penalty}
 @dataclass(frozen=True)
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` names a `Kind` (nonword, glued, repeat, loop,
-    numbers, meta, echo, salad, doubled, said again, blank, dangling,
-    language); `word` is what it is about."""
+    numbers, meta, echo, salad, doubled, restated, blank, dangling, language); `word` is what it is about."""
 
     kind: str
     word: str
