@@ -55,11 +55,14 @@ _CHAT = re.compile(
     r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"
     # "I'm not sure what to do here, …", "Please add your own sentence, in your own words." (walked, SMS and ads)
     r"|I(?:'m| am) not sure what (?:to do|you (?:mean|want))|(?:add|insert|write) your own (?:sentence|text|words)"
-    r"|in your own words)\b[^.!?\n]{0,40}|(?:please )?(?:respond|answer) with\s*:",
+    r"|in your own words"
+    # "So, I'm unable to provide a perfect answer, but…" (a 135M model's reply to the instruction, 80 words)
+    r"|I(?:'m| am) (?:unable|not able) to provide (?:a|an|the) (?:[\w-]+ )?(?:answer|response|example|text))\b"
+    r"[^.!?\n]{0,40}|(?:please )?(?:respond|answer) with\s*:",
     re.IGNORECASE,
 )
 """A chat reply inside the text: asking the writer for details ("X Post: Please provide…"), offering help, unsure
-of the task, or handing it back ("Please respond with: …", "add your own sentence")."""
+of the task or unable to do it, or handing it back ("Please respond with: …", "add your own sentence")."""
 _PLATFORM_FORMS = "x post|tweet|headline|blurb|caption|description|sms|text message|ad"
 _NAMES_ITS_FORM = re.compile(
     rf"\b(?:it|this)(?:'s|’s| is) (?:just |only |simply )?(?:an? |my |the |your )(?:[\w-]+ ){{0,3}}?"

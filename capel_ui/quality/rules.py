@@ -164,15 +164,19 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "a chat reply",
         META,
-        "a chat reply inside the text: asking for details, offering help, unsure of the task, handing it back",
+        "a chat reply inside the text: asking for details, offering help, unsure of the task or unable to do it,"
+        " handing it back",
         one(about_itself.chats),
         flags=(
             "Great news for everyone. Please provide the details so I can help you.",
             "Please respond with: Reminder: My car service is on Friday.",
             "Please add your own sentence, in your own words.",
+            "So, I'm unable to provide a perfect answer, but learning a new language is hard.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
+            "We are unable to provide refunds on sale items.",
+            "I am not able to provide a discount this week, but the bread is still fresh.",
             "Reply YES to confirm your booking.",
             "We're not sure what the weather will do, so bring a coat.",
         ),
