@@ -360,10 +360,13 @@ def _child(conn: socket.socket, inherited: list[int]) -> None:
 def _told_to_go(conn: socket.socket) -> bool:
     """Whether the command, told this child's pid, still waits for it (it sends `GO`); one that gave up after
     `ANSWER_WAIT` closed its socket and runs the command itself."""
+    said = b""
     try:
-        return conn.recv(len(GO), socket.MSG_WAITALL) == GO
-    except OSError:
+        while len(said) < len(GO) and (more := conn.recv(len(GO) - len(said))):
+            said += more
+    except OSError:  # no answer within ANSWER_WAIT
         return False
+    return said == GO
 
 
 def _take_over(conn: socket.socket) -> dict:
