@@ -338,13 +338,14 @@ def _child(conn: socket.socket, inherited: list[int]) -> None:
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        install()  # a Ctrl-C passed on from now is the command's, as in a process of its own
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # until its command has it: gone, it is only stopped
         for fd in inherited:
             os.close(fd)
         request = _take_over(conn)
         conn.sendall(f"pid {os.getpid()}\n".encode())
         if not _told_to_go(conn):
             os._exit(EXIT_LOST)  # its command gave up waiting and runs itself: never run twice
+        install()  # a Ctrl-C passed on from now is the command's, as in a process of its own
         conn.close()
         code = run(request["argv"][1:])
     except KeyboardInterrupt:  # before the command started: as `__main__` says it
