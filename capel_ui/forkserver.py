@@ -401,13 +401,15 @@ def _take_over(conn: socket.socket) -> dict:
 
 def _new_stdio() -> None:
     """sys.stdin, stdout and stderr on the command's descriptors, buffered as Python buffers them at start: stdout
-    by line on a terminal, stderr always by line, each write at once where Python runs unbuffered."""
+    by line on a terminal, stderr always by line; where Python runs unbuffered (-u, PYTHONUNBUFFERED, as the warm
+    process was started), stdout and stderr on their descriptors with no buffer between, each write at once (a
+    buffered stdout printed a text's last words after the run's summary on stderr)."""
     for fd, name in enumerate(("stdin", "stdout", "stderr")):
         old = getattr(sys, name)
         raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
-        buffered = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+        unbuffered = fd != 0 and old.write_through
+        buffered = io.BufferedReader(raw) if fd == 0 else raw if unbuffered else io.BufferedWriter(raw)
         by_line = fd == 2 or os.isatty(fd)
-        unbuffered = fd != 0 and old.write_through  # -u or PYTHONUNBUFFERED, as the warm process was started
         stream = io.TextIOWrapper(
             buffered, encoding=old.encoding, errors=old.errors, line_buffering=by_line, write_through=unbuffered
         )

@@ -31,6 +31,7 @@ def warm(tmp_path_factory: pytest.TempPathFactory, scripted_session: list[Script
     tmp = tmp_path_factory.mktemp("warm")
     env = {**os.environ, "CAPEL_RESIDENT": "1", "CAPEL_CACHE_DIR": str(tmp / "cache")}
     env |= {"PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT), "DATABASE_URL": f"sqlite:///{tmp / 'c.db'}"}
+    env |= {"PYTHONUNBUFFERED": "1"}  # as a shell may have it: stdout and stderr then go out in the order written
     scripted = scripted_session[0].reset().script(ok(["Hello there, friend."]))
     first = _generate(env, scripted, "--mode", "baseline", "--target", "3", "--no-save", "Say hi.")
     assert (first.returncode, first.stdout) == (0, "Hello there, friend.\n"), first.stderr
@@ -115,6 +116,26 @@ def test_a_command_started_warm_exits_as_it_would_alone(warm: Started, scripted:
     zero = _generate(warm.env, scripted, "--target", "0", "Say hi.")
     assert (zero.returncode, zero.stdout) == (2, "") and "capel_ui: error:" in zero.stderr
     assert "Traceback" not in zero.stderr and warm.started() == before + 1
+
+
+def test_a_command_started_warm_prints_its_text_before_its_summary_as_unbuffered_python_does(
+    warm: Started, scripted: ScriptedServer
+) -> None:
+    """stdout and stderr into one pipe (`2>&1`): the text's line, then the verdict, as in a process of its own."""
+    scripted.script(ok(["Hello there, friend."]))
+    before = warm.started()
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", "3"]
+    done = subprocess.run(
+        [sys.executable, "-m", "capel_ui", *argv, "--no-save", "Say hi."],
+        env=warm.env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and warm.started() == before + 1, done.stdout
+    assert done.stdout.splitlines()[0] == "Hello there, friend."
 
 
 def test_a_command_with_its_standard_input_closed_runs_in_its_own_process(warm: Started) -> None:
