@@ -170,6 +170,29 @@ def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:
     return quoted(said.group(), text) if said else None
 
 
+_ADVICE = (
+    r"(?:should|needs? to|is meant to|aims to|ought to)\s+(?:inspire|capture|grab|convey|highlight|reflect|include"
+    r"|attract|engage|summari[sz]e|describe|explain|mention|tell|be\s+(?:short|concise|catchy|clear|engaging|brief))"
+)
+"""Advice on how a text should be written ("should inspire readers", "needs to be catchy")."""
+
+
+def advises_on_the_asked_form(text: str, own_text: str = "") -> str | None:
+    """ "…by Emily May-Bourne. The headline should inspire readers." for "Write a headline about a lighthouse.": a
+    sentence of advice on the very thing it was asked to be is the model talking about the task, not the text."""
+    asked = _ASKED_FORM.match(own_text)
+    if asked is None:
+        return None
+    form = re.escape(asked.group(1))
+    said = re.search(
+        rf"(?:^|(?<=[.!?])\s+)\W{{0,3}}(?:the|a good|a great|every|your|this)\s+(?:[\w-]+\s+)?{form}s?\s+{_ADVICE}\b"
+        rf"[^.!?\n]{{0,30}}",
+        text,
+        re.IGNORECASE,
+    )
+    return quoted(said.group(), text) if said else None
+
+
 def names_its_length(text: str, own_text: str = "") -> str | None:
     """Its own length named anywhere ("12 words:", "In just 80 words,"), unless the instruction names it so."""
     own = own_text.lower()

@@ -54,6 +54,7 @@ _GARAGE = "Remind a customer that their car service is on Friday at 9:15 am at H
 _ADVERTISE = "Advertise a family-run bike repair shop in Portland."
 _ABSTRACT = "Write an abstract for a study showing that countdown prompts help language models hit exact lengths."
 _PUB = "Write 80 words about a seaside pub called The Whaler's Rest."
+_INVITE = "Write an invitation to a neighbourhood picnic."
 _NOTE = "SmolLM2 does not write Chinese: the count is right, but the text is not meaningful Chinese."
 _ZH = "我们喜欢海边的书店。"
 
@@ -191,6 +192,24 @@ RULES: tuple[Rule, ...] = (
             "It is the headline act of the night.",
             "This is a post-war building.",
             "This is a post for everyone who loves coffee.",
+        ),
+    ),
+    Rule(
+        "advice on the asked form",
+        META,
+        "a sentence of advice on the very thing the instruction asked for (“The headline should inspire readers.”)",
+        one(about_itself.advises_on_the_asked_form),
+        flags=(
+            Context(
+                "Lighthouse: The Golden Sails by Emily May-Bourne. The headline should inspire readers.",
+                own_text="Write a headline about a lighthouse.",
+            ),
+            Context("Join us at noon. A good invitation needs to be short and clear.", own_text=_INVITE),
+        ),
+        passes=(
+            Context("This invitation should be shown at the gate. Join us at noon!", own_text=_INVITE),
+            Context("The headline act should inspire everyone.", own_text="Write a post about the festival."),
+            Context("Every post should inspire you to read more.", own_text="Write a headline about our blog."),
         ),
     ),
     Rule(
