@@ -157,17 +157,11 @@ def says_it_will_do_the_task(text: str, own_text: str = "") -> str | None:
 def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:
     """ "The abstract for a study on … includes an assertion about …" for "Write an abstract for a study…": a text
     that opens on the very thing it was asked to be, as its subject, describes it instead of being it."""
-    asked = _ASKED_FORM.match(own_text)
-    if asked is None:
-        return None
-    form = re.escape(asked.group(1))
-    said = re.match(
-        rf"^\W{{0,3}}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){{0,2}}?{form}\s+(?:for|of|on|about|is about)\b"
-        rf"[^.!?\n]{{0,30}}",
+    return _of_the_asked_form(
+        r"^\W{0,3}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){0,2}?FORM\s+(?:for|of|on|about|is about)\b[^.!?\n]{0,30}",
         text,
-        re.IGNORECASE,
+        own_text,
     )
-    return quoted(said.group(), text) if said else None
 
 
 _ADVICE = (
@@ -180,16 +174,22 @@ _ADVICE = (
 def advises_on_the_asked_form(text: str, own_text: str = "") -> str | None:
     """ "…by Emily May-Bourne. The headline should inspire readers." for "Write a headline about a lighthouse.": a
     sentence of advice on the very thing it was asked to be is the model talking about the task, not the text."""
+    return _of_the_asked_form(
+        r"(?:^|(?<=[.!?])\s+)\W{0,3}(?:the|a good|a great|every|your|this)\s+(?:[\w-]+\s+)?FORMs?\s+"
+        + _ADVICE
+        + r"\b[^.!?\n]{0,30}",
+        text,
+        own_text,
+    )
+
+
+def _of_the_asked_form(pattern: str, text: str, own_text: str) -> str | None:
+    """What `pattern` finds in `text`, its `FORM` the form the instruction asks for ("headline" of "Write a headline
+    about…"); None where the instruction asks for no form."""
     asked = _ASKED_FORM.match(own_text)
     if asked is None:
         return None
-    form = re.escape(asked.group(1))
-    said = re.search(
-        rf"(?:^|(?<=[.!?])\s+)\W{{0,3}}(?:the|a good|a great|every|your|this)\s+(?:[\w-]+\s+)?{form}s?\s+{_ADVICE}\b"
-        rf"[^.!?\n]{{0,30}}",
-        text,
-        re.IGNORECASE,
-    )
+    said = re.search(pattern.replace("FORM", re.escape(asked.group(1))), text, re.IGNORECASE)
     return quoted(said.group(), text) if said else None
 
 
