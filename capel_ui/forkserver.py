@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .command import run
-from .interrupts import EXIT_INTERRUPTED, install
+from .interrupts import EXIT_INTERRUPTED
 from .keep import alive, enabled, keep_alive, shareable, warm_socket
 
 COMMANDS = frozenset({"generate"})
@@ -258,11 +258,10 @@ def _loop(listener: socket.socket, path: Path, lock: TextIO) -> None:
     waiting: dict[socket.socket, int] = {}  # the commands still waiting for their child's exit code
     last, started = time.monotonic(), 0
     while not leaving and (children or time.monotonic() - last < keep_alive()):
+        # a command's socket found ready to read is at its end: the next round's `_watched` stops its child
         ready, _, _ = select.select([listener, woken_r, *_watched(waiting)], [], [], 1.0)
         if woken_r in ready:
             os.read(woken_r, 512)
-        for conn in [c for c in ready if c in waiting and _peek(c) == b""]:
-            _stop_child(waiting.pop(conn))
         if listener in ready:
             conn, _ = listener.accept()
             pid = os.fork()
@@ -345,8 +344,7 @@ def _child(conn: socket.socket, inherited: list[int]) -> None:
         conn.sendall(f"pid {os.getpid()}\n".encode())
         if not _told_to_go(conn):
             os._exit(EXIT_LOST)  # its command gave up waiting and runs itself: never run twice
-        install()  # a Ctrl-C passed on from now is the command's, as in a process of its own
-        conn.close()
+        conn.close()  # `run` answers a Ctrl-C passed on from here as a process of its own does
         code = run(request["argv"][1:])
     except KeyboardInterrupt:  # before the command started: as `__main__` says it
         sys.stderr.write("capel_ui: interrupted\n")
