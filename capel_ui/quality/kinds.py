@@ -99,7 +99,7 @@ SALAD = Kind(
     every_variant="is a string of words",
 )
 DOUBLED = Kind("doubled", "“{word}” says the same word twice", "a word said twice", penalty=1.5)
-SAID_AGAIN = Kind("restated", "“{word}” is said twice: a writer would say it once", "a phrase said twice", penalty=2.0)
+RESTATED = Kind("restated", "“{word}” is said twice: a writer would say it once", "a phrase said twice", penalty=2.0)
 BLANK = Kind(
     "blank", "“{word}” is a blank to fill in: the count changes when you fill it", "a blank to fill in", penalty=3.0
 )
@@ -116,7 +116,7 @@ KINDS: tuple[Kind, ...] = (
     ECHO,
     SALAD,
     DOUBLED,
-    SAID_AGAIN,
+    RESTATED,
     BLANK,
     NONWORD,
     GLUED,

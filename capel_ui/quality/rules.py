@@ -20,7 +20,7 @@ from .kinds import (
     NONWORD,
     NUMBERS,
     REPEAT,
-    SAID_AGAIN,
+    RESTATED,
     SALAD,
     Kind,
 )
@@ -341,7 +341,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "a title said again",
-        SAID_AGAIN,
+        RESTATED,
         "a sentence, or a title before a colon, of three words or more said twice, unless the text goes round in"
         " circles already",
         lambda c: [] if c.goes_round_in_circles else c.said_again,
