@@ -283,9 +283,14 @@ def _watched(waiting: dict[socket.socket, int]) -> list[socket.socket]:
     """The sockets of the commands to watch for their end: a command killed outright closes its end, and its child
     is stopped (`_stop_child`). One whose request its child has not read yet is left for the next round: the
     request would keep it ready to read."""
-    for conn in [c for c in waiting if _peek(c) == b""]:
-        _stop_child(waiting.pop(conn))
-    return [conn for conn in waiting if _peek(conn) is None]
+    watched = []
+    for conn in list(waiting):
+        seen = _peek(conn)
+        if seen == b"":
+            _stop_child(waiting.pop(conn))
+        elif seen is None:
+            watched.append(conn)
+    return watched
 
 
 def _peek(conn: socket.socket) -> bytes | None:
