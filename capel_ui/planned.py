@@ -332,19 +332,23 @@ class EndingPlanner:
 
     def more_reads_better(self, padded: str, raw: str) -> bool:
         """Whether the text that went on asking for more content (`raw`) may stand for the padded one the first call
-        wrote (`padded`), each with its ending planned: it ends naturally, at least half as surely as the padded one
-        ("…to take the time you need to recharge. It's all about finding a balance that's perfect." at 0.01 loses to
-        "…You're more than your job, so keep going." at 0.88), brings in no kind of junk the padded one lacked (a
-        number list, text about itself, word salad) and has no more quality warnings. Ungated, the call for more
-        read worse as often as better (docs/results.md)."""
+        wrote (`padded`), each with its ending planned: it ends naturally, brings in no kind of junk the padded one
+        lacked (a number list, text about itself, word salad) and has no more quality warnings; and either it has
+        fewer, or it ends at least half as surely as the padded one ("…to take the time you need to recharge. It's
+        all about finding a balance that's perfect." at 0.01 loses to "…You're more than your job, so keep going." at
+        0.88). A padded text going round in circles loses to a clean answer however sure its own ending ("…at The
+        Whaler's Rest." said twice over at 0.88 against "…that include the finest wines." at 0.43). Ungated, the call
+        for more read worse as often as better (docs/results.md)."""
         first, then = self.clean(padded), self.clean(raw)
         score, was_score = self.score(then), self.score(first)
-        if score is None or score < max(NATURAL, (was_score or 0.0) / 2):
+        if score is None or score < NATURAL:
             return False
         lang, own = self.request.lang, self.request.instruction
         was, now = warnings(first, lang, own), warnings(then, lang, own)
         new_junk = {w.kind for w in now if w.kind in JUNK_KINDS} - {w.kind for w in was}
-        return not new_junk and len(now) <= len(was)
+        if new_junk or len(now) > len(was):
+            return False
+        return len(now) < len(was) or score >= (was_score or 0.0) / 2
 
     def more_stands_alone(self, raw: str) -> bool:
         """Whether the answer for more (`raw`, its ending planned) stands whatever the padded text reads like: an

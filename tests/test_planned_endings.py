@@ -473,20 +473,22 @@ def test_the_padded_text_is_kept_with_the_plan_and_nothing_the_model_wrote_is_lo
 
 NUMBER_LIST = " 1. Dough. 2. Sauce. 3. Cheese. 4. Basil."  # 8 more words: a number list the padding was not
 CUT_OFF = " A wood oven bakes it in ninety of."  # 8 more words, ending on a dangling word
-GATE = [  # what the call for more wrote, and whether it may stand for the padded text
-    pytest.param(MORE, 0.9, SHORT + MORE, id="a new point that ends naturally is kept"),
-    pytest.param(NUMBER_LIST, 0.9, PADDED, id="a number list loses to the padded text"),
-    pytest.param(MORE, 0.005, PADDED, id="an ending that reads cut off loses to the padded text"),
-    pytest.param(CUT_OFF, 0.9, PADDED, id="a dangling last word loses to the padded text"),
-    pytest.param(MORE, 0.3, PADDED, id="an ending less than half as sure as the padded one loses to it"),
-    pytest.param(MORE, 0.5, SHORT + MORE, id="an ending at least half as sure as the padded one is kept"),
+PLAIN_PAD = SHORT + " It is a dish loved all over Italy."  # 20 words padded with no quality warning
+GATE = [  # the padded text, what the call for more wrote, its ending score, and which text stands
+    pytest.param(PADDED, MORE, 0.9, SHORT + MORE, id="a new point that ends naturally is kept"),
+    pytest.param(PADDED, NUMBER_LIST, 0.9, PADDED, id="a number list loses to the padded text"),
+    pytest.param(PADDED, MORE, 0.005, PADDED, id="an ending that reads cut off loses to the padded text"),
+    pytest.param(PADDED, CUT_OFF, 0.9, PADDED, id="a dangling last word loses to the padded text"),
+    pytest.param(PLAIN_PAD, MORE, 0.3, PLAIN_PAD, id="an ending less than half as sure as a clean padded one loses"),
+    pytest.param(PLAIN_PAD, MORE, 0.5, SHORT + MORE, id="an ending at least half as sure as the padded one is kept"),
+    pytest.param(PADDED, MORE, 0.3, SHORT + MORE, id="a clean answer beats padding in circles however sure it ends"),
 ]
 
 
-@pytest.mark.parametrize(("more", "score", "kept"), GATE)
-def test_a_call_for_more_content_is_kept_only_where_it_reads_better_than_the_padding(more, score, kept) -> None:
+@pytest.mark.parametrize(("padded", "more", "score", "kept"), GATE)
+def test_a_call_for_more_content_is_kept_only_where_it_reads_better_than_the_padding(padded, more, score, kept):
     ending = lambda text: score if text.strip() == (SHORT + more).strip() else 0.9  # noqa: E731
-    model = llama(by_prefill(PADDED, more), ending=ending, next_tokens=asked(WANTS_TO_END))
+    model = llama(by_prefill(padded, more), ending=ending, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))
     assert (out.text, out.verified, out.count) == (kept, True, 20)
 
