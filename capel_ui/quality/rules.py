@@ -55,6 +55,7 @@ _ADVERTISE = "Advertise a family-run bike repair shop in Portland."
 _ABSTRACT = "Write an abstract for a study showing that countdown prompts help language models hit exact lengths."
 _PUB = "Write 80 words about a seaside pub called The Whaler's Rest."
 _INVITE = "Write an invitation to a neighbourhood picnic."
+_STRESS = "Explain how stress affects the body."
 _NOTE = "SmolLM2 does not write Chinese: the count is right, but the text is not meaningful Chinese."
 _ZH = "我们喜欢海边的书店。"
 
@@ -150,6 +151,22 @@ RULES: tuple[Rule, ...] = (
         one(about_itself.says_what_it_is),
         flags=("The product description for a hand-made ceramic mug is: A beautiful, hand-crafted mug.",),
         passes=("The title of the book is: War and Peace.",),
+    ),
+    Rule(
+        "gives its answer",
+        META,
+        "a sentence that calls the text an answer and gives it (“The answer is 80.”, “The answer is: Vibrant.”)",
+        one(about_itself.gives_its_answer),
+        flags=(
+            Context("Stress is a natural response that protects the body. The answer is 80.", own_text=_STRESS),
+            Context("So, the invitation is: Vibrant Vampire Pizza. The answer is: Vibrant.", own_text=_INVITE),
+        ),
+        passes=(
+            Context("The answer is Rayleigh scattering.", own_text="Explain why the sky is blue."),
+            "The answer is simple: rest more and worry less.",
+            "Ask any baker and the answer is: sourdough.",
+            Context("The answer is 42.", own_text="What is six times seven?"),
+        ),
     ),
     Rule(
         "a Chinese introduction",
