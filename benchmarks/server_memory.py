@@ -1,5 +1,6 @@
-"""How much the embedded llama.cpp server grows as new prompts come: with the app's setting (no host-memory prompt
-cache, `embedded.RAM_PROMPT_CACHE`) and with llama.cpp's default (8 GiB), each in a process of its own.
+"""How much the embedded llama.cpp server grows as new prompts come: with the app's setting (a host-memory prompt
+cache of 16 MiB, `embedded.RAM_PROMPT_CACHE`), with none and with llama.cpp's default (8 GiB), each in a process of
+its own.
 
 Run from the project root:  .venv/bin/python benchmarks/server_memory.py [--prompts 150]
 
@@ -21,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SETTINGS = {"the app's (no prompt cache)": None, "llama.cpp's default (8 GiB)": 8192}
+SETTINGS = {"the app's (16 MiB)": None, "none": 0, "llama.cpp's default (8 GiB)": 8192}
 
 
 def rss_mb() -> float:

@@ -289,12 +289,14 @@ def threads() -> int:
     return int(os.environ.get("CAPEL_EMBEDDED_THREADS") or os.cpu_count() or 1)
 
 
-RAM_PROMPT_CACHE = 0
-"""MiB of llama.cpp's host-memory prompt cache the embedded server keeps: none. Its default (8 GiB) keeps a copy of a
-slot's state each time a request's prompt departs from the one the slot holds (a new instruction, a call for more):
-the server grew by 335 MB over 150 prompts, on its way to 8 GiB in an app's or a resident server's day. Without it
-planned `exact` texts took as long (2.52 s against 2.58 s a 40-word text, three runs each, the same texts): the
-ending questions use the slots' own caches."""
+RAM_PROMPT_CACHE = 16
+"""MiB of llama.cpp's host-memory prompt cache the embedded server keeps: a few slot states, no more. A slot's state
+is copied there when a request's prompt departs from the one the slot holds, and read back when a later request
+matches it better: the first call of a planned exact text is found again after its call for more content, whose
+other prompt took its slot, so the ending questions that follow read only the new words (69 tokens instead of 121;
+an 80-word text that asked for more 0.35 s sooner, the same texts). llama.cpp's default (8 GiB) grew the server by
+393 MB over 150 new prompts, on its way to 8 GiB in an app's or a resident server's day; this cap keeps it near
+its size (`benchmarks/server_memory.py`)."""
 
 
 def new_server(gguf: Path, slots: int, tokens: int, *, metrics: bool = False) -> tuple[ServerHandle, object]:
