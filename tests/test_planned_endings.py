@@ -486,7 +486,9 @@ GATE = [  # the padded text, what the call for more wrote, its ending score, and
 
 
 @pytest.mark.parametrize(("padded", "more", "score", "kept"), GATE)
-def test_a_call_for_more_content_is_kept_only_where_it_reads_better_than_the_padding(padded, more, score, kept):
+def test_a_call_for_more_content_is_kept_only_where_it_reads_better_than_the_padding(
+    padded: str, more: str, score: float, kept: str
+) -> None:
     ending = lambda text: score if text.strip() == (SHORT + more).strip() else 0.9  # noqa: E731
     model = llama(by_prefill(padded, more), ending=ending, next_tokens=asked(WANTS_TO_END))
     out = generate(model, Request(INSTRUCTION, 20, mode="exact", ask_more=True))

@@ -148,9 +148,14 @@ def names_its_form(text: str, own_text: str = "") -> str | None:
 
 
 def gives_its_answer(text: str, own_text: str = "") -> str | None:
-    """ "The answer is 80.", "The answer is: Vibrant.", unless the instruction asks a question (then an answer may
-    be given so) or says it too."""
-    return None if "?" in own_text else _anywhere(_ANSWER_GIVEN, text, own_text)
+    """ "The answer is 80.", "The answer is: Vibrant.", unless a question comes before it, the instruction's ("What is
+    six times seven?") or the text's own ("Will there be cake? The answer is: yes!"), or the instruction says it
+    too."""
+    if "?" in own_text:
+        return None
+    found = (m for m in _ANSWER_GIVEN.finditer(text) if not text[: m.start()].rstrip().endswith("?"))
+    hit = next(found, None)
+    return quoted(hit.group(), text) if hit and hit.group().strip().lower() not in own_text.lower() else None
 
 
 def names_its_maker(text: str, own_text: str = "") -> str | None:

@@ -166,6 +166,7 @@ RULES: tuple[Rule, ...] = (
             "The answer is simple: rest more and worry less.",
             "Ask any baker and the answer is: sourdough.",
             Context("The answer is 42.", own_text="What is six times seven?"),
+            Context("Will there be cake? The answer is: yes!", own_text=_INVITE),
         ),
     ),
     Rule(
