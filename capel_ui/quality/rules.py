@@ -399,18 +399,27 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "a number list",
         NUMBERS,
-        "three enumerators or more (“1.”, “2)”, “1.2.1”), or numbers a third of the text, unless a list was asked for",
+        "three enumerators or more (“1.”, “2)”, “1.2.1”), numbers a third of the text or four or more in a row,"
+        " unless a list was asked for",
         one(number_list),
         flags=(
             "The words: 1. Stone 2. Ware 3. Dish 4. Pot.",
             "Tips 1) rest 2) eat 3) walk more.",
             "12 34 56 78 and 90 more.",
+            Context(
+                "To give you a sense of the invitation, I'll offer you a special treat to make the occasion even more "
+                "special. Here's a sample of a fun and creative invitation to your neighbourhood picnic: 1.11,234, "
+                "18.40,10, 250,118,12, 18.21,15, 295.5,20, 295.5,24.",
+                own_text=_INVITE,
+            ),
         ),
         passes=(
             Context("Steps: 1. Mix. 2. Bake. 3. Serve.", own_text="List three steps to bake bread."),
             "Costs fell from 1.6 to 2.5 and then 3.4 million over the years since the plan began.",
             "Version 3.11.7 of the tool runs on the server at 10.0.0.1 today.",
             "Open 24/7 since 1999, at 3:30 pm on 5 May.",
+            "The first primes are 2, 3, 5, 7, 11 and 13, and every one of them is odd but the first.",
+            "Tickets cost 3.50 for children and 5.00 for adults, or 12.00 for a family of four.",
         ),
     ),
     Rule(

@@ -12,14 +12,20 @@ _ENUMERATOR = re.compile(r"(?<![\w.,])(\d{1,3})[.):](?=\s|$)")
 _SECTION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{1,3}){2,})\.?(?=[\s,;]|$)")  # "2.1.1", "1.2.3": a section number
 _NUMBER = re.compile(r"^\d[\d.,:]*$")
 _LIST_ASKED = re.compile(r"\b(lists?|steps?|numbered|rank|top \d+)\b|清单|列表|步骤", re.IGNORECASE)
+_INNER = re.compile(r"\d[.,:]\d")
+"""A number with a separator inside it: "1.11,234", "18.40", "3:30"."""
 NUMBER_LIST_MIN = 3
 """Enumerators ("1.", "2)", "41:") from which a text is a number list, unless the writer asked for a list."""
+NUMBER_RUN = 4
+"""Numbers one after another from which a text holds a list of them (three or more with a separator inside: a
+plain count such as "2, 3, 5, 7 and 11" is prose)."""
 
 
 def number_list(text: str, own_text: str = "") -> str | None:
     """The enumerators of a text that is a number list rather than prose (`1., 2., 41.`), or None: three or more
-    enumerators or section numbers ("1.2.1 1.2.2"), or numbers making up a third of a text of six words or more. A
-    list the instruction asked for ("list five steps") is not flagged."""
+    enumerators or section numbers ("1.2.1 1.2.2"), numbers making up a third of a text of six words or more, or a
+    run of them one after another (`NUMBER_RUN`: "…to your neighbourhood picnic: 1.11,234, 18.40,10, 250,118,12,
+    18.21,15."). A list the instruction asked for ("list five steps") is not flagged."""
     if _LIST_ASKED.search(own_text):
         return None
     marks = [f"{m}." for m in _ENUMERATOR.findall(text)] + _SECTION.findall(text)
@@ -29,9 +35,25 @@ def number_list(text: str, own_text: str = "") -> str | None:
         shown = list(dict.fromkeys(marks))
     elif len(tokens) >= 6 and len(numbers) >= 3 and len(numbers) >= len(tokens) / 3:
         shown = list(dict.fromkeys(numbers))
+    elif run := _number_run(tokens):
+        shown = list(dict.fromkeys(run))
     else:
         return None
     return ", ".join(shown[:3]) + (", …" if len(shown) > 3 else "")
+
+
+def _number_run(tokens: Sequence[str]) -> list[str]:
+    """The first run of `NUMBER_RUN` or more numbers one after another, three or more of them with a separator
+    inside (the grammar's numbers strung together: "1.11,234, 18.40,10, 250,118,12"); empty where there is none."""
+    run: list[str] = []
+    for token in [*tokens, ""]:
+        if _NUMBER.match(token):
+            run.append(token.rstrip(".,:"))
+            continue
+        if len(run) >= NUMBER_RUN and sum(bool(_INNER.search(n)) for n in run) >= NUMBER_LIST_MIN:
+            return run
+        run = []
+    return []
 
 
 SALAD_WORDS = 8
