@@ -20,14 +20,17 @@ def _opening(body: str) -> re.Pattern[str]:
 
 _CHAT_OPENING = _opening(r"(?:sure|certainly|of course|absolutely|okay)\s*[!,.:]|as an ai\b[^\n]{0,40}?[,.:]")
 """A chat reply's opening, not the text: "Sure! …", "Certainly, here is …", "As an AI …"."""
-_INTRODUCTION = _opening(
+_INTRODUCING = (
     r"(?:here(?:'s|’s| is| are)|below is)\s+(?:a|an|the|my|your|some|one|two|three)\b[^\n:.!?]{0,80}?"
     r"\b(?:possible|sample|suggested|draft|version|post|tweet|blurb|headline|text|description|sentence|paragraph"
     r"|summary|example|option|answer|response|rewrite|caption|tagline|slogan|ad|copy|message|words|abstract|bio"
     r"|note|invitation|intro|introduction|announcement|email|letter|review)\b[^\n:.!?]{0,60}?"
-    r"(?::|\.(?=\s|$))"
 )
+_INTRODUCTION = _opening(_INTRODUCING + r"(?::|\.(?=\s|$))")
 """"Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:"."""
+_INTRODUCTION_INSIDE = re.compile(r"(?<=[.!?])\s+" + _INTRODUCING + ":", re.IGNORECASE)
+"""The same after a sentence of the text, ending on its colon: "…even more special. Here's a sample of a fun and
+creative invitation to your neighbourhood picnic: …"."""
 _LABEL = _opening(
     r"(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
     r"|description|tagline|slogan)\s*:|\d+[- ]words?\s*:"
@@ -117,8 +120,10 @@ def opens_as_a_chat_reply(text: str, own_text: str = "") -> str | None:
 
 
 def introduces_itself(text: str, own_text: str = "") -> str | None:
-    """ "Here's a possible X post:", "Awesome! Here's a revised version of the instructions:"."""
-    return _at_opening(_INTRODUCTION, text)
+    """ "Here's a possible X post:", "Awesome! Here's a revised version of the instructions:", at the opening or
+    after a sentence, then a colon ("…even more special. Here's a sample of a fun and creative invitation: …")."""
+    inside = _INTRODUCTION_INSIDE.search(text)
+    return _at_opening(_INTRODUCTION, text) or (quoted(inside.group(), text) if inside else None)
 
 
 def opens_with_a_label(text: str, own_text: str = "") -> str | None:

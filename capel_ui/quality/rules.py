@@ -122,15 +122,18 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "an introduction",
         META,
-        "an opening that introduces the text (“Here's a possible X post:”)",
+        "an opening that introduces the text (“Here's a possible X post:”), or a sentence that does, then a colon",
         one(about_itself.introduces_itself),
         flags=(
             "Here's a possible X post: our bakery sells fresh sourdough on Saturdays.",
             "Here is a short blurb for the bakery. Fresh sourdough every Saturday.",
             "Awesome! Here's a revised version of the instructions: 10:10pm today.",
+            "I'll offer you a special treat. Here's a sample of a fun invitation to your picnic: come at noon.",
         ),
         passes=(
             "Here is where the magic happens. Come in.",
+            "Bring a blanket. Here is the menu: sandwiches and lemonade.",
+            "Bring a blanket. Here is a note for the kids.",
             "Here is our new sourdough, baked fresh.",
             "Here are three reasons to visit us: bread, coffee and cake.",
             "Here is the word on the street: bread.",
