@@ -200,6 +200,14 @@ def test_the_instructions_own_name_coming_back_is_not_a_loop(text: str, own: str
         ("第一步：1. 和面。2. 发酵。3. 烤。", "", "1., 2., 3."),
         ("Share a tweet with: 1.1.2261, 2.3.21, 3.1.1, 2.1.1, 5.4.21, and send it.", "", "2.3.21, 3.1.1, 2.1.1, …"),
         ("The market opens on 12.05.2024, 13.05.2024 and 14.05.2024 from nine until late.", "", None),
+        ("Here it is: 1.11:15, 2.2:34, 3.3:34, 4.4:28, 5.6:34.", "", "1.11:15, 2.2:34, 3.3:34, …"),  # no doubled commas
+        (  # a run of numbers at the end of a longer text
+            "I'll offer you a special treat to make the occasion even more special. The invitation to your picnic is "
+            "here: 1.11,234, 18.40,10, 250,118,12, 18.21,15, 295.5,20.",
+            "",
+            "1.11,234, 18.40,10, 250,118,12, …",
+        ),
+        ("The first primes are 2, 3, 5, 7, 11 and 13, and every one of them is odd but the first.", "", None),
         ("", "", None),
     ],
 )

@@ -34,7 +34,7 @@ def number_list(text: str, own_text: str = "") -> str | None:
     if len(marks) >= NUMBER_LIST_MIN:
         shown = list(dict.fromkeys(marks))
     elif len(tokens) >= 6 and len(numbers) >= 3 and len(numbers) >= len(tokens) / 3:
-        shown = list(dict.fromkeys(numbers))
+        shown = list(dict.fromkeys(n.rstrip(".,:") for n in numbers))
     elif run := _number_run(tokens):
         shown = list(dict.fromkeys(run))
     else:
