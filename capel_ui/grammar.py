@@ -213,14 +213,21 @@ _EN_PLAIN_RULES: tuple[tuple[str, Expr], ...] = (
 )
 """The plain English word, as LIFEBench counts one (it counts "3:30" or "a.m." as two)."""
 
-# A number written whole (lexicon.NUMBER: 3:30, 1.6, 3,400, $3.4, 12%, 21st, 11/03/2022) and an abbreviation with
-# its dots (a.m., U.S., e.g.) are one en_words word; a number goes on inside a text with no stop or colon after it.
-_NUMBER = Seq(
+# A number written whole (lexicon.NUMBER: 3:30, 1.6, 3,400, $3.4, 12%, 21st, 11/03/2022, 3.11.7) and an abbreviation
+# with its dots (a.m., U.S., e.g.) are one en_words word; a number goes on inside a text with no stop or colon after
+# it.
+_DIGITS = Chars("0-9")
+_INTEGER = Alt((Seq((Rep(_DIGITS, 1, 3), Rep(Seq((Lit(","), Rep(_DIGITS, 3, 3))), 1, 2))), Rep(_DIGITS, 1, 6)))
+_NUMBER = Alt(
     (
-        opt(Chars("$€£")),
-        Rep(Chars("0-9"), 1, 6),
-        Rep(Seq((Chars(".,:/"), Rep(Chars("0-9"), 1, 4))), 0, 2),
-        opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s", "am", "pm")))),
+        Seq((Chars("$€£"), _INTEGER, opt(Seq((Lit("."), Rep(_DIGITS, 1, 4)))))),
+        Seq(
+            (
+                _INTEGER,
+                opt(Alt(tuple(Rep(Seq((Lit(sep), Rep(_DIGITS, 1, 4))), 1, 2) for sep in ".:/"))),
+                opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s", "am", "pm")))),
+            )
+        ),
     )
 )
 _EN_LETTERED = Seq((Chars("A-Za-z"), opt(Seq((Rep(Chars("A-Za-z0-9'-"), 0, 14), Chars("A-Za-z0-9"))))))

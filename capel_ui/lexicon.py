@@ -49,12 +49,22 @@ one is flagged."""
 
 # ----- units that are one word though they hold a dot, a colon or a symbol (issue 31) ------------------------------
 
-NUMBER = r"[$€£]?[0-9]{1,6}(?:[.,:/][0-9]{1,4}){0,2}(?:%|st|nd|rd|th|s|am|pm)?"
-"""A number written whole, one en_words word: a time (3:30), a decimal or thousands (1.6, 3,400), money ($3.4, €12),
-a percentage (12%), an ordinal (21st), a date (11/03/2022), a decade (1990s), a time run together (3:30pm).
-Under a grammar a number otherwise
-ends at its first dot or colon and the model is made to write "3: 30 PM", "a 12. percent reduction"."""
-NUMBER_GBNF = '[$€£]? [0-9]{1,6} ([.,:/] [0-9]{1,4}){0,2} ("%" | "st" | "nd" | "rd" | "th" | "s" | "am" | "pm")?'
+_INTEGER = r"(?:[0-9]{1,3}(?:,[0-9]{3}){1,2}|[0-9]{1,6})"
+_PARTS = r"(?:(?:\.[0-9]{1,4}){1,2}|(?::[0-9]{1,4}){1,2}|(?:/[0-9]{1,4}){1,2})"
+NUMBER = rf"(?:[$€£]{_INTEGER}(?:\.[0-9]{{1,4}})?|{_INTEGER}{_PARTS}?(?:%|st|nd|rd|th|s|am|pm)?)"
+"""A number written whole, one en_words word: a time (3:30), a decimal or thousands (1.6, 3,400, 1,234.5), money
+($3.4, €12, $1,250.50), a percentage (12%), an ordinal (21st), a date (11/03/2022, 12.05.2024), a version (3.11.7),
+a decade (1990s), a time run together (3:30pm). Its parts keep one separator each: a thousands group has three
+digits, money has one decimal part, and no number mixes a dot with a colon or puts a comma after its dot ("1.11:15",
+"250,118,12", "1.11,234", "$3.50.45": strings a 135M model strung into lists). So a year, a price or a time may take
+a comma ("In 1999, the…", "$3.50, or…", "at 3:30, then…"): it cannot read on into a number. Under a grammar a number
+otherwise ends at its first dot or colon and the model is made to write "3: 30 PM", "a 12. percent reduction"."""
+_INTEGER_GBNF = '([0-9]{1,3} ("," [0-9]{3}){1,2} | [0-9]{1,6})'
+_PARTS_GBNF = '(("." [0-9]{1,4}){1,2} | (":" [0-9]{1,4}){1,2} | ("/" [0-9]{1,4}){1,2})'
+NUMBER_GBNF = (
+    f'([$€£] {_INTEGER_GBNF} ("." [0-9]{{1,4}})? | {_INTEGER_GBNF} {_PARTS_GBNF}? '
+    '("%" | "st" | "nd" | "rd" | "th" | "s" | "am" | "pm")?)'
+)
 """`NUMBER` in GBNF (llama.cpp's engine)."""
 NUMBER_PAUSE = ",;!?"
 """What may follow a number inside a text: no stop and no colon ("3: 30", "12. percent", "November 3. 2022." were
@@ -68,10 +78,12 @@ sentence closes it with its own dot ("…at 9 a.m.", never "a.m..")."""
 ABBREVIATIONS_ENDING = ("a.m.", "p.m.", "A.M.", "P.M.", "U.S.", "U.K.", "U.N.", "E.U.", "D.C.", "Ph.D.", "etc.")
 """The abbreviations a sentence may end on."""
 
-NUMBER_CUT = r"[$€£]?[0-9]{1,6}(?:[.,:/][0-9]{1,4})?[.,:]"
-"""A number `NUMBER` reads on past: a dot, comma or colon after fewer than two groups ("1999," as in "1999,5").
-LLGuidance reads a unit as far as it can go on, so under the word list "In 1999, the" was read as a number cut
-short and refused; the word-and-space terminal (`_word_space`) refuses the same texts."""
+NUMBER_CUT = r"[$€£]?[0-9]{1,3}(?:,[0-9]{3})?,"
+"""A number `NUMBER` reads on past: a comma after one to three digits or one thousands group ("250," as in
+"250,000"). LLGuidance reads a unit as far as it can go on, so under the word list "We sold 250, then" is read as a
+number cut short and refused; the word-and-space terminal (`_word_space`) refuses the same texts. A number may take
+no dot or colon inside a text (`NUMBER_PAUSE`), so only its comma can be cut; "In 1999, the" can no longer read on
+("1999,000" is no number) and is written."""
 
 ZH_DANGLING = frozenset("的和与或在是把被对从向为及并")
 """Chinese characters a sentence does not end on (particles, conjunctions, prepositions). Not 了: it ends a great

@@ -32,12 +32,21 @@ WHOLE = [
     "Come in at 3:30pm sharp.",
     "Bring fruit, e.g. apples.",
     "It rose 12%.",
+    "In 1999, the town grew.",
+    "Tickets cost $3.50, or less.",
+    "Version 3.11.7 ships on 12.05.2024 today.",
+    "It sold 1,234.5 tons.",
+    "Bikes cost $1,250.50 today.",
 ]
-BROKEN = [  # what the grammars made of them before: a number cut by a stop or a colon
+BROKEN = [  # what the grammars made of them before: a number cut by a stop or a colon, or parts strung together
     "The visit is on Tuesday at 3: 30 pm.",
     "We saved 1. 6 million hours.",
     "We want a 12. percent reduction.",
     "It started November 3. 2022.",
+    "Tips 1.11:15 and 2.2:34 help.",
+    "Sales hit 250,118,12 units.",
+    "It rose 1.11,234 today.",
+    "Prices from $3.50.45 apply.",
 ]
 
 
