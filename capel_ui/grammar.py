@@ -217,14 +217,17 @@ _EN_PLAIN_RULES: tuple[tuple[str, Expr], ...] = (
 # with its dots (a.m., U.S., e.g.) are one en_words word; a number goes on inside a text with no stop or colon after
 # it.
 _DIGITS = Chars("0-9")
-_INTEGER = Alt((Seq((Rep(_DIGITS, 1, 3), Rep(Seq((Lit(","), Rep(_DIGITS, 3, 3))), 1, 2))), Rep(_DIGITS, 1, 6)))
+_THOUSANDS = Seq((Rep(_DIGITS, 1, 3), Rep(Seq((Lit(","), Rep(_DIGITS, 3, 3))), 1, 2)))
+_DECIMAL = Seq((Lit("."), Rep(_DIGITS, 1, 4)))
 _NUMBER = Alt(
     (
-        Seq((Chars("$€£"), _INTEGER, opt(Seq((Lit("."), Rep(_DIGITS, 1, 4)))))),
+        Seq((Chars("$€£"), Alt((_THOUSANDS, Rep(_DIGITS, 1, 6))), opt(_DECIMAL))),
+        Seq((_THOUSANDS, opt(_DECIMAL), opt(Lit("%")))),
+        Seq((Rep(_DIGITS, 1, 4), Rep(_DECIMAL, 2, 2))),
         Seq(
             (
-                _INTEGER,
-                opt(Alt(tuple(Rep(Seq((Lit(sep), Rep(_DIGITS, 1, 4))), 1, 2) for sep in ".:/"))),
+                Rep(_DIGITS, 1, 6),
+                opt(Alt((_DECIMAL, *(Rep(Seq((Lit(sep), Rep(_DIGITS, 1, 4))), 1, 2) for sep in ":/")))),
                 opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s", "am", "pm")))),
             )
         ),

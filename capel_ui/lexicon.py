@@ -49,20 +49,25 @@ one is flagged."""
 
 # ----- units that are one word though they hold a dot, a colon or a symbol (issue 31) ------------------------------
 
-_INTEGER = r"(?:[0-9]{1,3}(?:,[0-9]{3}){1,2}|[0-9]{1,6})"
-_PARTS = r"(?:(?:\.[0-9]{1,4}){1,2}|(?::[0-9]{1,4}){1,2}|(?:/[0-9]{1,4}){1,2})"
-NUMBER = rf"(?:[$€£]{_INTEGER}(?:\.[0-9]{{1,4}})?|{_INTEGER}{_PARTS}?(?:%|st|nd|rd|th|s|am|pm)?)"
+_THOUSANDS = r"[0-9]{1,3}(?:,[0-9]{3}){1,2}"
+_PARTS = r"(?:\.[0-9]{1,4}|(?::[0-9]{1,4}){1,2}|(?:/[0-9]{1,4}){1,2})"
+NUMBER = (
+    rf"(?:[$€£](?:{_THOUSANDS}|[0-9]{{1,6}})(?:\.[0-9]{{1,4}})?|{_THOUSANDS}(?:\.[0-9]{{1,4}})?%?"
+    rf"|[0-9]{{1,4}}(?:\.[0-9]{{1,4}}){{2}}|[0-9]{{1,6}}{_PARTS}?(?:%|st|nd|rd|th|s|am|pm)?)"
+)
 """A number written whole, one en_words word: a time (3:30), a decimal or thousands (1.6, 3,400, 1,234.5), money
 ($3.4, €12, $1,250.50), a percentage (12%), an ordinal (21st), a date (11/03/2022, 12.05.2024), a version (3.11.7),
 a decade (1990s), a time run together (3:30pm). Its parts keep one separator each: a thousands group has three
-digits, money has one decimal part, and no number mixes a dot with a colon or puts a comma after its dot ("1.11:15",
-"250,118,12", "1.11,234", "$3.50.45": strings a 135M model strung into lists). So a year, a price or a time may take
+digits, money and thousands have one decimal part, two dot parts (a date, a version) follow at most four digits,
+and no number mixes a dot with a colon or puts a comma after its dot ("1.11:15", "250,118,12", "1.11,234",
+"$3.50.45", "28,201.1.22", "21111.22.22": strings a 135M model strung into lists). So a year, a price or a time may take
 a comma ("In 1999, the…", "$3.50, or…", "at 3:30, then…"): it cannot read on into a number. Under a grammar a number
 otherwise ends at its first dot or colon and the model is made to write "3: 30 PM", "a 12. percent reduction"."""
-_INTEGER_GBNF = '([0-9]{1,3} ("," [0-9]{3}){1,2} | [0-9]{1,6})'
-_PARTS_GBNF = '(("." [0-9]{1,4}){1,2} | (":" [0-9]{1,4}){1,2} | ("/" [0-9]{1,4}){1,2})'
+_THOUSANDS_GBNF = '[0-9]{1,3} ("," [0-9]{3}){1,2}'
+_PARTS_GBNF = '("." [0-9]{1,4} | (":" [0-9]{1,4}){1,2} | ("/" [0-9]{1,4}){1,2})'
 NUMBER_GBNF = (
-    f'([$€£] {_INTEGER_GBNF} ("." [0-9]{{1,4}})? | {_INTEGER_GBNF} {_PARTS_GBNF}? '
+    f'([$€£] ({_THOUSANDS_GBNF} | [0-9]{{1,6}}) ("." [0-9]{{1,4}})? | {_THOUSANDS_GBNF} ("." [0-9]{{1,4}})? "%"? | '
+    f'[0-9]{{1,4}} ("." [0-9]{{1,4}}){{2}} | [0-9]{{1,6}} {_PARTS_GBNF}? '
     '("%" | "st" | "nd" | "rd" | "th" | "s" | "am" | "pm")?)'
 )
 """`NUMBER` in GBNF (llama.cpp's engine)."""

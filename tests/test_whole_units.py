@@ -47,6 +47,7 @@ BROKEN = [  # what the grammars made of them before: a number cut by a stop or a
     "Sales hit 250,118,12 units.",
     "It rose 1.11,234 today.",
     "Prices from $3.50.45 apply.",
+    "It was 28,201.1.22 then.",
 ]
 
 
