@@ -76,13 +76,14 @@ _NAMES_ITS_FORM = re.compile(
 """The text naming what it is, as a sentence of its own ("…, and it is an X post.", "It is just a text message.")
 or as its opening ("This is an X post about a new café…"; not "This is a post for everyone who…")."""
 _ANSWER_GIVEN = re.compile(
-    r"(?:^|(?<=[.!?])\s+)\W{0,3}(?:so,?\s+)?the\s+(?:final\s+|correct\s+|short\s+)?answer\s+is"
+    r"(?:^|(?<=[.!]\s))\W{0,3}(?:so,?\s+)?the\s+(?:final\s+|correct\s+|short\s+)?answer\s+is"
     r"(?:\s*:\s*[\w'’-]+(?:\s+[\w'’-]+){0,2}|\s+[$€£]?\d[\d,.]*%?)(?:[.!?](?=\s|$)|$)",
     re.IGNORECASE,
 )
 """A sentence that calls the text an answer and gives it: "…from harm. The answer is 80." (the count it was asked
 for), "…Vibrant Vampire Pizza. The answer is: Vibrant." (a 135M model closing a quiz); not "The answer is Rayleigh
-scattering." or "Ask any baker and the answer is: sourdough." (not a sentence of its own)."""
+scattering.", "Ask any baker and the answer is: sourdough." (not a sentence of its own) or the answer to the text's
+own question ("Will there be cake? The answer is: yes!")."""
 _MAKERS = re.compile(r"\b(?:hugging ?face|smollm\w*|(?:ai|large) language model)\b", re.IGNORECASE)
 """The embedded model's own maker or kind, named in a text the instruction did not name it in: "Dear Hugging Face, I
 hope this message finds you well…" for a post about a reading club (SmolLM2 was trained to say who made it). Not
@@ -156,11 +157,7 @@ def gives_its_answer(text: str, own_text: str = "") -> str | None:
     """ "The answer is 80.", "The answer is: Vibrant.", unless a question comes before it, the instruction's ("What is
     six times seven?") or the text's own ("Will there be cake? The answer is: yes!"), or the instruction says it
     too."""
-    if "?" in own_text:
-        return None
-    found = (m for m in _ANSWER_GIVEN.finditer(text) if not text[: m.start()].rstrip().endswith("?"))
-    hit = next(found, None)
-    return quoted(hit.group(), text) if hit and hit.group().strip().lower() not in own_text.lower() else None
+    return None if "?" in own_text else _anywhere(_ANSWER_GIVEN, text, own_text)
 
 
 def names_its_maker(text: str, own_text: str = "") -> str | None:
