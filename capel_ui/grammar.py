@@ -5,8 +5,8 @@ characters (punctuation allowed after any of them). `exact-countdown` forces the
 after each. The unit rules are chosen so that en_words and lifebench (English), and zh_chars and lifebench
 (Chinese), all count each unit as exactly one.
 
-A grammar is a small expression tree (`Lit`, `Chars`, `Ref`, `Seq`, `Alt`, `Rep`): a start expression plus
-named unit rules. `Grammar.render()` writes it as GBNF (llama.cpp, vLLM, SGLang's EBNF), Lark (OpenAI's custom
+A grammar is a small expression tree (expr.py: `Lit`, `Chars`, `Ref`, `Seq`, `Alt`, `Rep`): a start expression
+plus named unit rules. `Grammar.render()` writes it as GBNF (llama.cpp, vLLM, SGLang's EBNF), Lark (OpenAI's custom
 tools and LLGuidance: unit rules become terminals) or one regular expression (Rust `regex` / JSON-schema
 `pattern`: unit rules are inlined). A new rule set (a word list, an at-most grammar) is a new tree; every
 syntax follows from it.
@@ -14,133 +14,34 @@ syntax follows from it.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
-from .lexicon import ABBREVIATIONS, ABBREVIATIONS_ENDING, NUMBER_PAUSE
+from .expr import (
+    GBNF,
+    SYNTAXES,
+    Alt,
+    Chars,
+    Expr,
+    Lit,
+    Ref,
+    Rep,
+    Seq,
+    Syntax,
+    group,
+    json_lit,
+    lark,
+    opt,
+    regex,
+    render,
+)
+from .lexicon import ABBREVIATIONS, ABBREVIATIONS_ENDING, NUMBER_EXPR, NUMBER_PAUSE
 from .prompts import validate_target
 from .vocab import LANG_LABELS, Lang, Mode, Unit, counts_room, grammar_kind, unit_label
-
-Syntax = Literal["gbnf", "lark", "regex"]
-SYNTAXES: tuple[Syntax, ...] = get_args(Syntax)
-
-
-# ----- the expression tree --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Lit:
-    """A literal string."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Chars:
-    """One character from a class, written as the inside of `[...]` (the same in GBNF, Lark and regex)."""
-
-    spec: str
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A named unit rule."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class Seq:
-    items: tuple[Expr, ...]
-
-
-@dataclass(frozen=True)
-class Alt:
-    options: tuple[Expr, ...]
-
-
-@dataclass(frozen=True)
-class Rep:
-    """`item` repeated `lo` to `hi` times (`hi == lo`: exactly; `(0, 1)`: optional)."""
-
-    item: Expr
-    lo: int
-    hi: int
-
-
-Expr = Lit | Chars | Ref | Seq | Alt | Rep
-
-
-def seq(*items: Expr) -> Expr:
-    return items[0] if len(items) == 1 else Seq(items)
-
-
-def opt(item: Expr) -> Rep:
-    return Rep(item, 0, 1)
-
-
-def _suffix(rep: Rep) -> str:
-    if (rep.lo, rep.hi) == (0, 1):
-        return "?"
-    return f"{{{rep.lo}}}" if rep.lo == rep.hi else f"{{{rep.lo},{rep.hi}}}"
-
-
-def _regex_lit(text: str) -> str:
-    """A literal in a regex; `<` and `>` stay bare (escaped, Rust reads them as word boundaries)."""
-    return "".join("\\" + c if c in r"\.+*?()|[]{}^$#&-~" else c for c in text)
-
-
-@dataclass(frozen=True)
-class _Dialect:
-    lit: Callable[[str], str]
-    chars: Callable[[str], str]
-    ref: Callable[[str], str]
-    sep: str  # between items of a sequence
-
-
-MAX_REP = 1000
-"""The largest count one repetition is written with: llama.cpp refuses a grammar whose repetition passes 2000
-("failed to parse grammar"), so a longer one is written as nested blocks (`_blocks`)."""
-
-
-def _blocks(rep: Rep) -> Expr:
-    """`rep` without any count above MAX_REP, and unambiguous (one way to read each text, so a grammar engine
-    keeps few parse states): a block of MAX_REP then the rest, or fewer than MAX_REP."""
-    item, lo, hi, block = rep.item, rep.lo, rep.hi, Rep(rep.item, MAX_REP, MAX_REP)
-    if hi <= MAX_REP:
-        return rep
-    if lo >= MAX_REP:
-        return Seq((block, _blocks(Rep(item, lo - MAX_REP, hi - MAX_REP))))
-    return Alt((Rep(item, lo, MAX_REP - 1), Seq((block, _blocks(Rep(item, 0, hi - MAX_REP))))))
-
-
-def _render(e: Expr, d: _Dialect) -> str:
-    if isinstance(e, Rep) and e.hi > MAX_REP:
-        return _group(_blocks(e), d)
-    if isinstance(e, Lit):
-        return d.lit(e.text)
-    if isinstance(e, Chars):
-        return d.chars(e.spec)
-    if isinstance(e, Ref):
-        return d.ref(e.name)
-    if isinstance(e, Seq):
-        return d.sep.join(_group(i, d) if isinstance(i, Alt) else _render(i, d) for i in e.items)
-    if isinstance(e, Alt):
-        return (" | " if d.sep else "|").join(_render(o, d) for o in e.options)
-    inner = _render(e.item, d)
-    # A quoted literal is one atom in GBNF and Lark; in a regex only a single character is.
-    bare = isinstance(e.item, Chars | Ref) or (isinstance(e.item, Lit) and (bool(d.sep) or len(e.item.text) == 1))
-    return (inner if bare else f"({inner})") + _suffix(e)
-
-
-def _group(e: Expr, d: _Dialect) -> str:
-    return f"({_render(e, d)})"
-
 
 # ----- a grammar --------------------------------------------------------------------------------------------
 
@@ -168,22 +69,19 @@ class Grammar:
         raise ValueError(f"unknown grammar syntax {syntax!r}; use one of {', '.join(SYNTAXES)}")
 
     def _gbnf(self) -> str:
-        d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), lambda s: f"[{s}]", lambda n: n, " ")
-        lines = [f"root ::= {_render(self.start, d)}"]
-        lines += [f"{name} ::= {_render(expr, d)}" for name, expr in self.steps + self.rules]
+        lines = [f"root ::= {render(self.start, GBNF)}"]
+        lines += [f"{name} ::= {render(expr, GBNF)}" for name, expr in self.steps + self.rules]
         return "\n".join(lines) + "\n"
 
     def _lark(self, rules: frozenset[str] = frozenset(), end: str | None = None) -> str:
         """Unit rules as terminals (upper case), so LLGuidance lexes each unit as one lexeme; the names in `rules`
         stay parser rules (lower case); `end`, a special token named after the whole text."""
-        chars = lambda s: "/[" + s.replace("/", "\\/") + "]/"  # noqa: E731
         parser_rules = rules | {name for name, _ in self.steps}
-        ref = lambda n: n if n in parser_rules else n.upper()  # noqa: E731
-        d = _Dialect(lambda t: json.dumps(t, ensure_ascii=False), chars, ref, " ")
-        start = _render(self.start, d)
+        d = lark(lambda n: n if n in parser_rules else n.upper())
+        start = render(self.start, d)
         lines = [f"start: ({start}) {end}" if end else f"start: {start}"]
-        lines += [f"{name}: {_render(expr, d)}" for name, expr in self.steps]
-        lines += [f"{name.upper()}: {_render(expr, d)}" for name, expr in self.rules]
+        lines += [f"{name}: {render(expr, d)}" for name, expr in self.steps]
+        lines += [f"{name.upper()}: {render(expr, d)}" for name, expr in self.rules]
         return "\n".join(lines) + "\n"
 
     def json_schema(self) -> dict[str, Any]:
@@ -194,11 +92,10 @@ class Grammar:
         """One regular expression (no anchors) with every unit rule inlined."""
         rules: Mapping[str, Expr] = dict(self.rules)
         done: dict[str, str] = {}  # the steps rendered so far, each once
-        ref = lambda n: f"({done[n]})" if n in done else _group(rules[n], d)  # noqa: E731
-        d = _Dialect(_regex_lit, lambda s: f"[{s}]", ref, "")
+        d = regex(lambda n: f"({done[n]})" if n in done else group(rules[n], d))
         for name, expr in self.steps:
-            done[name] = _render(expr, d)
-        return _render(self.start, d)
+            done[name] = render(expr, d)
+        return render(self.start, d)
 
 
 # ----- the unit rules ------------------------------------------------------------------------------------------
@@ -213,26 +110,8 @@ _EN_PLAIN_RULES: tuple[tuple[str, Expr], ...] = (
 )
 """The plain English word, as LIFEBench counts one (it counts "3:30" or "a.m." as two)."""
 
-# A number written whole (lexicon.NUMBER: 3:30, 1.6, 3,400, $3.4, 12%, 21st, 11/03/2022, 3.11.7) and an abbreviation
-# with its dots (a.m., U.S., e.g.) are one en_words word; a number goes on inside a text with no stop or colon after
-# it.
-_DIGITS = Chars("0-9")
-_THOUSANDS = Seq((Rep(_DIGITS, 1, 3), Rep(Seq((Lit(","), Rep(_DIGITS, 3, 3))), 1, 2)))
-_DECIMAL = Seq((Lit("."), Rep(_DIGITS, 1, 4)))
-_NUMBER = Alt(
-    (
-        Seq((Chars("$€£"), Alt((_THOUSANDS, Rep(_DIGITS, 1, 6))), opt(_DECIMAL))),
-        Seq((_THOUSANDS, opt(_DECIMAL), opt(Lit("%")))),
-        Seq((Rep(_DIGITS, 1, 4), Rep(_DECIMAL, 2, 2))),
-        Seq(
-            (
-                Rep(_DIGITS, 1, 6),
-                opt(Alt((_DECIMAL, *(Rep(Seq((Lit(sep), Rep(_DIGITS, 1, 4))), 1, 2) for sep in ":/")))),
-                opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s", "am", "pm")))),
-            )
-        ),
-    )
-)
+# A number written whole (lexicon.NUMBER_EXPR) and an abbreviation with its dots (a.m., U.S., e.g.) are one en_words
+# word; a number goes on inside a text with no stop or colon after it.
 _EN_LETTERED = Seq((Chars("A-Za-z"), opt(Seq((Rep(Chars("A-Za-z0-9'-"), 0, 14), Chars("A-Za-z0-9"))))))
 _EN_RULES: tuple[tuple[str, Expr], ...] = (
     (
@@ -247,7 +126,7 @@ _EN_RULES: tuple[tuple[str, Expr], ...] = (
     ),
     ("wend", Alt((Seq((Alt((Ref("wcore"), Ref("num"))), Chars(".!?"))), Ref("abbrend")))),
     ("wcore", _EN_LETTERED),
-    ("num", _NUMBER),
+    ("num", NUMBER_EXPR),
     ("abbr", Alt(tuple(Lit(a) for a in ABBREVIATIONS))),
     ("abbrend", Alt(tuple(Lit(a) for a in ABBREVIATIONS_ENDING))),
 )
@@ -804,7 +683,7 @@ def _selection_states(plan: _Plan, i: int, k: int, states: States, inner_drops: 
         states[("t", i, k)] = tail
     if not tail or (i and not plan.ok(i - 1, i, k)):
         return  # nothing can follow, or a checkpoint at word i that k kept words miss
-    states[("c", i, k)] = [f"{_quoted(w.core)} t{i}k{k}"]
+    states[("c", i, k)] = [f"{json_lit(w.core)} t{i}k{k}"]
     if inner_drops and i and plan.in_phrase(i - 1, i):
         _state(states, ("b", i, k), ("c", i, k), ("b", i + 1, k) if plan.in_phrase(i, i + 1) else None)
     if w.opens or i == 0:
@@ -812,7 +691,7 @@ def _selection_states(plan: _Plan, i: int, k: int, states: States, inner_drops: 
         _state(states, ("p", i, k), ("c", i, k), ("p", nxt, k) if plan.same(i, nxt) and plan.ok(i, nxt, k) else None)
     if w.leads or i == 0:
         lead = plan.next_lead[i]
-        states[("u", i, k)] = [f"{_quoted(w.capitalised)} t{i}k{k}"]
+        states[("u", i, k)] = [f"{json_lit(w.capitalised)} t{i}k{k}"]
         _state(states, ("a", i, k), ("u", i, k), ("a", lead, k) if plan.ok(i, lead, k) else None)
 
 
@@ -821,7 +700,7 @@ def _tail(plan: _Plan, i: int, n: int, states: States, inner_drops: bool) -> lis
     cut to a later clause of the sentence, a cut closing the sentence, or the end."""
     w, out = plan.words[i], []
     more = n < plan.high
-    sep = _quoted(w.pause + " ")
+    sep = json_lit(w.pause + " ")
     if more and plan.same(i, i + 1):
         nxt = ("b" if inner_drops and plan.in_phrase(i, i + 1) else "c", i + 1, n)
         if nxt in states:
@@ -833,9 +712,9 @@ def _tail(plan: _Plan, i: int, n: int, states: States, inner_drops: bool) -> lis
         out.append(f"{sep} p{jump}k{n}")
     after = plan.next_sentence[i]
     if more and plan.ok(i, after, n) and ("a", after, n) in states:
-        out.append(f"{_quoted(w.stop + ' ')} a{after}k{n}")
+        out.append(f"{json_lit(w.stop + ' ')} a{after}k{n}")
     if plan.low <= n <= plan.high and plan.ok(i, len(plan.words), n):
-        out.append(_quoted(w.stop))
+        out.append(json_lit(w.stop))
     return out
 
 
@@ -848,10 +727,6 @@ def _state(
 ) -> None:
     """Write state `key`: keep the word here, or skip on to state `skip` (if it can reach the end)."""
     states[key] = [_name(here)] + ([_name(skip)] if skip is not None and skip in states else [])
-
-
-def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
 
 
 # --- a planned ending (issue 19): the text written in two parts, its last units chosen among candidates ----------

@@ -35,6 +35,7 @@ LAYERS: tuple[Layer, ...] = (
         (
             "capel_ui.prompts",
             "capel_ui.verdict",
+            "capel_ui.expr",
             "capel_ui.lexicon",
             "capel_ui.counting",
             "capel_ui.grammar",

@@ -26,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .expr import Alt, Chars, Lit, Rep, Seq, json_lit, opt, standalone
 from .keep import cache_dir
 from .vocab import PROJECT_ROOT
 
@@ -49,11 +50,23 @@ one is flagged."""
 
 # ----- units that are one word though they hold a dot, a colon or a symbol (issue 31) ------------------------------
 
-_THOUSANDS = r"[0-9]{1,3}(?:,[0-9]{3}){1,2}"
-_PARTS = r"(?:\.[0-9]{1,4}|(?::[0-9]{1,4}){1,2}|(?:/[0-9]{1,4}){1,2})"
-NUMBER = (
-    rf"(?:[$€£](?:{_THOUSANDS}|[0-9]{{1,6}})(?:\.[0-9]{{1,4}})?|{_THOUSANDS}(?:\.[0-9]{{1,4}})?%?"
-    rf"|[0-9]{{1,4}}(?:\.[0-9]{{1,4}}){{2}}|[0-9]{{1,6}}{_PARTS}?(?:%|st|nd|rd|th|s|am|pm)?)"
+_DIGITS = Chars("0-9")
+_GROUP = Seq((Lit(","), Rep(_DIGITS, 3, 3)))  # a thousands group
+_THOUSANDS = Seq((Rep(_DIGITS, 1, 3), Rep(_GROUP, 1, 2)))
+_DECIMAL = Seq((Lit("."), Rep(_DIGITS, 1, 4)))
+NUMBER_EXPR = Alt(
+    (
+        Seq((Chars("$€£"), Alt((_THOUSANDS, Rep(_DIGITS, 1, 6))), opt(_DECIMAL))),
+        Seq((_THOUSANDS, opt(_DECIMAL), opt(Lit("%")))),
+        Seq((Rep(_DIGITS, 1, 4), Rep(_DECIMAL, 2, 2))),
+        Seq(
+            (
+                Rep(_DIGITS, 1, 6),
+                opt(Alt((_DECIMAL, *(Rep(Seq((Lit(sep), Rep(_DIGITS, 1, 4))), 1, 2) for sep in ":/")))),
+                opt(Alt(tuple(Lit(x) for x in ("%", "st", "nd", "rd", "th", "s", "am", "pm")))),
+            )
+        ),
+    )
 )
 """A number written whole, one en_words word: a time (3:30), a decimal or thousands (1.6, 3,400, 1,234.5), money
 ($3.4, €12, $1,250.50), a percentage (12%), an ordinal (21st), a date (11/03/2022, 12.05.2024), a version (3.11.7),
@@ -62,15 +75,13 @@ digits, money and thousands have one decimal part, two dot parts (a date, a vers
 and no number mixes a dot with a colon or puts a comma after its dot ("1.11:15", "250,118,12", "1.11,234",
 "$3.50.45", "28,201.1.22", "21111.22.22": strings a 135M model strung into lists). So a year, a price or a time may take
 a comma ("In 1999, the…", "$3.50, or…", "at 3:30, then…"): it cannot read on into a number. Under a grammar a number
-otherwise ends at its first dot or colon and the model is made to write "3: 30 PM", "a 12. percent reduction"."""
-_THOUSANDS_GBNF = '[0-9]{1,3} ("," [0-9]{3}){1,2}'
-_PARTS_GBNF = '("." [0-9]{1,4} | (":" [0-9]{1,4}){1,2} | ("/" [0-9]{1,4}){1,2})'
-NUMBER_GBNF = (
-    f'([$€£] ({_THOUSANDS_GBNF} | [0-9]{{1,6}}) ("." [0-9]{{1,4}})? | {_THOUSANDS_GBNF} ("." [0-9]{{1,4}})? "%"? | '
-    f'[0-9]{{1,4}} ("." [0-9]{{1,4}}){{2}} | [0-9]{{1,6}} {_PARTS_GBNF}? '
-    '("%" | "st" | "nd" | "rd" | "th" | "s" | "am" | "pm")?)'
-)
-"""`NUMBER` in GBNF (llama.cpp's engine)."""
+otherwise ends at its first dot or colon and the model is made to write "3: 30 PM", "a 12. percent reduction".
+
+Written once, as a tree (expr.py): the grammars' `num` rule, its GBNF and its regex below are renderings of it."""
+NUMBER = standalone(NUMBER_EXPR, "regex")
+"""`NUMBER_EXPR` as a regular expression (Python's `re`, Rust's `regex`, LLGuidance's Lark terminals)."""
+NUMBER_GBNF = standalone(NUMBER_EXPR, "gbnf")
+"""`NUMBER_EXPR` in GBNF (llama.cpp's engine)."""
 NUMBER_PAUSE = ",;!?"
 """What may follow a number inside a text: no stop and no colon ("3: 30", "12. percent", "November 3. 2022." were
 numbers cut by the grammar); a number may still end the text with its stop."""
@@ -83,7 +94,7 @@ sentence closes it with its own dot ("…at 9 a.m.", never "a.m..")."""
 ABBREVIATIONS_ENDING = ("a.m.", "p.m.", "A.M.", "P.M.", "U.S.", "U.K.", "U.N.", "E.U.", "D.C.", "Ph.D.", "etc.")
 """The abbreviations a sentence may end on."""
 
-NUMBER_CUT = r"[$€£]?[0-9]{1,3}(?:,[0-9]{3})?,"
+NUMBER_CUT = standalone(Seq((opt(Chars("$€£")), Rep(_DIGITS, 1, 3), opt(_GROUP), Lit(","))), "regex")
 """A number `NUMBER` reads on past: a comma after one to three digits or one thousands group ("250," as in
 "250,000"). LLGuidance reads a unit as far as it can go on, so under the word list "We sold 250, then" is read as a
 number cut short and refused; the word-and-space terminal (`_word_space`) refuses the same texts. A number may take
@@ -329,10 +340,6 @@ def _trie(words: Iterable[str]) -> dict[str, dict]:
     return root
 
 
-def _lit(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _emit(node: dict[str, dict]) -> str:
     """GBNF for everything below `node` (single-child chains merged into one literal); optional if it may end."""
     ends = "" in node
@@ -342,7 +349,7 @@ def _emit(node: dict[str, dict]) -> str:
         while len(child) == 1 and "" not in child:  # a chain: one literal
             (nxt,) = child
             edge, child = edge + nxt, child[nxt]
-        alts.append(_lit(edge) + (" " + _emit(child) if any(child) else ""))
+        alts.append(json_lit(edge) + (" " + _emit(child) if any(child) else ""))
     if not alts:
         return ""
     body = alts[0] if len(alts) == 1 and not ends else "(" + " | ".join(alts) + ")"
@@ -354,7 +361,7 @@ def _rooted(words: Iterable[str]) -> str:
     root = _trie(words)
     alts = []
     for ch in sorted(root):
-        head = f"[{ch}{ch.upper()}]" if ch.isalpha() else _lit(ch)
+        head = f"[{ch}{ch.upper()}]" if ch.isalpha() else json_lit(ch)
         rest = _emit(root[ch])
         alts.append(f"{head} {rest}".strip())
     return " | ".join(alts)
@@ -494,7 +501,7 @@ def _english_rules(extra_words: Iterable[str], *, lark: bool, whole: bool = True
         rules["stop"] = cls(".!?")
         rules["word_space"] = _word_space(rules["word"], whole)
     if extras:
-        rules["extra"] = " | ".join(_lit(w) for w in extras)
+        rules["extra"] = " | ".join(json_lit(w) for w in extras)
     return "".join(f"{n(name)}{': ' if lark else ' ::= '}{body}\n" for name, body in rules.items())
 
 
@@ -517,12 +524,12 @@ def _cut_short() -> list[str]:
     """Lark alternatives of what a word-and-punctuation reads on past and then is no unit: a number cut at a dot,
     comma or colon (`NUMBER_CUT`), an abbreviation cut after one of its dots ("A." of "A.M.", "Ph." of "Ph.D.")."""
     cut = {a[: i + 1] for a in ABBREVIATIONS for i, ch in enumerate(a[:-1]) if ch in ",;:.!?"} - set(ABBREVIATIONS)
-    return ["/" + NUMBER_CUT.replace("/", "\\/") + "/", *(_lit(a) for a in sorted(cut))]
+    return ["/" + NUMBER_CUT.replace("/", "\\/") + "/", *(json_lit(a) for a in sorted(cut))]
 
 
 def _alts(words: Iterable[str]) -> str:
     """Literals as alternatives, the same in GBNF and Lark."""
-    return " | ".join(_lit(w) for w in words)
+    return " | ".join(json_lit(w) for w in words)
 
 
 # ----- the same lists as LLGuidance Lark terminals -------------------------------------------------------------

@@ -169,7 +169,22 @@ def test_a_sentence_never_ends_after_an_abbreviation_or_inside_a_number(text, en
 
 
 @pytest.mark.parametrize(
-    ("unit", "known"), [("3:30", True), ("$3.4", True), ("12%", True), ("a.m.", True), ("3:", False)]
+    ("unit", "known"),
+    [
+        ("3:30", True),
+        ("$3.4", True),
+        ("12%", True),
+        ("a.m.", True),
+        ("3:", False),
+        ("1,234.5", True),
+        ("$1,250.50", True),
+        ("3.11.7", True),
+        ("250,118,12", False),  # the grammar's refusals (BROKEN) are the search's too: one number rule
+        ("1.11:15", False),
+        ("$3.50.45", False),
+        ("28,201.1.22", False),
+        ("21111.22.22", False),
+    ],
 )
 def test_the_ending_search_may_write_a_whole_number(unit, known) -> None:
     assert known_unit(unit, "en") is known
