@@ -42,7 +42,7 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .command import run
 from .interrupts import EXIT_INTERRUPTED
@@ -124,9 +124,20 @@ def forward(argv: Sequence[str]) -> int | None:
         replies = conn.makefile("rb")
         pid = _reply(replies, b"pid")
         if pid is not None:
-            conn.sendall(GO)  # from here the child runs the command, and this process waits for it
+            # From GO on the child runs the command and this process only passes signals on: a Ctrl-C between the
+            # two, answered here, would leave the child to be stopped by the warm process and say so a second time.
+            signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+            before = _pass_on(pid)
+            try:
+                conn.sendall(GO)
+            except OSError:  # the child is gone: the command runs here, with this process's own handlers
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+                raise
     except (OSError, ValueError):
         pid = None
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)  # one held meanwhile is passed on now
     if pid is None:
         conn.close()
         return None
@@ -150,16 +161,20 @@ def _reply(replies: io.BufferedReader, word: bytes) -> int | None:
     return int(value) if name == word and value.lstrip(b"-").isdigit() else None
 
 
-def _wait(replies: io.BufferedReader, pid: int) -> int:
-    """The child's exit code, passing on the signals this process gets meanwhile."""
+def _pass_on(pid: int) -> dict[int, Any]:
+    """From now on the signals this process gets go to the child `pid` (Ctrl-Z stops both); the handlers they had."""
 
     def pass_on(signum: int, _frame: object) -> None:
         with contextlib.suppress(OSError):
             os.kill(pid, signum)
 
-    for sig in FORWARDED:
-        signal.signal(sig, pass_on)
-    signal.signal(signal.SIGTSTP, lambda *_: _pause(pid))
+    before = {sig: signal.signal(sig, pass_on) for sig in FORWARDED}
+    before[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, lambda *_: _pause(pid))
+    return before
+
+
+def _wait(replies: io.BufferedReader, pid: int) -> int:
+    """The child's exit code, its signals passed on meanwhile (`_pass_on`)."""
     code = _reply(replies, b"exit")
     if code is None:  # the warm process went away first: wait for the command itself
         while alive(pid):
@@ -346,9 +361,8 @@ def _child(conn: socket.socket, inherited: list[int]) -> None:
         for fd in inherited:
             os.close(fd)
         request = _take_over(conn)
-        conn.sendall(f"pid {os.getpid()}\n".encode())
         if not _told_to_go(conn):
-            os._exit(EXIT_LOST)  # its command gave up waiting and runs itself: never run twice
+            os._exit(EXIT_LOST)  # its command gave up waiting (or was stopped) and runs itself: never run twice
         conn.close()  # `run` answers a Ctrl-C passed on from here as a process of its own does
         code = run(request["argv"][1:])
     except KeyboardInterrupt:  # before the command started: as `__main__` says it
@@ -363,9 +377,10 @@ def _child(conn: socket.socket, inherited: list[int]) -> None:
 
 def _told_to_go(conn: socket.socket) -> bool:
     """Whether the command, told this child's pid, still waits for it (it sends `GO`); one that gave up after
-    `ANSWER_WAIT` closed its socket and runs the command itself."""
+    `ANSWER_WAIT` (or was stopped by a Ctrl-C meanwhile) closed its socket, and this child leaves without a word."""
     said = b""
     try:
+        conn.sendall(f"pid {os.getpid()}\n".encode())
         while len(said) < len(GO) and (more := conn.recv(len(GO) - len(said))):
             said += more
     except OSError:  # no answer within ANSWER_WAIT

@@ -11,7 +11,9 @@ import sys
 import time
 
 import pytest
+from pydantic_core import SchemaError
 
+from capel_ui.interrupts import cut_short
 from tests.cli_process import ROOT
 from tests.scripted_server import MODEL, hang
 
@@ -108,3 +110,18 @@ def test_a_signal_python_wraps_while_a_class_is_made_is_still_an_interrupt():
     # is a bug…)", exit 3, for a SIGTERM 0.2 s into `generate`: Python 3.11 wraps what `__set_name__` raises.
     done = subprocess.run([sys.executable, "-c", WRAPPED_BY_A_CLASS], cwd=ROOT, capture_output=True, timeout=60)
     assert done.stdout.decode().split()[-1] == "interrupted", done.stdout.decode() + done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("exc", "interrupted"),
+    [
+        pytest.param(KeyboardInterrupt(), True, id="an_interrupt"),
+        pytest.param(SchemaError('Error building "literal" validator:\n  KeyboardInterrupt: '), True, id="in_a_schema"),
+        pytest.param(SchemaError("Invalid Schema: model.fields"), False, id="a_schema_error"),
+        pytest.param(RuntimeError("KeyboardInterrupt"), False, id="words_alone_are_no_interrupt"),
+    ],
+)
+def test_an_interrupt_pydantic_kept_only_in_its_message_is_still_an_interrupt(exc, interrupted):
+    # A Ctrl-C 0.4 s into `generate` (while `openai`'s types were built) once ended "unexpected SchemaError: Error
+    # building "literal" validator: … KeyboardInterrupt (this is a bug…)", exit 3.
+    assert cut_short(exc) is interrupted
