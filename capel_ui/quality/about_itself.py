@@ -160,6 +160,19 @@ def gives_its_answer(text: str, own_text: str = "") -> str | None:
     return None if "?" in own_text else _anywhere(_ANSWER_GIVEN, text, own_text)
 
 
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_ANSWER_WORD = re.compile(r"\W{0,3}(?:the\s+)?answer\W{0,3}", re.IGNORECASE)
+
+
+def closes_on_the_word_answer(text: str, own_text: str = "") -> str | None:
+    """ "…promises to be a night to remember. Answer.": a last sentence that is only the word, after a sentence of
+    three words or more (not the slogan "Ask. Listen. Answer."), unless the instruction says "answer" itself."""
+    sentences = _SENTENCE.findall(text)
+    if len(sentences) < 2 or "answer" in own_text.lower() or not _ANSWER_WORD.fullmatch(sentences[-1].strip()):
+        return None
+    return quoted(sentences[-1].strip(), text) if len(sentences[-2].split()) >= 3 else None
+
+
 def names_its_maker(text: str, own_text: str = "") -> str | None:
     """ "Dear Hugging Face, …" in a text whose instruction names no Hugging Face."""
     return _anywhere(_MAKERS, text, own_text)

@@ -72,6 +72,14 @@ NUMBERS = Kind(
     junk=True,
     every_variant="is a list of numbers",
 )
+SECTION = Kind(
+    "section",
+    "the text opens as a numbered section (“{word}”): it is a list's heading, not prose",
+    "opens as a numbered section",
+    penalty=4.0,
+    junk=True,
+    every_variant="opens as a numbered section",
+)
 META = Kind(
     "meta",
     "the text talks about itself (“{word}”): it is not the text alone",
@@ -112,6 +120,7 @@ KINDS: tuple[Kind, ...] = (
     REPEAT,
     LOOP,
     NUMBERS,
+    SECTION,
     META,
     ECHO,
     SALAD,
@@ -126,9 +135,9 @@ KINDS: tuple[Kind, ...] = (
 BY_NAME = {k.name: k for k in KINDS}
 
 JUNK_KINDS = frozenset(k.name for k in KINDS if k.junk)
-"""What no writer keeps: a text going round in circles, a list of numbers instead of prose, one that introduces
-itself ("Here's a possible blurb: …", and its count includes the introduction) or repeats the instruction, a string of
-words, or text in a language the model does not write."""
+"""What no writer keeps: a text going round in circles, a list of numbers or a numbered section instead of prose, one
+that introduces itself ("Here's a possible blurb: …", and its count includes the introduction) or repeats the
+instruction, a string of words, or text in a language the model does not write."""
 CIRCLE_KINDS = frozenset(k.name for k in KINDS if k.circle)
 """The ways a text goes round in circles: one word over and over, or a phrase."""
 PENALTY = {k.name: k.penalty for k in KINDS if k.penalty}

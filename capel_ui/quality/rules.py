@@ -22,10 +22,11 @@ from .kinds import (
     REPEAT,
     RESTATED,
     SALAD,
+    SECTION,
     Kind,
 )
 from .record import Context, Detector, Rule, one
-from .shapes import blanks, number_list, word_salad
+from .shapes import blanks, number_list, section_heading, word_salad
 from .words import dangling_end
 
 
@@ -56,6 +57,9 @@ _ABSTRACT = "Write an abstract for a study showing that countdown prompts help l
 _PUB = "Write 80 words about a seaside pub called The Whaler's Rest."
 _INVITE = "Write an invitation to a neighbourhood picnic."
 _STRESS = "Explain how stress affects the body."
+_BAKERY = "Write a headline for a bakery's grand opening."
+_TIPS = "Give three tips for staying focused while studying."
+_MOTIVATED = "Give advice on staying motivated at work."
 _NOTE = "SmolLM2 does not write Chinese: the count is right, but the text is not meaningful Chinese."
 _ZH = "我们喜欢海边的书店。"
 
@@ -170,6 +174,21 @@ RULES: tuple[Rule, ...] = (
             "Ask any baker and the answer is: sourdough.",
             Context("The answer is 42.", own_text="What is six times seven?"),
             Context("Will there be cake? The answer is: yes!", own_text=_INVITE),
+        ),
+    ),
+    Rule(
+        "the word “answer” at its end",
+        META,
+        "a last sentence that is only the word “Answer.”, after a sentence of the text",
+        one(about_itself.closes_on_the_word_answer),
+        flags=(
+            Context("The Baker's Grand opening promises to be a night to remember. Answer.", own_text=_BAKERY),
+            "Stress makes the heart beat faster. The answer.",
+        ),
+        passes=(
+            "Ask. Listen. Answer.",
+            "Call us today. We always answer.",
+            Context("Six times seven is 42. Answer.", own_text="Answer: what is six times seven?"),
         ),
     ),
     Rule(
@@ -423,6 +442,24 @@ RULES: tuple[Rule, ...] = (
             "Open 24/7 since 1999, at 3:30 pm on 5 May.",
             "The first primes are 2, 3, 5, 7, 11 and 13, and every one of them is odd but the first.",
             "Tickets cost 3.50 for children and 5.00 for adults, or 12.00 for a family of four.",
+        ),
+    ),
+    Rule(
+        "a numbered section",
+        SECTION,
+        "a section number heading the text or a sentence (“1.2.4 Tricks for…”), not a date, unless a list was"
+        " asked for",
+        one(section_heading),
+        flags=(
+            Context("1.1.1133 Tips for Studying Focus-The key to staying focused in study sessions.", own_text=_TIPS),
+            Context("12.1.112 Tips for Staying Motivated at Work 1.1.112 Keep a morning routine.", own_text=_MOTIVATED),
+            "Remember this: 1.2.1 Stay flexible and keep going.",
+        ),
+        passes=(
+            "12.05.2024 Grand Opening at the Sweet Delights bakery!",
+            "Version 3.11.7 of the tool runs on the server today.",
+            "3.11.7 is out now, with faster startup.",
+            Context("1.1.1 Mix the flour. 1.1.2 Bake it.", own_text="List the steps to bake bread."),
         ),
     ),
     Rule(

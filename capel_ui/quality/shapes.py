@@ -1,5 +1,6 @@
-"""Texts that are not prose as they stand: a list of numbers (`number_list`), words strung together with no sentence
-in them (`word_salad`), a template with a blank left to fill in (`blanks`)."""
+"""Texts that are not prose as they stand: a list of numbers (`number_list`), a numbered section's heading
+(`section_heading`), words strung together with no sentence in them (`word_salad`), a template with a blank left to
+fill in (`blanks`)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,24 @@ def number_list(text: str, own_text: str = "") -> str | None:
     else:
         return None
     return ", ".join(shown[:3]) + (", …" if len(shown) > 3 else "")
+
+
+_HEADING = re.compile(r"(?:^|(?<=[.!?:]\s))\W{0,3}(\d{1,3}(?:\.\d{1,4}){2,})\.?\s+(?=[A-Z])")
+"""A section number heading the text or one of its sentences, a capitalised word after it: "1.2.4 Tricks…"."""
+_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{2}|(?:19|20)\d{2})")
+"""A date written with dots (12.05.2024, 1.2.25): a headline may open on one."""
+
+
+def section_heading(text: str, own_text: str = "") -> str | None:
+    """The section number that heads the text or one of its sentences ("1.2.4 Tricks for Staying Focused.",
+    "12.1.112 Tips for Staying Motivated at Work 1.1.112 Keep a morning routine."): three parts or more, a capitalised
+    word after it, not a date ("12.05.2024 Grand Opening"). A 135M model asked for tips or advice outlines them
+    so; one such heading is a list's first line, below the three a number list needs. Not where a list was
+    asked for."""
+    if _LIST_ASKED.search(own_text):
+        return None
+    found = (m.group(1) for m in _HEADING.finditer(text))
+    return next((n for n in found if not _DATE.fullmatch(n)), None)
 
 
 def _number_run(tokens: Sequence[str]) -> list[str]:
