@@ -36,12 +36,16 @@ _LABEL = _opening(
     r"|description|tagline|slogan)\s*:|\d+[- ]words?\s*:"
 )
 """A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "40 words: …"."""
-_SAYS_WHAT_IT_IS = _opening(
+_SAYING_WHAT_IT_IS = (
     r"(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
-    r"|description|abstract|summary|tagline|slogan|bio|message|version|answer)"
+    r"|description|abstract|summary|tagline|slogan|bio|message|version|answer|invitation|announcement)"
     r"(?:\s+(?:for|about)\s+[^\n:.!?]{1,60}?)?\s+(?:is|would be|could be|reads)\s*:"
 )
+_SAYS_WHAT_IT_IS = _opening(_SAYING_WHAT_IT_IS)
 """"The product description is: …", "…description for a hand-made mug is: …", "Your new headline could be: …"."""
+_SAYS_WHAT_IT_IS_INSIDE = re.compile(r"(?<=[.!])\s+(?:so,?\s+)?" + _SAYING_WHAT_IT_IS, re.IGNORECASE)
+"""The same after a sentence of the text (not after a question: "Will there be cake? The answer is: yes!"): "…the word
+Vibrant. So, the invitation is: Vibrant Vampire Pizza."."""
 _ZH_INTRODUCTION = _opening(
     r"好的[，,！!。]|(?:以下是|下面是|这是)[^。！？\n]{0,30}?(?:文案|简介|介绍|微博|帖子|短文|文字|版本|内容|示例|句子)"
     r"[^。！？\n]{0,10}?[:：]|(?:标题|文案|答案)[:：]"
@@ -77,11 +81,13 @@ _NAMES_ITS_FORM = re.compile(
 or as its opening ("This is an X post about a new café…"; not "This is a post for everyone who…")."""
 _ANSWER_GIVEN = re.compile(
     r"(?:^|(?<=[.!]\s))\W{0,3}(?:so,?\s+)?the\s+(?:final\s+|correct\s+|short\s+)?answer\s+is"
-    r"(?:\s*:\s*[\w'’-]+(?:\s+[\w'’-]+){0,2}|\s+[$€£]?\d[\d,.]*%?)(?:[.!?](?=\s|$)|$)",
+    r"(?:\s*:\s*[\w'’-]+(?:\s+[\w'’-]+){0,2}|\s+[$€£]?\d[\d,.]*%?|\s+(?:indeed|this|that|here|below|as follows))"
+    r"(?:[.!?](?=\s|$)|$)",
     re.IGNORECASE,
 )
 """A sentence that calls the text an answer and gives it: "…from harm. The answer is 80." (the count it was asked
-for), "…Vibrant Vampire Pizza. The answer is: Vibrant." (a 135M model closing a quiz); not "The answer is Rayleigh
+for), "…Vibrant Vampire Pizza. The answer is: Vibrant." (a 135M model closing a quiz), or an answer with nothing
+in it ("The answer is indeed.", what the ending search wrote in its place); not "The answer is Rayleigh
 scattering.", "Ask any baker and the answer is: sourdough." (not a sentence of its own) or the answer to the text's
 own question ("Will there be cake? The answer is: yes!")."""
 _MAKERS = re.compile(r"\b(?:hugging ?face|smollm\w*|(?:ai|large) language model)\b", re.IGNORECASE)
@@ -133,8 +139,10 @@ def opens_with_a_label(text: str, own_text: str = "") -> str | None:
 
 
 def says_what_it_is(text: str, own_text: str = "") -> str | None:
-    """ "The product description for a hand-made ceramic mug is: …"."""
-    return _at_opening(_SAYS_WHAT_IT_IS, text)
+    """ "The product description for a hand-made ceramic mug is: …", at the opening or after a sentence ("…the
+    word Vibrant. So, the invitation is: Vibrant Vampire Pizza.")."""
+    inside = _SAYS_WHAT_IT_IS_INSIDE.search(text)
+    return _at_opening(_SAYS_WHAT_IT_IS, text) or (quoted(inside.group(), text) if inside else None)
 
 
 def introduces_itself_in_chinese(text: str, own_text: str = "") -> str | None:

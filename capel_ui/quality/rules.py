@@ -154,10 +154,21 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "says what it is",
         META,
-        "an opening that says what the text is (“The product description is:”)",
+        "an opening that says what the text is (“The product description is:”), or a sentence that does",
         one(about_itself.says_what_it_is),
-        flags=("The product description for a hand-made ceramic mug is: A beautiful, hand-crafted mug.",),
-        passes=("The title of the book is: War and Peace.",),
+        flags=(
+            "The product description for a hand-made ceramic mug is: A beautiful, hand-crafted mug.",
+            Context(
+                "To make a fabulous neighbourhood picnic invitation, we just need to add the word Vibrant to the end of"
+                " the invitation. So, the invitation is: Vibrant Vampire Pizza. This includes the words.",
+                own_text=_INVITE,
+            ),
+        ),
+        passes=(
+            "The title of the book is: War and Peace.",
+            "Bring a blanket. The title of the book is: War and Peace.",
+            "We open at noon. The message is simple: bring friends.",
+        ),
     ),
     Rule(
         "gives its answer",
@@ -167,6 +178,7 @@ RULES: tuple[Rule, ...] = (
         flags=(
             Context("Stress is a natural response that protects the body. The answer is 80.", own_text=_STRESS),
             Context("So, the invitation is: Vibrant Vampire Pizza. The answer is: Vibrant.", own_text=_INVITE),
+            Context("So, the invitation is: Vibrant Vampire Pizza. The answer is indeed.", own_text=_INVITE),
         ),
         passes=(
             Context("The answer is Rayleigh scattering.", own_text="Explain why the sky is blue."),
@@ -174,6 +186,7 @@ RULES: tuple[Rule, ...] = (
             "Ask any baker and the answer is: sourdough.",
             Context("The answer is 42.", own_text="What is six times seven?"),
             Context("Will there be cake? The answer is: yes!", own_text=_INVITE),
+            "Stress is hard on the heart, and the answer is this: rest.",
         ),
     ),
     Rule(
