@@ -49,5 +49,6 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     for held in (_signal.SIGINT, _signal.SIGTERM):
-        _signal.signal(held, _hold)
+        if _signal.getsignal(held) != _signal.SIG_IGN:  # ignored by whoever started it: left so (`install`)
+            _signal.signal(held, _hold)
     os._exit(main(sys.argv[1:]))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from .cliargs import bounded, limit_or_none
 from .counting import count, count_detail
-from .interrupts import cut_short, deliver_later
+from .interrupts import answered, cut_short, deliver_later
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
@@ -481,7 +481,7 @@ class _Interrupts:
 
     def __enter__(self) -> _Interrupts:
         if threading.current_thread() is threading.main_thread():
-            self._held = {sig: signal.signal(sig, self) for sig in (signal.SIGINT, signal.SIGTERM)}
+            self._held = {sig: signal.signal(sig, self) for sig in answered()}
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -102,7 +102,7 @@ class FirstStops:
 
     def __enter__(self) -> FirstStops:
         if threading.current_thread() is threading.main_thread():
-            self._held = {sig: signal.signal(sig, self) for sig in (signal.SIGINT, signal.SIGTERM)}
+            self._held = {sig: signal.signal(sig, self) for sig in answered()}
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -122,11 +122,18 @@ def leaving() -> None:
         os._exit(EXIT_INTERRUPTED)
 
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in answered():
             signal.signal(sig, leave)
+
+
+def answered() -> list[int]:
+    """Ctrl-C and SIGTERM, but for one the command was started with ignored: it stays ignored, as Python itself
+    leaves it (a job a script starts in the background, `capel_ui batch … &`, is not stopped by the Ctrl-C meant for
+    the script)."""
+    return [sig for sig in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(sig) != signal.SIG_IGN]
 
 
 def install() -> None:
     """Ctrl-C and SIGTERM both stop the command the same way (SIGTERM: a service manager, `docker stop`)."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in answered():
         signal.signal(sig, raise_interrupt)

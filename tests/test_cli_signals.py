@@ -40,6 +40,27 @@ def test_a_signal_in_the_first_seconds_is_one_line_and_exit_130(scripted, sig, a
     assert len(text.strip().splitlines()) == 1 and "interrupted" in text
 
 
+def test_a_command_started_with_ctrl_c_ignored_goes_on_and_sigterm_still_stops_it(scripted):
+    # A job a script starts in the background (`capel_ui generate … &`) is started with SIGINT ignored: the Ctrl-C
+    # meant for the script is not for it (Python leaves such a signal ignored; the app did not).
+    scripted.script(hang(5))
+    argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--target", "3", "--no-save", "Hi"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "capel_ui", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    time.sleep(0.7)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    assert proc.poll() is None  # still waiting on the server
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err.decode(), err.decode()
+
+
 @pytest.mark.parametrize(
     "argv",
     [
