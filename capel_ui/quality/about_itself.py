@@ -33,9 +33,9 @@ _INTRODUCTION_INSIDE = re.compile(r"(?<=[.!?])\s+" + _INTRODUCING + ":", re.IGNO
 creative invitation to your neighbourhood picnic: …"."""
 _LABEL = _opening(
     r"(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
-    r"|description|tagline|slogan)\s*:|\d+[- ]words?\s*:"
+    r"|description|tagline|slogan|subject\s+line)\s*:|\d+[- ]words?\s*:"
 )
-"""A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "40 words: …"."""
+"""A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "Subject Line: …", "40 words: …"."""
 _SAYING_WHAT_IT_IS = (
     r"(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
     r"|description|abstract|summary|tagline|slogan|bio|message|version|answer|invitation|announcement)"

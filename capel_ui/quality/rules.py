@@ -148,8 +148,16 @@ RULES: tuple[Rule, ...] = (
         META,
         "a label before the text (“Headline:”, “X Post:”, “40 words:”)",
         one(about_itself.opens_with_a_label),
-        flags=("Headline: Fresh bread on Saturdays", "X Post: Please provide the details of the event."),
-        passes=("Great! Our bakery now opens at six.", "The story of our bakery is simple: bread, every day."),
+        flags=(
+            "Headline: Fresh bread on Saturdays",
+            "X Post: Please provide the details of the event.",
+            "Subject Line: Spring Gardening: A Guide to the Ultimate Guide to Happy.",
+        ),
+        passes=(
+            "Great! Our bakery now opens at six.",
+            "The story of our bakery is simple: bread, every day.",
+            "Subject: your order has shipped.",
+        ),
     ),
     Rule(
         "says what it is",
