@@ -11,16 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from .cliargs import bounded, limit_or_none
 from .counting import count, count_detail
-from .interrupts import answered, cut_short, deliver_later
+from .interrupts import FirstStops, cut_short
 from .parser import check_output
 from .presets import PRESET_BY_KEY, preset
 from .prompts import build_prompt
@@ -53,7 +51,6 @@ from .vocab import (
 
 if TYPE_CHECKING:  # the backends (the openai client) and storage (SQLAlchemy) load only in the commands that use
     # them, so `count` and `check` start fast (benchmarks/cli_speed.py)
-    from types import FrameType
 
     from sqlalchemy import Engine
 
@@ -405,10 +402,23 @@ def cmd_generate(args: argparse.Namespace, out: TextIO, err: TextIO, stdin: Text
         raise UsageError(str(exc)) from None
     if handle.notice:
         err.write(f"note: {handle.notice}\n")
-    with _Interrupts(handle.lives):  # from here a second Ctrl-C or SIGTERM cannot cut a save short
+    with _stops(handle.lives):  # from here a second Ctrl-C or SIGTERM cannot cut a save short
         if args.variants > 1:
             return _generate_variants(handle, args, out, err)
         return _generate_one(handle, args, out, err)
+
+
+def _stops(lives: Sequence[LiveRun]) -> FirstStops:
+    """Ctrl-C and SIGTERM for the whole of a `generate`: the first stops the runs; once a run is stopping or saving
+    (it reads only `Generation.status`, which leaves `running` just before the final save starts) a further one is
+    only counted, and asks the runs not to try the save again once the try under way is over (`LiveRun.hurry`). The
+    command exits (130) once the save is done, or says the text it printed is the only copy."""
+
+    def hurry() -> None:
+        for live in lives:
+            live.hurry()
+
+    return FirstStops(hurry, saving=lambda: any(not live.streaming for live in lives))
 
 
 def _size_local_server(request: Request, args: argparse.Namespace) -> None:
@@ -440,7 +450,7 @@ def _generate_one(handle: RunHandle, args: argparse.Namespace, out: TextIO, err:
     try:
         for chunk in stream:
             printer.chunk(chunk)
-    except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM; any further one is only counted (`_Interrupts`)
+    except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM; any further one is only counted (`_stops`)
         live.cancel()
         stream.close()  # saves the run as cancelled, with the text that arrived (already, if the stream was inside)
         return _report(live, args, printer, err, interrupted=True)
@@ -449,44 +459,6 @@ def _generate_one(handle: RunHandle, args: argparse.Namespace, out: TextIO, err:
         rating = best.judge_score
         err.write(f"judge {handle.judge.label}: {rating if rating is not None else 'no rating'}\n")
     return _report(live, args, printer, err, interrupted=False)
-
-
-class _Interrupts:
-    """Ctrl-C and SIGTERM for the whole of a `generate` (main thread only): the first stops the runs (as a
-    KeyboardInterrupt, which also wakes a read waiting on the network); once a run is stopping or saving, a further
-    signal is only counted (`later`), so it cannot cut the final save short and leave the run `running` without the
-    words since its last save; it only asks the run not to try the save again once the try under way is over
-    (`LiveRun.hurry`, from the first signal on: a database another program keeps locked is waited for once). The
-    command exits (130) once the save is done, or says the text it printed is the only copy.
-
-    The handler takes no lock (a signal lands between any two bytecodes of the main thread, which may hold one): it
-    reads only `Generation.status`, which leaves `running` just before the final save starts."""
-
-    def __init__(self, lives: Sequence[LiveRun]) -> None:
-        self.lives, self.first, self.later = lives, False, 0
-        self._held: dict[int, object] = {}
-
-    def __call__(self, signum: int, frame: FrameType | None) -> None:
-        if self.first or any(not live.streaming for live in self.lives):
-            self.later += 1  # the run is stopping or saving what arrived: let the try under way finish
-            for live in self.lives:
-                live.hurry()  # but a database that stays busy is not waited for again
-            return
-        if deliver_later(signum, frame, self):  # it would be dropped here: again once CPython's callback returns
-            return
-        self.first = True
-        for live in self.lives:
-            live.hurry()  # stopping: the final save is tried once, not waited out for half a minute
-        raise KeyboardInterrupt
-
-    def __enter__(self) -> _Interrupts:
-        if threading.current_thread() is threading.main_thread():
-            self._held = {sig: signal.signal(sig, self) for sig in answered()}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self._held.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 def _judge_backend(args: argparse.Namespace) -> Backend | None:

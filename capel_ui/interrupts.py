@@ -7,9 +7,10 @@ as if never stopped (seen once under CI load: a Ctrl-C 0.4 s in, while `generate
 raises nothing and delivers the signal again a moment later, by SIGALRM, in a frame that can raise.
 
 Once a command is stopping, a further Ctrl-C must not cut the saving of what arrived short, nor end in a traceback:
-`FirstStops` raises only the first and tells the work to hurry (a batch's runs try their final save once), and
-`leaving` answers any signal that lands while a finished command waits for its threads (a run's retry sleeping out
-a server's Retry-After, which a stop does not cut short) by leaving at once, exit 130, without a traceback.
+`FirstStops` raises only the first and tells the work to hurry (the runs of a `generate` or a batch try their final
+save once), and `leaving` answers any signal that lands while a finished command waits for its threads (a run's
+retry sleeping out a server's Retry-After, which a stop does not cut short) by leaving at once, exit 130, without a
+traceback.
 
 Imports only the standard library: `__main__` installs it before the imports that take seconds.
 """
@@ -77,23 +78,27 @@ EXIT_INTERRUPTED = 130  # vocab.EXIT_INTERRUPTED (this module sits below vocab's
 
 
 class FirstStops:
-    """Ctrl-C and SIGTERM over work that runs on worker threads (a batch), main thread only: every signal first calls
-    `hurry` (which must take no lock: a signal lands between any two bytecodes of a thread that may hold one); the
-    first then raises KeyboardInterrupt where it can be raised (`deliver_later`), and any further one is only counted,
-    so it cannot cut short the wait for the stopped runs to save what arrived."""
+    """Ctrl-C and SIGTERM over work that saves what it wrote (a `generate`, a batch), main thread only: the first
+    raises KeyboardInterrupt where it can be raised (`deliver_later`), which also wakes a read waiting on the network;
+    once the work is stopping, or `saving` says it is already saving what arrived, a further signal is only counted
+    (`later`), so it cannot cut that save short and leave a run `running` without the words since its last save.
+    Every signal calls `hurry` (the final saves are tried once, not waited out: a database another program keeps
+    locked is waited for once). Neither may take a lock: a signal lands between any two bytecodes of a thread that
+    may hold one."""
 
-    def __init__(self, hurry: Callable[[], None]) -> None:
-        self.hurry, self.first, self.later = hurry, False, 0
+    def __init__(self, hurry: Callable[[], None], saving: Callable[[], bool] = lambda: False) -> None:
+        self.hurry, self.saving, self.first, self.later = hurry, saving, False, 0
         self._held: dict[int, object] = {}
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.hurry()
-        if self.first:
+        if self.first or self.saving():
             self.later += 1
+            self.hurry()
             return
-        if deliver_later(signum, frame, self):
+        if deliver_later(signum, frame, self):  # it would be dropped here: again once CPython's callback returns
             return
         self.first = True
+        self.hurry()
         raise KeyboardInterrupt
 
     def disarm(self) -> None:
