@@ -28,14 +28,22 @@ _INTRODUCING = (
 )
 _INTRODUCTION = _opening(_INTRODUCING + r"(?::|\.(?=\s|$))")
 """"Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:"."""
-_INTRODUCTION_INSIDE = re.compile(r"(?<=[.!?])\s+" + _INTRODUCING + ":", re.IGNORECASE)
-"""The same after a sentence of the text, ending on its colon: "…even more special. Here's a sample of a fun and
-creative invitation to your neighbourhood picnic: …"."""
+_INTRODUCTION_INSIDE = re.compile(
+    r"(?<=[.!?])\s+(?:" + _INTRODUCING + r":|(?:here(?:'s|’s| is)|below is)\s+(?:a|an)\s+(?:[\w'’-]+\s+){0,2}?"
+    r"(?:sample|example|draft|version) of (?:a|an|the|my|your) (?:[\w'’-]+\s+){0,3}?(?:description|post|tweet"
+    r"|headline|blurb|caption|invitation|message|text|slogan|tagline|ad|email|letter|bio|summary|abstract"
+    r"|announcement|review)[.!]\s*$)",
+    re.IGNORECASE,
+)
+"""The same after a sentence of the text, ending on its colon ("…even more special. Here's a sample of a fun and
+creative invitation to your neighbourhood picnic: …"), or, as the text's last sentence, a sample or an example of a
+text ("…the beauty of that tradition. Here's a sample of a product description.": nothing follows)."""
 _LABEL = _opening(
     r"(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
-    r"|description|tagline|slogan|subject\s+line)\s*:|\d+[- ]words?\s*:"
+    r"|description|tagline|slogan|subject\s+line|message)\s*:|\d+[- ]words?\s*:"
 )
-"""A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "Subject Line: …", "40 words: …"."""
+"""A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "Subject Line: …", "Text Message: …",
+"40 words: …"."""
 _SAYING_WHAT_IT_IS = (
     r"(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
     r"|description|abstract|summary|tagline|slogan|bio|message|version|answer|invitation|announcement)"
@@ -43,9 +51,10 @@ _SAYING_WHAT_IT_IS = (
 )
 _SAYS_WHAT_IT_IS = _opening(_SAYING_WHAT_IT_IS)
 """"The product description is: …", "…description for a hand-made mug is: …", "Your new headline could be: …"."""
-_SAYS_WHAT_IT_IS_INSIDE = re.compile(r"(?<=[.!])\s+(?:so,?\s+)?" + _SAYING_WHAT_IT_IS, re.IGNORECASE)
-"""The same after a sentence of the text (not after a question: "Will there be cake? The answer is: yes!"): "…the word
-Vibrant. So, the invitation is: Vibrant Vampire Pizza."."""
+_SAYS_WHAT_IT_IS_INSIDE = re.compile(r"(?<=[.!,])\s+(?:so,?\s+)?" + _SAYING_WHAT_IT_IS, re.IGNORECASE)
+"""The same after a sentence or a comma of the text (not after a question: "Will there be cake? The answer is:
+yes!"): "…the word Vibrant. So, the invitation is: Vibrant Vampire Pizza.", "For your bike repair shop, the ad
+headline is: …"."""
 _ZH_INTRODUCTION = _opening(
     r"好的[，,！!。]|(?:以下是|下面是|这是)[^。！？\n]{0,30}?(?:文案|简介|介绍|微博|帖子|短文|文字|版本|内容|示例|句子)"
     r"[^。！？\n]{0,10}?[:：]|(?:标题|文案|答案)[:：]"

@@ -133,6 +133,7 @@ RULES: tuple[Rule, ...] = (
             "Here is a short blurb for the bakery. Fresh sourdough every Saturday.",
             "Awesome! Here's a revised version of the instructions: 10:10pm today.",
             "I'll offer you a special treat. Here's a sample of a fun invitation to your picnic: come at noon.",
+            "A leather wallet is an excellent example of that tradition. Here's a sample of a product description.",
         ),
         passes=(
             "Here is where the magic happens. Come in.",
@@ -141,6 +142,7 @@ RULES: tuple[Rule, ...] = (
             "Here is our new sourdough, baked fresh.",
             "Here are three reasons to visit us: bread, coffee and cake.",
             "Here is the word on the street: bread.",
+            "Taste before you buy. Here is an example of our care for every loaf.",
         ),
     ),
     Rule(
@@ -152,6 +154,7 @@ RULES: tuple[Rule, ...] = (
             "Headline: Fresh bread on Saturdays",
             "X Post: Please provide the details of the event.",
             "Subject Line: Spring Gardening: A Guide to the Ultimate Guide to Happy.",
+            "Text Message: Please update your car service schedule with us for Friday.",
         ),
         passes=(
             "Great! Our bakery now opens at six.",
@@ -171,10 +174,12 @@ RULES: tuple[Rule, ...] = (
                 " the invitation. So, the invitation is: Vibrant Vampire Pizza. This includes the words.",
                 own_text=_INVITE,
             ),
+            "For your bike repair shop in Portland, the ad headline is: A family-owned bike repair shop.",
         ),
         passes=(
             "The title of the book is: War and Peace.",
             "Bring a blanket. The title of the book is: War and Peace.",
+            "Bring a blanket, and the answer is: sunshine.",
             "We open at noon. The message is simple: bring friends.",
         ),
     ),
