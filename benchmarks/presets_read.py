@@ -106,7 +106,7 @@ def main() -> None:
             rows["verified"] += [c.outcome.verified for c in found]
             rows["junk"] += [c.junk for c in found]
             rows["best junk"].append(best.junk)
-            rows["best warned"].append(bool(best.warnings))
+            rows["best warned"].append(bool(best.assessment.warnings))
             rows["all"].append(all(c.junk for c in found))
             shown.append(
                 f"[{preset.key}] {instruction}\n  best: {best.outcome.text!r}\n  score line: {best.explanation}"

@@ -21,8 +21,10 @@ from .quality import QualityWarning, ending_said, explain, junk, notes, offline_
 from .rewrite import Faithfulness, faithfulness
 from .vocab import Lang
 
-RULES_VERSION = 1
-"""Bumped when the rules change what they find; stored with each assessment, so a reader can tell an old one."""
+RULES_VERSION = 2
+"""Bumped when the rules change what they find; stored with each assessment, so a reader can tell an old one (2: the
+rules of 29 November 2026, a numbered section and the text answering or introducing itself inside it; `history
+reassess` judges old runs again on purpose)."""
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ _CHAT = re.compile(
     # "I'm not sure what to do here, …", "Please add your own sentence, in your own words." (walked, SMS and ads)
     r"|I(?:'m| am) not sure what (?:to do|you (?:mean|want))|(?:add|insert|write) your own (?:sentence|text|words)"
     r"|in your own words"
+    # "…vary depending on the pool type. Please use a sentence to describe the opening hours of a pool." (a preset)
+    r"|please (?:use|write) (?:a|one|the|your) (?:[\w-]+ )?(?:sentence|paragraph|words?) to\b"
     # "So, I'm unable to provide a perfect answer, but…" (a 135M model's reply to the instruction, 80 words)
     r"|I(?:'m| am) (?:unable|not able) to provide (?:a|an|the) (?:[\w-]+ )?(?:answer|response|example|text))\b"
     r"[^.!?\n]{0,40}|(?:please )?(?:respond|answer) with\s*:",
@@ -149,9 +151,30 @@ def opens_with_a_label(text: str, own_text: str = "") -> str | None:
 
 def says_what_it_is(text: str, own_text: str = "") -> str | None:
     """ "The product description for a hand-made ceramic mug is: …", at the opening or after a sentence ("…the
-    word Vibrant. So, the invitation is: Vibrant Vampire Pizza.")."""
+    word Vibrant. So, the invitation is: Vibrant Vampire Pizza."), or the request's own subject, then "is:" ("The
+    study on bike lanes and road safety in three cities is: The study found…")."""
     inside = _SAYS_WHAT_IT_IS_INSIDE.search(text)
-    return _at_opening(_SAYS_WHAT_IT_IS, text) or (quoted(inside.group(), text) if inside else None)
+    found = _at_opening(_SAYS_WHAT_IT_IS, text) or (quoted(inside.group(), text) if inside else None)
+    return found or _names_the_request_then_colon(text, own_text)
+
+
+_SUBJECT_IS = re.compile(
+    r"^\W{0,3}(?:the|a|an|this|our|my|your)\s+([^:.!?\n]{3,80}?)\s+(?:is|are)\s*:(?=\s*(?-i:[A-Z0-9]))", re.IGNORECASE
+)
+"""An opening noun phrase, then "is:" and a new sentence or a list ("The study on bike lanes … is: The study found";
+not "The benefits of walking are: better sleep and less stress.", a sentence of its own)."""
+
+
+def _names_the_request_then_colon(text: str, own_text: str) -> str | None:
+    """The opening `_SUBJECT_IS` when its noun phrase holds three words in a row of the instruction: the text names
+    what it was asked to be about, then gives it."""
+    found = _SUBJECT_IS.match(text.lstrip())
+    if found is None or not own_text:
+        return None
+    asked = " " + " ".join(re.findall(r"[\w'’-]+", own_text.lower())) + " "
+    said = re.findall(r"[\w'’-]+", found.group(1).lower())
+    runs = (" " + " ".join(said[i : i + 3]) + " " for i in range(len(said) - 2))
+    return quoted(found.group(), text) if any(run in asked for run in runs) else None
 
 
 def introduces_itself_in_chinese(text: str, own_text: str = "") -> str | None:

@@ -175,12 +175,21 @@ RULES: tuple[Rule, ...] = (
                 own_text=_INVITE,
             ),
             "For your bike repair shop in Portland, the ad headline is: A family-owned bike repair shop.",
+            Context(
+                "The study on bike lanes and road safety in three cities is: The study found a link.",
+                own_text="Write an abstract for a study on bike lanes and road safety in three cities.",
+            ),
         ),
         passes=(
             "The title of the book is: War and Peace.",
             "Bring a blanket. The title of the book is: War and Peace.",
             "Bring a blanket, and the answer is: sunshine.",
             "We open at noon. The message is simple: bring friends.",
+            Context("The title of the book is: War and Peace.", own_text="Write about a book you love."),
+            Context(
+                "The benefits of walking every day are: better sleep and less stress.",
+                own_text="Write about the benefits of walking every day.",
+            ),
         ),
     ),
     Rule(
@@ -239,6 +248,7 @@ RULES: tuple[Rule, ...] = (
             "Please respond with: Reminder: My car service is on Friday.",
             "Please add your own sentence, in your own words.",
             "So, I'm unable to provide a perfect answer, but learning a new language is hard.",
+            "Hours vary by pool. Please use a sentence to describe the opening hours of a pool.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
