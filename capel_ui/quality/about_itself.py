@@ -40,10 +40,10 @@ creative invitation to your neighbourhood picnic: …"), or, as the text's last 
 text ("…the beauty of that tradition. Here's a sample of a product description.": nothing follows)."""
 _LABEL = _opening(
     r"(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
-    r"|description|tagline|slogan|subject\s+line|message)\s*:|\d+[- ]words?\s*:"
+    r"|description|tagline|slogan|subject\s+line|message|(?:google|facebook|bing)\s+ads?)\s*:|\d+[- ]words?\s*:"
 )
 """A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "Subject Line: …", "Text Message: …",
-"40 words: …"."""
+"Google Ads: …", "40 words: …"."""
 _SAYING_WHAT_IT_IS = (
     r"(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
     r"|description|abstract|summary|tagline|slogan|bio|message|version|answer|invitation|announcement)"

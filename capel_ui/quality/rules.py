@@ -155,11 +155,13 @@ RULES: tuple[Rule, ...] = (
             "X Post: Please provide the details of the event.",
             "Subject Line: Spring Gardening: A Guide to the Ultimate Guide to Happy.",
             "Text Message: Please update your car service schedule with us for Friday.",
+            "Google Ads: A prefect version of your service, designed with clarity and simplicity.",
         ),
         passes=(
             "Great! Our bakery now opens at six.",
             "The story of our bakery is simple: bread, every day.",
             "Subject: your order has shipped.",
+            "Bad ads: the ones that shout. Ours whisper.",
         ),
     ),
     Rule(
