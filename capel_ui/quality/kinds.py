@@ -147,7 +147,7 @@ PENALTY = {k.name: k.penalty for k in KINDS if k.penalty}
 @dataclass(frozen=True)
 class QualityWarning:
     """One thing a writer should look at before publishing: `kind` names a `Kind` (nonword, glued, repeat, loop,
-    numbers, meta, echo, salad, doubled, restated, blank, dangling, language); `word` is what it is about."""
+    numbers, section, meta, echo, salad, doubled, restated, blank, dangling, language); `word` is what it is about."""
 
     kind: str
     word: str
