@@ -162,13 +162,15 @@ def _reply(replies: io.BufferedReader, word: bytes) -> int | None:
 
 
 def _pass_on(pid: int) -> dict[int, Any]:
-    """From now on the signals this process gets go to the child `pid` (Ctrl-Z stops both); the handlers they had."""
+    """From now on the signals this process gets go to the child `pid` (Ctrl-Z stops both); the handlers they had. A
+    signal this command was started to ignore stays ignored (`nohup`: the child goes on when the terminal closes)."""
 
     def pass_on(signum: int, _frame: object) -> None:
         with contextlib.suppress(OSError):
             os.kill(pid, signum)
 
-    before = {sig: signal.signal(sig, pass_on) for sig in FORWARDED}
+    kept = [sig for sig in FORWARDED if signal.getsignal(sig) != signal.SIG_IGN]
+    before = {sig: signal.signal(sig, pass_on) for sig in kept}
     before[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, lambda *_: _pause(pid))
     return before
 

@@ -166,13 +166,22 @@ def test_ctrl_c_reaches_the_command_a_warm_process_started(warm: Started, script
     assert 1 <= row.count < 60 and out.decode().split() == ["word"] * row.count
 
 
-def _started_long(warm: Started, scripted: ScriptedServer, n: int = 60) -> tuple[subprocess.Popen[bytes], int]:
-    """An `n`-word run started warm (a word each 0.1 s), once its first words are written: its command and its
-    child."""
+def _started_long(
+    warm: Started, scripted: ScriptedServer, n: int = 60, ignored: tuple[int, ...] = ()
+) -> tuple[subprocess.Popen[bytes], int]:
+    """An `n`-word run started warm (a word each 0.1 s), once its first words are written: its command (started with
+    the signals `ignored`, as `nohup` starts one) and its child."""
     scripted.script(ok(["word "] * n, delay=0.1))
     argv = ["generate", "--model", MODEL, "--base-url", scripted.url, "--mode", "baseline", "--target", str(n), "Hi"]
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    command = subprocess.Popen([sys.executable, "-m", "capel_ui", *argv], env=warm.env, cwd=ROOT, **pipes)
+
+    def ignore() -> None:
+        for sig in ignored:
+            signal.signal(sig, signal.SIG_IGN)
+
+    command = subprocess.Popen(
+        [sys.executable, "-m", "capel_ui", *argv], env=warm.env, cwd=ROOT, preexec_fn=ignore, **pipes
+    )
     deadline = time.monotonic() + 30
     while not scripted.chat_requests and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -235,6 +244,15 @@ def test_ctrl_z_stops_the_command_and_its_run_and_fg_lets_both_go_on(warm: Start
     time.sleep(0.5)
     assert _state(child) == "T"  # stopped, not writing on
     command.send_signal(signal.SIGCONT)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 0, err
+    assert out.decode().split() == ["word"] * 30
+
+
+def test_a_hangup_the_command_was_started_to_ignore_is_not_passed_on(warm: Started, scripted: ScriptedServer) -> None:
+    # `nohup capel_ui generate … &`, then the terminal closes: the command and its warm child go on
+    command, _child = _started_long(warm, scripted, 30, ignored=(signal.SIGHUP,))
+    command.send_signal(signal.SIGHUP)
     out, err = command.communicate(timeout=60)
     assert command.returncode == 0, err
     assert out.decode().split() == ["word"] * 30
