@@ -501,9 +501,9 @@ def _generate_variants(handle: RunHandle, args: argparse.Namespace, out: TextIO,
     mode = _mode_said(args, request.mode)
     err.write(f"best of {len(ranked)}:{_variant_line(ranked[0])[2:]}{mode}{saved}\n")
     if all(c.junk for c in ranked):
-        from .quality import ALL_JUNK
+        from .quality import all_junk
 
-        err.write(f"warning: {ALL_JUNK}\n")
+        err.write(f"warning: {all_junk(c.assessment.junk_kind for c in ranked)}\n")
     if unsaved:
         err.write(f"capel_ui: error: {len(unsaved)} of the {len(lives)} variants {unsaved[0]}; their text is above\n")
         return EXIT_BACKEND

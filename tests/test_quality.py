@@ -7,7 +7,9 @@ import math
 import pytest
 
 from capel_ui.quality import (
+    ALL_JUNK,
     QualityWarning,
+    all_junk,
     blanks,
     dangling_end,
     explain,
@@ -550,3 +552,20 @@ def test_a_text_that_opens_on_what_it_was_asked_to_be_describes_it_instead(
     text: str, instruction: str, expected
 ) -> None:
     assert talks_about_itself(text, instruction) == expected
+
+
+@pytest.mark.parametrize(
+    ("kinds", "said"),
+    [
+        (["meta", "meta", "meta"], "Every variant talks about itself: none is worth keeping."),
+        (["meta", "loop", "meta"], "Every variant goes round in circles or talks about itself: none is worth keeping."),
+        (["section", "numbers"], "Every variant is a list of numbers or opens as a numbered section: none is worth"),
+    ],
+    ids=["one_way", "two_ways_in_the_kinds_order", "the_new_kind"],
+)
+def test_every_variant_junk_names_the_ways_its_variants_are_junk(kinds, said) -> None:
+    assert all_junk(kinds).startswith(said)
+
+
+def test_every_variant_junk_names_every_way_where_none_is_known() -> None:
+    assert all_junk([None, None]) == ALL_JUNK and "talks about itself" in ALL_JUNK and "numbered section" in ALL_JUNK

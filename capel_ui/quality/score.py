@@ -5,7 +5,7 @@ phrase comes from the kind's record (`kinds.KINDS`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ..ending import NATURAL, ending_words, ends_naturally
 from .kinds import BY_NAME, CIRCLE_KINDS, JUNK_KINDS, KINDS, Kind, QualityWarning
@@ -20,17 +20,24 @@ def _listed(phrases: Sequence[str]) -> str:
     return ", ".join(phrases[:-1]) + f" or {phrases[-1]}" if len(phrases) > 1 else "".join(phrases)
 
 
-ALL_JUNK = (
-    f"Every variant {_listed(list(dict.fromkeys(k.every_variant for k in KINDS if k.junk)))}: none is worth keeping. "
-    "Run again, or change the instruction or the model."
-)
-"""What the Write page and `generate --variants K` say when every variant is junk (each junk kind named)."""
+_AGAIN = "Run again, or change the instruction or the model."
+
+
+def all_junk(kinds: Iterable[str | None] = ()) -> str:
+    """What the Write page and `generate --variants K` say when every variant is junk: the ways they are (each
+    variant's first reason, `Assessment.junk_kind`: "Every variant talks about itself or goes round in circles"),
+    or every junk kind where none is known."""
+    found = set(kinds)
+    named = [k for k in KINDS if k.junk and k.name in found] or [k for k in KINDS if k.junk]
+    phrases = list(dict.fromkeys(k.every_variant for k in named))
+    return f"Every variant {_listed(phrases)}: none is worth keeping. {_AGAIN}"
+
+
+ALL_JUNK = all_junk()
+"""`all_junk` with every junk kind named (the documentation's wording)."""
 NOT_TO_PUBLISH = "not a text to publish"
 """What a text no writer would keep (`junk`) is called, in its score line and beside its verdict badge."""
-ONE_JUNK = (
-    "This text is not worth keeping (see the warnings): the count is right, the text is not. Run again, or change "
-    "the instruction or the model."
-)
+ONE_JUNK = f"This text is not worth keeping (see the warnings): the count is right, the text is not. {_AGAIN}"
 """What the Write page and `generate` say over a single text that is junk, before Copy and the downloads."""
 
 

@@ -12,7 +12,7 @@ from ..backends import fallback as fallback_for
 from ..counting import count, count_detail
 from ..history import run_score
 from ..prompts import REWRITE
-from ..quality import ALL_JUNK
+from ..quality import all_junk
 from ..repair import REPAIR_MODES
 from ..request import Request, default_max_tokens
 from ..runs import assessment_of, put_words_back, verdict_of
@@ -561,5 +561,5 @@ def _show_variants() -> None:
                 st.rerun()
     st.divider()
     if all(assessment_of(r).junk for r in runs):
-        st.warning(ALL_JUNK, icon=":material/report:")
+        st.warning(all_junk(assessment_of(r).junk_kind for r in runs), icon=":material/report:")
     st.caption("The picked variant (its badge, copy and exports):")
