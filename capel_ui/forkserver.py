@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .command import run
-from .interrupts import EXIT_INTERRUPTED
+from .interrupts import EXIT_INTERRUPTED, answered
 from .keep import alive, enabled, keep_alive, shareable, warm_socket
 
 COMMANDS = frozenset({"generate"})
@@ -169,8 +169,7 @@ def _pass_on(pid: int) -> dict[int, Any]:
         with contextlib.suppress(OSError):
             os.kill(pid, signum)
 
-    kept = [sig for sig in FORWARDED if signal.getsignal(sig) != signal.SIG_IGN]
-    before = {sig: signal.signal(sig, pass_on) for sig in kept}
+    before = {sig: signal.signal(sig, pass_on) for sig in answered(FORWARDED)}
     before[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, lambda *_: _pause(pid))
     return before
 

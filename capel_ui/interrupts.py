@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import FrameType, TracebackType
 
 Handler = Callable[[int, FrameType | None], None]
@@ -131,11 +131,11 @@ def leaving() -> None:
             signal.signal(sig, leave)
 
 
-def answered() -> list[int]:
-    """Ctrl-C and SIGTERM, but for one the command was started with ignored: it stays ignored, as Python itself
-    leaves it (a job a script starts in the background, `capel_ui batch … &`, is not stopped by the Ctrl-C meant for
-    the script)."""
-    return [sig for sig in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(sig) != signal.SIG_IGN]
+def answered(signals: Iterable[int] = (signal.SIGINT, signal.SIGTERM)) -> list[int]:
+    """`signals` (Ctrl-C and SIGTERM), but for one the command was started with ignored: it stays ignored, as Python
+    itself leaves it (a job a script starts in the background, `capel_ui batch … &`, is not stopped by the Ctrl-C
+    meant for the script; under `nohup`, a warm command passes no hang-up on)."""
+    return [sig for sig in signals if signal.getsignal(sig) != signal.SIG_IGN]
 
 
 def install() -> None:

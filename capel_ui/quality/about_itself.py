@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 
+from .circles import SENTENCE
+from .words import words
+
 ABOUT_ITSELF_SHOWN = 60
 """Characters of the opening quoted in the warning."""
 
@@ -126,6 +129,13 @@ def _at_opening(pattern: re.Pattern[str], text: str) -> str | None:
     return quoted(found.group(), text) if found else None
 
 
+def _inside(pattern: re.Pattern[str], text: str) -> str | None:
+    """What `pattern` finds inside the text (after a sentence of it), whatever the instruction says (`_anywhere`
+    spares what the instruction says too)."""
+    found = pattern.search(text)
+    return quoted(found.group(), text) if found else None
+
+
 def _anywhere(pattern: re.Pattern[str], text: str, own_text: str) -> str | None:
     """What `pattern` finds anywhere in the text, unless the writer's instruction says it too."""
     found = pattern.search(text)
@@ -140,8 +150,7 @@ def opens_as_a_chat_reply(text: str, own_text: str = "") -> str | None:
 def introduces_itself(text: str, own_text: str = "") -> str | None:
     """ "Here's a possible X post:", "Awesome! Here's a revised version of the instructions:", at the opening or
     after a sentence, then a colon ("…even more special. Here's a sample of a fun and creative invitation: …")."""
-    inside = _INTRODUCTION_INSIDE.search(text)
-    return _at_opening(_INTRODUCTION, text) or (quoted(inside.group(), text) if inside else None)
+    return _at_opening(_INTRODUCTION, text) or _inside(_INTRODUCTION_INSIDE, text)
 
 
 def opens_with_a_label(text: str, own_text: str = "") -> str | None:
@@ -153,8 +162,7 @@ def says_what_it_is(text: str, own_text: str = "") -> str | None:
     """ "The product description for a hand-made ceramic mug is: …", at the opening or after a sentence ("…the
     word Vibrant. So, the invitation is: Vibrant Vampire Pizza."), or the request's own subject, then "is:" ("The
     study on bike lanes and road safety in three cities is: The study found…")."""
-    inside = _SAYS_WHAT_IT_IS_INSIDE.search(text)
-    found = _at_opening(_SAYS_WHAT_IT_IS, text) or (quoted(inside.group(), text) if inside else None)
+    found = _at_opening(_SAYS_WHAT_IT_IS, text) or _inside(_SAYS_WHAT_IT_IS_INSIDE, text)
     return found or _names_the_request_then_colon(text, own_text)
 
 
@@ -171,8 +179,8 @@ def _names_the_request_then_colon(text: str, own_text: str) -> str | None:
     found = _SUBJECT_IS.match(text.lstrip())
     if found is None or not own_text:
         return None
-    asked = " " + " ".join(re.findall(r"[\w'’-]+", own_text.lower())) + " "
-    said = re.findall(r"[\w'’-]+", found.group(1).lower())
+    asked = " " + " ".join(words(own_text.lower())) + " "
+    said = words(found.group(1).lower())
     runs = (" " + " ".join(said[i : i + 3]) + " " for i in range(len(said) - 2))
     return quoted(found.group(), text) if any(run in asked for run in runs) else None
 
@@ -200,14 +208,13 @@ def gives_its_answer(text: str, own_text: str = "") -> str | None:
     return None if "?" in own_text else _anywhere(_ANSWER_GIVEN, text, own_text)
 
 
-_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
 _ANSWER_WORD = re.compile(r"\W{0,3}(?:the\s+)?answer\W{0,3}", re.IGNORECASE)
 
 
 def closes_on_the_word_answer(text: str, own_text: str = "") -> str | None:
     """ "…promises to be a night to remember. Answer.": a last sentence that is only the word, after a sentence of
     three words or more (not the slogan "Ask. Listen. Answer."), unless the instruction says "answer" itself."""
-    sentences = _SENTENCE.findall(text)
+    sentences = SENTENCE.findall(text)
     if len(sentences) < 2 or "answer" in own_text.lower() or not _ANSWER_WORD.fullmatch(sentences[-1].strip()):
         return None
     return quoted(sentences[-1].strip(), text) if len(sentences[-2].split()) >= 3 else None

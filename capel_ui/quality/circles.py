@@ -148,14 +148,15 @@ def _merge(spans: list[tuple[int, int]], low: Sequence[str]) -> list[tuple[int, 
 
 SENTENCE_TWICE = 4
 """Words from which a sentence written twice is a loop ("Thank you." twice is not)."""
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+"""A sentence as the quality checks split a text: up to its stops, or a line's end."""
 
 
 def repeated_sentences(text: str) -> list[str]:
     """Sentences of `SENTENCE_TWICE` words or more written twice or more (case and punctuation ignored), as first
     written: a loop too long for a phrase ("The Whaler's Rest is a premium pub. … The Whaler's Rest is a premium
     pub.")."""
-    return _written_twice(_SENTENCE, SENTENCE_TWICE, text, None)
+    return _written_twice(SENTENCE, SENTENCE_TWICE, text, None)
 
 
 PART_TWICE = 3
