@@ -24,6 +24,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable
 from types import FrameType, TracebackType
+from typing import NoReturn
 
 Handler = Callable[[int, FrameType | None], None]
 
@@ -39,10 +40,20 @@ def swallowed_here(frame: FrameType | None) -> bool:
     return code.co_name == "__del__" or (code.co_filename, code.co_name) in _SWALLOWED
 
 
+RAISED: list[int] = []
+"""The signals a handler here has turned into a KeyboardInterrupt in this process (appended, never locked: a signal
+lands between any two bytecodes): an error after one is the interrupt's doing (`cut_short`)."""
+
+
+def _interrupt(signum: int) -> NoReturn:
+    RAISED.append(signum)
+    raise KeyboardInterrupt
+
+
 def raise_interrupt(signum: int, frame: FrameType | None) -> None:
     """The handler outside a run: a KeyboardInterrupt where one can be raised, else a moment later."""
     if not deliver_later(signum, frame, raise_interrupt):
-        raise KeyboardInterrupt
+        _interrupt(signum)
 
 
 def deliver_later(signum: int, frame: FrameType | None, handler: Handler) -> bool:
@@ -55,23 +66,21 @@ def deliver_later(signum: int, frame: FrameType | None, handler: Handler) -> boo
 
 
 def cut_short(exc: BaseException) -> bool:
-    """Whether `exc` is an interrupt, or wraps one: Python 3.11 wraps an exception raised while a class is made (a
-    dataclass field's `__set_name__`) in "RuntimeError: Error calling __set_name__…"; a SIGTERM 0.2 s in, while
-    `generate` imported, ended "unexpected RuntimeError … this is a bug" (exit 3) instead of "interrupted" (130)."""
+    """Whether `exc` is an interrupt, wraps one, or came after one in this process (`RAISED`). A library the interrupt
+    lands in may turn it into anything: Python 3.11 wraps what a class's `__set_name__` raises in "RuntimeError: Error
+    calling __set_name__…"; pydantic-core keeps it only in a SchemaError's words ("…Error building "literal"
+    validator: KeyboardInterrupt: "), or builds on the class it left half made and fails later ("SchemaError: 'cls'
+    must be valid as the first argument to 'isinstance'"). Each once ended a Ctrl-C or SIGTERM in `generate`'s first
+    second "unexpected … this is a bug" (exit 3) instead of "interrupted" (130)."""
+    if RAISED:
+        return True
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt) or _told_in_words(exc):
+        if isinstance(exc, KeyboardInterrupt):
             return True
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
     return False
-
-
-def _told_in_words(exc: BaseException) -> bool:
-    """Whether `exc` is pydantic-core's SchemaError over an interrupt: it keeps the interrupt only in its message
-    ("…Error building "literal" validator: KeyboardInterrupt: "), seen when a Ctrl-C 0.4 s in landed while `openai`'s
-    types were built, and said "unexpected SchemaError … this is a bug" (exit 3)."""
-    return type(exc).__name__ == "SchemaError" and "KeyboardInterrupt" in str(exc)
 
 
 EXIT_INTERRUPTED = 130  # vocab.EXIT_INTERRUPTED (this module sits below vocab's imports)
@@ -99,7 +108,7 @@ class FirstStops:
             return
         self.first = True
         self.hurry()
-        raise KeyboardInterrupt
+        _interrupt(signum)
 
     def disarm(self) -> None:
         """From now on a signal is only counted (and hurries): what is left to do is bounded and must not be cut."""
