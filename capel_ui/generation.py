@@ -25,19 +25,26 @@ from .backends import Backend, BackendError, CancelToken, Options, Usage
 from .call import Call
 from .counting import RunningCount, count
 from .ending import NOT_SCORED
+from .grammar import AnyGrammar
 from .limits import Limits
 from .outcome import Outcome, attempt, build, faithfulness_json, length_failure
 from .parser import MarkerError, MarkerParser
 from .plan import RunPlan
 from .planned import CLOSINGS, HAN, WORD, EndingPlanner, Planned, total
+from .prompts import Message
+from .quality import list_start, number_list
 from .redact import SecretMasker
 from .repair import ReplyFilter, continuation_messages, verified, worthless
 from .request import OVERRUN_CHARS_PER_UNIT, Request, default_max_tokens, overrun_limit, validate_request
 from .runview import RunView
-from .vocab import FAILURES, Mode, Phase, Status
+from .vocab import FAILURES, Mode, Phase, Status, Unit
 
 FIRST_STOP = re.compile(r"[.!?。！？]")
 """A text's first stop: no sentence (`ending.sentence_ends`) ends before it, nor may a call asking for more."""
+GOES_ON_AFTER = re.compile(r"(?<!\d)[.!?。！？](?=\s)")
+"""A stop a call may go on from once the text after it turned into a list: before a space, not an enumerator's."""
+TURNED_TO_LIST = "it turned into a list of numbers nobody asked for"
+"""Why a run stopped its first call (`Call.stopped`) to write the rest again (`RunPlan.drops_lists`)."""
 
 __all__ = [
     "OVERRUN_CHARS_PER_UNIT",
@@ -51,6 +58,37 @@ __all__ = [
     "overrun_limit",
     "validate_request",
 ]
+
+
+@dataclass
+class ListWatch:
+    """Whether a run's first call turned into a number list or a numbered section nobody asked for
+    (`RunPlan.drops_lists`, `quality.list_start`), where, and what the call wrote (`listed`, kept with the plan)."""
+
+    plan: RunPlan
+    at: int | None = None
+    listed: dict[str, Any] | None = None
+
+    def turned(self, call_number: int, raw: str) -> bool:
+        """Whether the first call's text so far (`raw`) has just turned into a list (`at`: where it began)."""
+        if not self.plan.drops_lists or call_number != 1:
+            return False
+        self.at = list_start(raw, self.plan.request.instruction)
+        return self.at is not None
+
+    def again(self, raw: str, unit: Unit) -> str:
+        """The text the rest is written again from: up to the last sentence before the list, or nothing where it
+        began in the first sentence. What the call wrote is kept in `listed`."""
+        at = self.at or 0
+        stops = [m.end() for m in GOES_ON_AFTER.finditer(raw, 0, at)]
+        kept = raw[: stops[-1]] if stops else ""
+        self.listed = {"list": number_list(raw[at:]) or raw[at:][:40], "kept": count(kept, unit), "written": raw}
+        return kept
+
+    @property
+    def kept(self) -> int:
+        """The units the rest is written again after."""
+        return self.listed["kept"] if self.listed else 0
 
 
 @dataclass
@@ -84,6 +122,7 @@ class Generation:
         self.planned_ending: dict[str, Any] | None = None  # what a planned ending weighed (Outcome.planned_ending)
         self.cut_tail: str | None = None  # what a bounded run left out after the sentence it ended at
         self.more: dict[str, Any] | None = None  # where the model ended an exact answer before N, and what was asked
+        self.lists = ListWatch(self.plan)  # where the first call turned into a list nobody asked for, if it did
         self._more_from = ""  # the text a call for more goes on from (`_before_more`)
         self._settled_at: int | None = None  # where a planned run's clean text stops being settled (`settled_text`)
         self.status: Status = "running"
@@ -93,29 +132,37 @@ class Generation:
         self.planner = EndingPlanner(self.backend, plan, self.limits.halted)
         self._add_call()
 
-    def _add_call(self, kept: str = "", resumed_from: int | None = None, countdown: str = "") -> None:
+    def _add_call(
+        self,
+        kept: str = "",
+        resumed_from: int | None = None,
+        countdown: str = "",
+        goes_on: tuple[list[Message], AnyGrammar | None] | None = None,
+    ) -> None:
         """Start the next call: the first from the prompt; a repair call from the `kept` prefix, as a prefill
-        where the server continues one, else quoted in the user message (repair.py)."""
+        where the server continues one, else quoted in the user message (repair.py); a call that goes on from `kept`
+        (its prefill) with other messages and grammar (`goes_on`: the call for more content, or the rest of a text
+        that turned into a list written again), read as it comes."""
         req, number = self.request, len(self.calls) + 1
         seed = req.seed + number - 1 if req.seed is not None else None  # the same seed would write the same again
         options = Options(
             temperature=req.temperature,
             top_p=req.top_p,
             max_tokens=req.max_tokens or default_max_tokens(req),
-            grammar=self.plan.grammar,  # each backend sends it in its server's syntax
+            grammar=goes_on[1] if goes_on else self.plan.grammar,  # each backend sends it in its server's syntax
             seed=seed,
             cancel=CancelToken(),
             logprobs=True,
         )
-        messages = self.messages
-        if kept and self.backend.capabilities.prefill:
+        messages = goes_on[0] if goes_on else self.messages
+        if kept and (self.backend.capabilities.prefill or goes_on):
             options = dataclasses.replace(options, prefill=kept)
         elif kept:
             messages = continuation_messages(req, self.prompt, kept, resumed_from or 0)
-        parser = self.plan.parser()
+        parser = None if goes_on else self.plan.parser()
         if parser is not None:
             parser.feed(kept)  # the continuation is parsed, counted and verified as one answer with the kept part
-        reader = ReplyFilter(from_marker=bool(kept), echo=countdown)
+        reader = ReplyFilter(from_marker=bool(kept) and not goes_on, echo=countdown)
         call = Call(
             number,
             messages,
@@ -184,8 +231,9 @@ class Generation:
         may repair only the verified prefix (a later call may replace the rest); on a planned run all but its last
         `plan_units` units (the ending search may write them again), and while its first call may still be padded
         (`RunPlan.fills`) or the padded text may still beat the answer for more, nothing after what both begin with
-        (`_before_more`);
-        under a limit nothing (the run may end at an earlier sentence); else all units so far."""
+        (`_before_more`); while a first call may still turn into a list, nothing after its last stop before a
+        number (`_before_list`); under a limit nothing (the run may end at an earlier sentence); else all units so
+        far."""
         if self.plan.bounded:
             return ""
         parser = self.parser
@@ -194,7 +242,9 @@ class Generation:
         else:
             with self._lock:
                 text = parser.verified_text() if self.max_calls > 1 else parser.text_so_far()
-        if self.plan.fills:  # an exact run that may ask for more: its only second call is that one
+        if self.plan.drops_lists and len(self.calls) == 1:  # what a list that may still begin leaves standing
+            text = _before_list(text)
+        if self.plan.fills:  # an exact run that may ask for more: its second call may be that one
             text = _before_more(text, self._more_from)
         if self.plan_units and self.units_done >= self.request.target - self.plan_units:
             if self._settled_at is None:  # found once: the text before it no longer changes
@@ -215,6 +265,8 @@ class Generation:
             done, of = self.planner.tries
             tries = f": {done} of {of} tries" if of else ""
             return f" · choosing an ending{tries} (its last sentence reads cut off)"
+        if self.lists.listed is not None and self._final is None and call.number == 2:
+            return f" · {TURNED_TO_LIST}: writing it again from word {self.lists.kept + 1}"
         if self.more is not None and self._final is None and call.number == 2:
             return f" · the answer wanted to end at {self.more['ended_at']} words: asking for {self.more['asked']} more"
         if call.resumed_from is None:
@@ -320,6 +372,9 @@ class Generation:
                 if not last and (reason := worthless(call.parser, self.raw)):
                     call.stopped, cancelled = reason, True  # the rest is paid for but thrown away: stop it
                     break
+                if self.lists.turned(call.number, self.raw):
+                    call.stopped, cancelled = TURNED_TO_LIST, True  # written again from before it (`_drop_list`)
+                    break
                 if self.limits.past_limit(call, self.units_done):
                     self.limits.overrun()
                     break
@@ -373,6 +428,8 @@ class Generation:
                     self.cut_tail = planned.cut_tail
         if self.more is not None:  # what the model wrote before it was asked for more is kept with the plan
             self.planned_ending = {**(self.planned_ending or {}), "more": self.more}
+        if self.lists.listed is not None:  # and what it wrote before it turned into a list
+            self.planned_ending = {**(self.planned_ending or {}), "list": self.lists.listed}
         if not halted() and (done := build(self, final=True)).status == "complete":
             self.end_probability = self.planner.score(done.text)
             if done.text.strip() in self.planner.unanswered:  # said beside the verdict, not left without a label
@@ -431,6 +488,11 @@ class Generation:
             return False
         if self.limits.halted() or (call.status == "cancelled" and not call.stopped):
             return False
+        if call.stopped == TURNED_TO_LIST:  # the rest written again, with no number (`ListWatch`)
+            kept = self.lists.again(self.raw, self.request.count_unit)
+            self._settled_at = None  # found again in the new text
+            self._add_call(kept, goes_on=(self.messages, self.plan.rest(self.lists.kept, numbers=False)))
+            return True
         if self._ask_more(call):
             return True
         if call.failure is not None and not FAILURES[call.failure.kind].resume:
@@ -457,18 +519,7 @@ class Generation:
         messages, grammar = self.plan.more(done)
         self.more = {"ended_at": done, "asked": self.request.target - done, "written": raw, "kept": True}
         self._more_from = kept
-        options = dataclasses.replace(
-            call.options,
-            grammar=grammar,
-            prefill=kept,
-            seed=None if call.options.seed is None else call.options.seed + 1,
-            cancel=CancelToken(),
-        )
-        more = Call(2, messages, options, None, ReplyFilter(), SecretMasker(self.secrets), None, parts=[kept])
-        with self._lock:
-            self.calls.append(more)
-        if self.limits.stopping.is_set():
-            more.cancel.set()
+        self._add_call(kept, goes_on=(messages, grammar))
         return True
 
     # ----- the result: built in outcome.py, once final here ---------------------------------------------
@@ -486,6 +537,14 @@ class Generation:
     def outcome(self) -> Outcome:
         """The result so far (final once the stream has ended)."""
         return self._final if self._final is not None else build(self, final=False)
+
+
+def _before_list(text: str) -> str:
+    """What stays of a text whatever list it turns into (`Generation._drop_list` goes on from the last stop before
+    the list, which begins at a number): the text up to its last such stop before its first digit."""
+    digit = re.search(r"\d", text)
+    stops = [m.end() for m in GOES_ON_AFTER.finditer(text, 0, digit.start() if digit else len(text))]
+    return text[: stops[-1]] if stops else ""
 
 
 def _before_more(text: str, more_from: str) -> str:

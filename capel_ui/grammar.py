@@ -256,12 +256,15 @@ is lexed greedily: "Paris." was always a word that goes on, never the last one, 
 ("The capital of France is Paris. Please make it a little more concise. …", 30 of at most 30)."""
 
 
-def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf", unit: Unit | None = None) -> str:
+def lexicon_rules(
+    lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf", unit: Unit | None = None, numbers: bool = True
+) -> str:
     """Word-list `word`/`wend` rules as GBNF text, or as Lark terminals for LLGuidance (llama.cpp only; about
     350 kB, built once per process).
 
-    English: wordfreq's frequent words, numbers, and the words of `own_text` (the instruction or draft: names,
-    brands) the list lacks; the last word never a dangling "of"/"the". Chinese: a real character list.
+    English: wordfreq's frequent words, numbers (unless `numbers` is False), and the words of `own_text` (the
+    instruction or draft: names, brands) the list lacks; the last word never a dangling "of"/"the". Chinese: a real
+    character list.
     """
     from . import lexicon
 
@@ -269,8 +272,8 @@ def lexicon_rules(lang: Lang, own_text: str = "", syntax: WordListSyntax = "gbnf
         extra = lexicon.instruction_words(own_text)
         whole = whole_units(unit)
         if syntax == "gbnf":
-            return lexicon.english_lexicon_rules(extra, whole)
-        return lexicon.english_lexicon_lark(extra, whole)
+            return lexicon.english_lexicon_rules(extra, whole, numbers)
+        return lexicon.english_lexicon_lark(extra, whole, numbers)
     if lang == "zh":
         return lexicon.chinese_lexicon_rules() if syntax == "gbnf" else lexicon.chinese_lexicon_lark()
     raise ValueError(f"unknown language {lang!r}; use en or zh")

@@ -450,27 +450,30 @@ def instruction_words(text: str, known: Iterable[str] = ()) -> list[str]:
     return list(out)[:MAX_EXTRA]
 
 
-def english_lexicon_rules(extra_words: Iterable[str] = (), whole: bool = True) -> str:
+def english_lexicon_rules(extra_words: Iterable[str] = (), whole: bool = True, numbers: bool = True) -> str:
     """The English `word`/`wend` rules of the guaranteed grammars, drawn from the word list (llama.cpp only).
 
     `word` is a listed word (optionally 's, or two joined by a hyphen), a number or one of `extra_words`,
     then optional punctuation; `wend` is a listed word that can end a sentence, then . ! or ?.
     """
-    return _english_rules(extra_words, lark=False, whole=whole)
+    return _english_rules(extra_words, lark=False, whole=whole, numbers=numbers)
 
 
-def english_lexicon_lark(extra_words: Iterable[str] = (), whole: bool = True) -> str:
+def english_lexicon_lark(extra_words: Iterable[str] = (), whole: bool = True, numbers: bool = True) -> str:
     """`english_lexicon_rules` as Lark for LLGuidance: the same words, the same shape; `word` and `wend` rules of
     a word terminal and a punctuation terminal (grammar.WORD_LIST_END says why), and `WORD_SPACE`, a word that is
     not the last with its punctuation and the space after it as one terminal (`_word_space`)."""
-    return _english_rules(extra_words, lark=True, whole=whole)
+    return _english_rules(extra_words, lark=True, whole=whole, numbers=numbers)
 
 
-def _english_rules(extra_words: Iterable[str], *, lark: bool, whole: bool = True) -> str:
+def _english_rules(extra_words: Iterable[str], *, lark: bool, whole: bool = True, numbers: bool = True) -> str:
     """The English word rules in GBNF (`name ::= body`, the lists as tries of rules) or in LLGuidance's Lark
-    (`NAME: body`, terminals, the lists as regexes)."""
+    (`NAME: body`, terminals, the lists as regexes); with no number (`numbers=False`) for the rest of a text that
+    turned into a list of them (generation.py)."""
     lex, end = english_regexes() if lark else english_tries()
     extras = [w for w in dict.fromkeys(extra_words) if _INSTRUCTION_WORD.fullmatch(w)]
+    if not numbers:
+        extras = [w for w in extras if not re.search(r"\d", w)]
 
     def n(name: str) -> str:
         return name.upper() if lark and name not in ("word", "wend") else name  # Lark: rules (WORD_LIST_END)
@@ -480,18 +483,20 @@ def _english_rules(extra_words: Iterable[str], *, lark: bool, whole: bool = True
 
     extra_alt = f" | {n('extra')}" if extras else ""
     stop = n("stop") if lark else cls(".!?")
-    # A number's own stop is in its terminal (`numend`): LLGuidance's lexer is greedy, and "1999." lexed as a number
-    # that might go on ("1999.5") would never end as one word and a stop.
+    number, number_end = (f" | {n('num')} {cls(NUMBER_PAUSE if whole else ',;:.!?')}?", f" | {n('numend')}")
     rules = {
-        "word": f"{n('wcore')} {cls(',;:.!?')}? | {n('num')} {cls(NUMBER_PAUSE if whole else ',;:.!?')}?",
-        "wend": f"{n('ecore')} {stop} | {n('numend')}",
+        "word": f"{n('wcore')} {cls(',;:.!?')}?" + (number if numbers else ""),
+        "wend": f"{n('ecore')} {stop}" + (number_end if numbers else ""),
         "wcore": f'({n("lex")}{extra_alt}) ("\'s")? ("-" {n("lex")})?',
         "ecore": f"{n('elex')}{extra_alt}",
-        "num": ("/" + NUMBER.replace("/", "\\/") + "/" if lark else NUMBER_GBNF) if whole else cls("0-9") + "{1,6}",
-        "numend": f"{n('num')} {cls('.!?')}",
-        "lex": lex,
-        "elex": end,
     }
+    if numbers:  # a number's own stop is in its terminal (`numend`): LLGuidance's lexer is greedy, and "1999." lexed
+        # as a number that might go on ("1999.5") would never end as one word and a stop
+        rules["num"] = (
+            ("/" + NUMBER.replace("/", "\\/") + "/" if lark else NUMBER_GBNF) if whole else cls("0-9") + "{1,6}"
+        )
+        rules["numend"] = f"{n('num')} {cls('.!?')}"
+    rules |= {"lex": lex, "elex": end}
     if whole:  # LIFEBench counts "3:30" and "a.m." as two words: its numbers are digits, it has no abbreviation
         rules["word"] += f" | {n('abbr')} {cls(',;:')}?"
         rules["wend"] += f" | {n('abbrend')}"

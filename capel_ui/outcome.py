@@ -311,6 +311,16 @@ def _read(
     return text, n, list(result.errors), result.countdown_end, result.draft
 
 
+def _list_notice(listed: dict[str, Any]) -> str:
+    """Where the first call turned into a list nobody asked for (generation.Generation._drop_list)."""
+    kept = listed["kept"]
+    where = f"from word {kept + 1}" if kept else "from the start"
+    return (
+        f"It turned into a list of numbers nobody asked for (“{listed['list']}”), so it was written again {where} "
+        "on another seed (the first text is kept with the run)."
+    )
+
+
 def _more_notice(more: dict[str, Any]) -> str:
     """What became of the call for more content (generation.Generation._ask_more): kept, or why not."""
     ended, asked = more["ended_at"], more["asked"]
@@ -355,6 +365,8 @@ def _notice(run: RunRecord, status: Status, verified_now: bool, cut: bool, apart
             f"({len(apart.words.split())} word(s), kept with the run)."
         )
     searched = run.planned_ending or {}
+    if searched.get("list"):  # said whatever became of the second call
+        parts.append(_list_notice(searched["list"]))
     if searched.get("more") and status == "complete":
         parts.append(_more_notice(searched["more"]))
     if searched.get("chosen") and status == "complete":

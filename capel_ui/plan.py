@@ -26,6 +26,7 @@ from .grammar import (
 )
 from .parser import MarkerParser, ParseResult
 from .prompts import Message, build_messages, more_messages, rewrite_source
+from .quality import LIST_WATCH
 from .repair import max_calls_for
 from .request import Request, validate_request
 from .rewrite import Route, first_word, strip_preamble
@@ -38,7 +39,8 @@ class RunPlan:
     """What one run sends: its mode (the one asked for, or its fallback), messages and grammar; how many calls it may
     take; a rewrite's route; the units an exact text's ending search may write again (`plan_units`, 0: none) and
     whether a text under a limit ends at its most natural sentence end (`bounded`); whether an exact text the model
-    wanted to end before N goes on from there in a call that asks for more content (`fills`)."""
+    wanted to end before N goes on from there in a call that asks for more content (`fills`); whether an exact text
+    that turns into a number list nobody asked for is written again from the sentence before it (`drops_lists`)."""
 
     request: Request
     capabilities: Capabilities
@@ -53,6 +55,7 @@ class RunPlan:
     plan_units: int
     bounded: bool
     fills: bool = False
+    drops_lists: bool = False
 
     @classmethod
     def of(cls, backend: Backend, req: Request) -> RunPlan:
@@ -82,7 +85,10 @@ class RunPlan:
         # baseline states it, whatever the mode sent (a countdown's markers are not in the clean text).
         ending_messages = build_messages(req.instruction, req.lang, req.target, "baseline", code=req.code, limit=limit)
         plan_units = _plan_units(req, caps, mode, rewrite)
-        fills = bool(req.ask_more and plan_units and mode == "exact" and caps.prefill is not None and req.target > 2)
+        goes_on = bool(plan_units and mode == "exact" and caps.prefill is not None)
+        fills = goes_on and req.ask_more and req.target > 2
+        # a list is caught from LIST_WATCH words on; on the same seed at temperature 0 it would come back word for word
+        drops_lists = goes_on and req.target > LIST_WATCH and req.temperature != 0
         return cls(
             request=req,
             capabilities=caps,
@@ -103,6 +109,7 @@ class RunPlan:
                 and rewrite is None
             ),
             fills=fills,
+            drops_lists=drops_lists,
         )
 
     @property
@@ -136,17 +143,24 @@ class RunPlan:
 
     def more(self, done: int) -> tuple[list[Message], AnyGrammar | None]:
         """The messages and grammar of the call that goes on with an exact answer the model wanted to end at `done`
-        of N units (`fills`): asked for more content (`prompts.MORE`), exactly the units left, each after its
-        space (the answer up to its wanted end is the prefill)."""
+        of N units (`fills`): asked for more content (`prompts.MORE`), the rest of the units (`rest`)."""
+        return more_messages(self.request.instruction, self.request.lang), self.rest(done)
+
+    def rest(self, done: int, numbers: bool = True) -> AnyGrammar | None:
+        """The grammar of a call that goes on from the first `done` of N units (the prefill): exactly the units
+        left, each after its space (all N from the start where `done` is 0), from the word list where the server
+        takes one; with no number where `numbers` is False (the rest of a text that turned into a list of them)."""
         req = self.request
+        if not done:
+            whole = target_grammar(req.lang, req.count_unit, req.target_spec.low, req.target_spec.high)
+            return _word_list(req, self.capabilities, whole, numbers)
         room = req.target - done
         grammar = closing_rules(req.lang, req.count_unit, room)
-        if room > 1 and isinstance(grammar, Grammar) and isinstance(grammar.start, Seq):  # 0..room-1, then the last
+        if room > 1 and isinstance(grammar, Grammar) and isinstance(grammar.start, Seq):  # room-1 words, then the last
             words, last = grammar.start.items
             assert isinstance(words, Rep)
             grammar = Grammar(Seq((Rep(words.item, room - 1, room - 1), last)), grammar.rules)
-        messages = more_messages(req.instruction, req.lang)
-        return messages, _word_list(req, self.capabilities, grammar)
+        return _word_list(req, self.capabilities, grammar, numbers)
 
     def rival_grammar(self, grammar: AnyGrammar) -> AnyGrammar:
         """A rival ending's grammar: the word list where LLGuidance checks it cheaply, else the plain word rule (the
@@ -181,10 +195,10 @@ def _grammar(req: Request, caps: Capabilities, mode: Mode, rewrite: Route | None
     return _word_list(req, caps, grammar)
 
 
-def _word_list(req: Request, caps: Capabilities, grammar: AnyGrammar | None) -> AnyGrammar | None:
+def _word_list(req: Request, caps: Capabilities, grammar: AnyGrammar | None, numbers: bool = True) -> AnyGrammar | None:
     """`grammar` with its words drawn from the word list, on llama.cpp (unless the request turned it off)."""
     syntax = caps.word_list_syntax
     if isinstance(grammar, Grammar) and req.word_list and syntax is not None:
-        words = lexicon_rules(req.lang, req.instruction, syntax, req.count_unit)
+        words = lexicon_rules(req.lang, req.instruction, syntax, req.count_unit, numbers)
         return with_word_list(grammar, words, syntax, caps.end_token)
     return grammar

@@ -129,3 +129,19 @@ def test_only_an_exact_english_texts_words_are_read_with_their_space(grammar, st
     lang = "zh" if start.startswith("start: (word{") else "en"
     sent = with_word_list(grammar, lexicon_rules(lang, "", "lark"), "lark", "<|im_end|>")  # type: ignore[arg-type]
     assert sent.splitlines()[1] == start
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        pytest.param("The dough rose at dawn.", True, id="words_as_before"),
+        pytest.param("The Whaler's Rest opens today.", True, id="own_words_as_before"),
+        pytest.param("At 9 a.m. we met.", False, id="a_number"),
+        pytest.param("It was 1999! Then rain.", False, id="a_number_ending_a_sentence"),
+        pytest.param("Rest 1.1.1 2.1.1 3.1.1 4.1.1.", False, id="a_list_of_section_numbers"),
+    ],
+)
+def test_the_word_list_without_numbers_admits_the_same_words_and_no_number(text: str, ok: bool) -> None:
+    # What a text that turned into a list of numbers is written again under (generation.Generation._drop_list).
+    words = lexicon_rules("en", PUB + " Room 101", "lark", numbers=False)
+    assert accepts("lark", with_word_list(exact_rules("en", 5), words, "lark"), text) is ok

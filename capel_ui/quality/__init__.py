@@ -42,7 +42,7 @@ from .score import (
     notes,
     offline_score,
 )
-from .shapes import NUMBER_LIST_MIN, SALAD_WORDS, blanks, number_list, word_salad
+from .shapes import LIST_WATCH, NUMBER_LIST_MIN, SALAD_WORDS, blanks, list_start, number_list, word_salad
 from .words import (
     content_words,
     dangling_end,
@@ -63,6 +63,7 @@ __all__ = [
     "ECHO_RUN",
     "JUNK_KINDS",
     "KINDS",
+    "LIST_WATCH",
     "LOOP_SPAN",
     "LOOP_WINDOW",
     "NOT_TO_PUBLISH",
@@ -92,6 +93,7 @@ __all__ = [
     "is_glued",
     "is_word",
     "junk",
+    "list_start",
     "loops",
     "nonword_rate",
     "nonwords",

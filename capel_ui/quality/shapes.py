@@ -1,6 +1,6 @@
 """Texts that are not prose as they stand: a list of numbers (`number_list`), a numbered section's heading
-(`section_heading`), words strung together with no sentence in them (`word_salad`), a template with a blank left to
-fill in (`blanks`)."""
+(`section_heading`) and where a streaming text turned into either (`list_start`), words strung together with no
+sentence in them (`word_salad`), a template with a blank left to fill in (`blanks`)."""
 
 from __future__ import annotations
 
@@ -73,6 +73,48 @@ def _number_run(tokens: Sequence[str]) -> list[str]:
             return run
         run = []
     return []
+
+
+LIST_WATCH = 20
+"""Words a text must have before `list_start` looks at it: a few numbers early in prose ("In 2019, 2020 and 2021
+sales…") are a third of six words, not of twenty."""
+LIST_GAP = 3
+"""The most words between two numbers of one list ("1. Rest well 2. Eat", "1.15 ounces, 18 calories")."""
+_NUMBER_AT = re.compile(r"(?<!\S)\W{0,3}\d")
+"""Where a token that opens with a number starts ("1.1.1", "(2)", "18.40,10")."""
+
+
+def list_start(text: str, own_text: str = "") -> int | None:
+    """Where a text that turned into a number list or a numbered section nobody asked for began it, None while it
+    reads as prose or has fewer than `LIST_WATCH` words. Asked while a text streams (generation.py writes the rest
+    again from the sentence before it): the last part of the text `number_list` or `section_heading` names, then
+    back over the numbers before it that are at most `LIST_GAP` words apart ("…of 80 words. 1.1.1 2.1.1 … 15.1.1"
+    -> at "1.1.1", a year sentences before it left out)."""
+    if len(text.split()) < LIST_WATCH or not _listed(text, own_text):
+        return None
+    starts = [m.start() for m in _NUMBER_AT.finditer(text)]
+    named = (i for i in reversed(range(len(starts))) if _listed(text[starts[i] :], own_text))
+    i = next(named, 0)
+    while i > 0 and _one_list(text[starts[i - 1] : starts[i]]):
+        i -= 1
+    return starts[i] if starts else 0
+
+
+def _listed(text: str, own_text: str) -> bool:
+    return bool(number_list(text, own_text) or section_heading(text, own_text))
+
+
+_LISTY = re.compile(r"\W{0,3}\d{1,3}[.):]|\S*\d[.,:]\d")
+"""A number that marks a list by itself: an enumerator ("1.", "2)") or one with a separator inside ("1.1.1")."""
+_STOP = re.compile(r"(?<!\d)[.!?](?=\s)")
+
+
+def _one_list(between: str) -> bool:
+    """Whether a number and what follows it up to the next number belong to that number's list: at most `LIST_GAP`
+    words, and no sentence ends after a plain number ("…of 80 words. 1.1.1": the 80 is the sentence's)."""
+    if len(between.split()) > LIST_GAP + 1:
+        return False
+    return bool(_LISTY.match(between.split()[0])) or not _STOP.search(between)
 
 
 SALAD_WORDS = 8
