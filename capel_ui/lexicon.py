@@ -132,11 +132,12 @@ def english_words() -> tuple[str, ...]:
 
 
 def _saved_list() -> Path | None:
-    """Where this list is kept: `data/cache/`, named for wordfreq's version and this module's text, so a new
-    wordfreq or an edited rule builds it again. None when either cannot be read."""
+    """Where this list is kept: `data/cache/`, named for wordfreq's version, this module's text and the compounds
+    it keeps (`COMPOUNDS_FILE`), so a new wordfreq or an edited rule builds it again. None when one cannot be
+    read."""
     try:
         version = metadata.version("wordfreq")
-        source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+        source = hashlib.sha256(Path(__file__).read_bytes() + COMPOUNDS_FILE.read_bytes()).hexdigest()[:12]
     except (OSError, metadata.PackageNotFoundError):
         return None
     return PROJECT_ROOT / "data" / "cache" / f"en-words-{EN_WORDS}-wordfreq{version}-{source}.txt"
@@ -297,14 +298,26 @@ GLUED_PART = 24
 model's one-word answer of a million letters costs a few lookups, not a million."""
 
 
-def looks_glued(word: str) -> bool:
+COMPOUNDS_FILE = PROJECT_ROOT / "capel_ui" / "data" / "scowl" / "compounds.txt"
+"""Words that look like two run together and are words ("soup", "noon", "teamwork"): scripts/compounds.py."""
+
+
+@cache
+def _compounds() -> frozenset[str]:
+    """The words of `COMPOUNDS_FILE` (a spelling dictionary's, SCOWL: its licence is beside it)."""
+    return frozenset(COMPOUNDS_FILE.read_text(encoding="utf-8").split())
+
+
+def looks_glued(word: str, compounds: bool = True) -> bool:
     """camelCase ("positiveMindset"), or two common words run together that are far rarer joined ("ofthe",
-    "traditionaldough"): web text puts a few such typos even in wordfreq's frequent words."""
+    "traditionaldough"): web text puts a few such typos even in wordfreq's frequent words. Not a word a spelling
+    dictionary lists (`compounds()`): by frequency alone "soup" (so + up), "onto" and "teamwork" look glued, and the
+    word list left them out."""
     if re.search(r"[a-z][A-Z]", word):
         return True
     low = word.lower()
     splits = range(max(2, len(low) - GLUED_PART), min(len(low) - 1, GLUED_PART + 1))
-    if not splits or not low.isalpha():
+    if not splits or not low.isalpha() or (compounds and low in _compounds()):
         return False  # no split leaves two common-word-sized halves: a bounded cost, however long the word
     own = zipf(low)
     for i in splits:

@@ -19,6 +19,7 @@ from capel_ui.generation import Request, generate
 from capel_ui.grammar import bounded_word_rules, countdown_grammar, exact_grammar, lexicon_rules, with_word_list
 from capel_ui.lexicon import DANGLING, chinese_chars, english_words, instruction_words, looks_glued
 from capel_ui.parser import check_output
+from capel_ui.quality import glued
 from tests.gbnf import matches, sample
 from tests.llg import accepts
 
@@ -168,10 +169,23 @@ def test_the_word_list_is_built_once_and_holds_common_words_not_typos() -> None:
         ("theater", False),
         ("Nantucket", False),
         ("1999", False),
+        ("thankyou", True),  # typos web text puts among wordfreq's frequent words; no dictionary lists them
+        ("everytime", True),
+        ("soup", False),  # so + up by frequency alone: words a spelling dictionary lists (data/scowl/compounds.txt)
+        ("noon", False),
+        ("onto", False),
+        ("teamwork", False),
     ],
 )
 def test_looks_glued(word: str, glued: bool) -> None:
     assert looks_glued(word) is glued
+
+
+def test_the_word_list_holds_the_words_that_only_look_glued() -> None:
+    # Left out before (the grammar could not write "soup", "onto" or "teamwork"), and "noon" was called glued.
+    assert {"soup", "onto", "teamwork", "noon", "behave"} <= set(english_words())
+    assert not glued("Lunch at noon: a soup of beans poured onto bread, then teamwork.")
+    assert glued("We met ofthe bakery.") == ["ofthe"]
 
 
 def test_the_word_list_kept_on_disk_is_the_list_a_new_process_would_build(tmp_path, monkeypatch) -> None:

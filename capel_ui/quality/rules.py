@@ -364,10 +364,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "glued words",
         GLUED,
-        "two words run together (“thesigns”, “positiveMindset”), even when wordfreq knows them (“ofthe”)",
+        "two words run together (“thesigns”, “positiveMindset”), even when wordfreq knows them (“ofthe”), unless a"
+        " spelling dictionary lists the word (“soup”, “noon”, “onto”: data/scowl/compounds.txt)",
         _words_of(GLUED),
-        flags=("by reducing thesigns.", "the reminds ofthe.", "It promotes a positiveMindset."),
+        flags=("by reducing thesigns.", "the reminds ofthe.", "It promotes a positiveMindset.", "Thankyou for coming."),
         passes=(
+            "Lunch at noon: a soup poured onto bread.",
             "The recipe was reworked for the new menu.",
             "Our Haircare line is gentle on every scalp.",
             "A woodfired oven bakes every pizza.",
