@@ -200,6 +200,7 @@ def test_the_instructions_own_name_coming_back_is_not_a_loop(text: str, own: str
         ("Open 24/7 since 1999, at 3:30 pm on 5 May.", "", None),
         ("Steps: 1. Mix. 2. Bake. 3. Serve.", "List three steps to bake bread.", None),  # asked for a list
         ("第一步：1. 和面。2. 发酵。3. 烤。", "", "1., 2., 3."),
+        ("A picnic for all, in 80 words. 1.1.1 2.1.1 3.", "", "1.1.1, 2.1.1, 3."),  # in the order written
         ("Share a tweet with: 1.1.2261, 2.3.21, 3.1.1, 2.1.1, 5.4.21, and send it.", "", "2.3.21, 3.1.1, 2.1.1, …"),
         ("The market opens on 12.05.2024, 13.05.2024 and 14.05.2024 from nine until late.", "", None),
         ("Here it is: 1.11:15, 2.2:34, 3.3:34, 4.4:28, 5.6:34.", "", "1.11:15, 2.2:34, 3.3:34, …"),  # no doubled commas

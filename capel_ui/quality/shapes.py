@@ -29,7 +29,10 @@ def number_list(text: str, own_text: str = "") -> str | None:
     18.21,15."). A list the instruction asked for ("list five steps") is not flagged."""
     if _LIST_ASKED.search(own_text):
         return None
-    marks = [f"{m}." for m in _ENUMERATOR.findall(text)] + _SECTION.findall(text)
+    found = [(m.start(), f"{m[1]}.") for m in _ENUMERATOR.finditer(text)] + [
+        (m.start(), m[1]) for m in _SECTION.finditer(text)
+    ]
+    marks = [mark for _, mark in sorted(found)]  # in the order written
     tokens = text.split()
     numbers = [t for t in tokens if _NUMBER.match(t)]
     if len(marks) >= NUMBER_LIST_MIN:
