@@ -32,7 +32,7 @@ from .parser import MarkerError, MarkerParser
 from .plan import RunPlan
 from .planned import CLOSINGS, HAN, WORD, EndingPlanner, Planned, total
 from .prompts import Message
-from .quality import list_start, number_list
+from .quality import LIST_WATCH, list_start, number_list
 from .redact import SecretMasker
 from .repair import ReplyFilter, continuation_messages, verified, worthless
 from .request import OVERRUN_CHARS_PER_UNIT, Request, default_max_tokens, overrun_limit, validate_request
@@ -43,6 +43,10 @@ FIRST_STOP = re.compile(r"[.!?。！？]")
 """A text's first stop: no sentence (`ending.sentence_ends`) ends before it, nor may a call asking for more."""
 GOES_ON_AFTER = re.compile(r"(?<!\d)[.!?。！？](?=\s)")
 """A stop a call may go on from once the text after it turned into a list: before a space, not an enumerator's."""
+_DIGIT = re.compile(r"\d")
+NEAR_END = 40
+"""Characters from the end of a streaming text a number must be in for its list watch to look (a section heading
+is one only once the capitalised word after its number has come: "1.1.1133 Tips")."""
 TURNED_TO_LIST = "it turned into a list of numbers nobody asked for"
 """Why a run stopped its first call (`Call.stopped`) to write the rest again (`RunPlan.drops_lists`)."""
 
@@ -68,11 +72,18 @@ class ListWatch:
     plan: RunPlan
     at: int | None = None
     listed: dict[str, Any] | None = None
+    watching: bool = False  # the text has had `LIST_WATCH` words: from then on asked with a number near its end
 
     def turned(self, call_number: int, raw: str) -> bool:
-        """Whether the first call's text so far (`raw`) has just turned into a list (`at`: where it began)."""
+        """Whether the first call's text so far (`raw`) has just turned into a list (`at`: where it began). Asked
+        once the text has `LIST_WATCH` words (a heading it opened with), then only with a number near its end (a
+        list is one from a number on), so a long text costs linear time."""
         if not self.plan.drops_lists or call_number != 1:
             return False
+        starts = not self.watching and len(raw.split()) >= LIST_WATCH
+        if not starts and not (self.watching and _DIGIT.search(raw, max(0, len(raw) - NEAR_END))):
+            return False
+        self.watching = True
         self.at = list_start(raw, self.plan.request.instruction)
         return self.at is not None
 
@@ -80,8 +91,7 @@ class ListWatch:
         """The text the rest is written again from: up to the last sentence before the list, or nothing where it
         began in the first sentence. What the call wrote is kept in `listed`."""
         at = self.at or 0
-        stops = [m.end() for m in GOES_ON_AFTER.finditer(raw, 0, at)]
-        kept = raw[: stops[-1]] if stops else ""
+        kept = _up_to_stop(raw, at)
         self.listed = {"list": number_list(raw[at:]) or raw[at:][:40], "kept": count(kept, unit), "written": raw}
         return kept
 
@@ -373,7 +383,7 @@ class Generation:
                     call.stopped, cancelled = reason, True  # the rest is paid for but thrown away: stop it
                     break
                 if self.lists.turned(call.number, self.raw):
-                    call.stopped, cancelled = TURNED_TO_LIST, True  # written again from before it (`_drop_list`)
+                    call.stopped, cancelled = TURNED_TO_LIST, True  # written again from before it (`ListWatch.again`)
                     break
                 if self.limits.past_limit(call, self.units_done):
                     self.limits.overrun()
@@ -540,10 +550,15 @@ class Generation:
 
 
 def _before_list(text: str) -> str:
-    """What stays of a text whatever list it turns into (`Generation._drop_list` goes on from the last stop before
+    """What stays of a text whatever list it turns into (`ListWatch.again` goes on from the last stop before
     the list, which begins at a number): the text up to its last such stop before its first digit."""
-    digit = re.search(r"\d", text)
-    stops = [m.end() for m in GOES_ON_AFTER.finditer(text, 0, digit.start() if digit else len(text))]
+    digit = _DIGIT.search(text)
+    return _up_to_stop(text, digit.start() if digit else len(text))
+
+
+def _up_to_stop(text: str, before: int) -> str:
+    """`text` up to its last stop before index `before` that a call may go on from (`GOES_ON_AFTER`), or ""."""
+    stops = [m.end() for m in GOES_ON_AFTER.finditer(text, 0, before)]
     return text[: stops[-1]] if stops else ""
 
 

@@ -312,7 +312,7 @@ def _read(
 
 
 def _list_notice(listed: dict[str, Any]) -> str:
-    """Where the first call turned into a list nobody asked for (generation.Generation._drop_list)."""
+    """Where the first call turned into a list nobody asked for (generation.ListWatch)."""
     kept = listed["kept"]
     where = f"from word {kept + 1}" if kept else "from the start"
     return (

@@ -142,6 +142,6 @@ def test_only_an_exact_english_texts_words_are_read_with_their_space(grammar, st
     ],
 )
 def test_the_word_list_without_numbers_admits_the_same_words_and_no_number(text: str, ok: bool) -> None:
-    # What a text that turned into a list of numbers is written again under (generation.Generation._drop_list).
+    # What a text that turned into a list of numbers is written again under (generation.ListWatch).
     words = lexicon_rules("en", PUB + " Room 101", "lark", numbers=False)
     assert accepts("lark", with_word_list(exact_rules("en", 5), words, "lark"), text) is ok

@@ -115,6 +115,13 @@ def test_a_list_in_the_first_sentence_is_written_again_from_the_start() -> None:
     assert "written again from the start" in out.notice
 
 
+def test_a_text_that_opened_as_a_numbered_section_is_written_again_from_the_start() -> None:
+    heading = "1.1.1133 Tips for Studying Focus-The key to staying focused in study sessions is to plan each hour"
+    model = llama(by_prefill(heading + " of the day well and to rest often between the hours of work.", OPENING + REST))
+    out = generate(model, Request("Give advice on studying.", TARGET, mode="exact", seed=5))
+    assert out.text == OPENING + REST and "written again from the start" in out.notice
+
+
 def test_a_list_is_written_again_once_and_a_second_list_stands_named_junk() -> None:
     model = llama(LISTED)
     run = Generation(model, Request(INVITE, TARGET, mode="exact", seed=5))
