@@ -107,7 +107,25 @@ def show_run(run: RunRecord) -> str:
     lines += ["", "Instruction:", run.instruction, "", "Text:", run.text, ""]
     if apart is not None and run.written:
         lines += ["The model's whole text (the words above put back):", run.written.strip(), ""]
+    for title, text in set_aside(run.planned_ending):
+        lines += [f"{title}:", text, ""]
     return "\n".join(lines)
+
+
+def set_aside(planned: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The texts a planned exact run set aside, each with what it was (the notice says they are kept with the run):
+    the first text that turned into a list nobody asked for, the first text padded to the count or the answer for
+    more content that did not stand."""
+    plan = planned or {}
+    listed, more = plan.get("list") or {}, plan.get("more") or {}
+    out = []
+    if listed.get("written"):
+        out.append(("The first text, which turned into a list of numbers nobody asked for", listed["written"].strip()))
+    if more.get("kept") and more.get("written"):
+        out.append((f"The first text, padded to the count after {more['ended_at']} words", more["written"].strip()))
+    elif more.get("answer"):
+        out.append(("The answer for more content, which did not stand", more["answer"].strip()))
+    return out
 
 
 def run_json(run: RunRecord) -> dict[str, Any]:

@@ -312,6 +312,7 @@ def final_fields(outcome: Outcome) -> dict[str, Any]:
         **assessment_fields(outcome),
         **faithfulness_json(outcome.faithfulness),
         "attempts": outcome.attempts,
+        "planned_ending": outcome.planned_ending,  # the texts set aside too: "kept with the run" holds
     }
 
 

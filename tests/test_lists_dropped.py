@@ -3,14 +3,18 @@ while it streams: a writer neither waits for eighty words of "1.1.1 2.1.1" nor g
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from capel_ui.backends import Turn
 from capel_ui.backends.providers.common import LLAMA_CPP
 from capel_ui.backends.providers.scripted import ScriptedBackend
+from capel_ui.cli import main
 from capel_ui.counting import count
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.quality import list_start
+from capel_ui.storage import RunRecord, get_engine, list_runs
 from tests.gbnf import matches
 
 INVITE = "Write an invitation to a neighbourhood picnic."
@@ -158,3 +162,30 @@ def test_a_second_call_that_breaks_leaves_a_partial_text_and_says_why() -> None:
     out = generate(model, Request(INVITE, TARGET, mode="exact", seed=5))
     assert (out.status, out.verified) == ("partial", False) and out.text.startswith(OPENING)
     assert "written again from word 22" in out.notice
+
+
+def saved_list_run(model: ScriptedBackend) -> RunRecord:
+    """`generate` from the command line, saved: its first text turned into a list and was written again."""
+    model.capabilities, model.ending = LLAMA_CPP, 0.9
+    model.reply(by_prefill(LISTED, REST))
+    err = io.StringIO()
+    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", str(TARGET), "--seed", "5", INVITE]
+    assert main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=err) == 0, err.getvalue()
+    (run,) = list_runs(get_engine())
+    return run
+
+
+def test_the_first_text_that_turned_into_a_list_is_saved_and_history_shows_it(scripted_model: ScriptedBackend) -> None:
+    run, shown, err = saved_list_run(scripted_model), io.StringIO(), io.StringIO()
+    assert main(["history", "show", str(run.id)], stdin=io.StringIO(), stdout=shown, stderr=err) == 0
+    first = shown.getvalue().split("The first text, which turned into a list of numbers nobody asked for:\n")[1]
+    assert run.planned_ending["list"]["kept"] == 21 and first.startswith(OPENING + " 1.1.1 2.1.1 3.1.1")
+
+
+def test_the_history_page_shows_the_first_text_kept_with_the_run(scripted_model: ScriptedBackend, app_test) -> None:
+    saved_list_run(scripted_model)
+    app_test.switch_page("app_pages/history.py").run()
+    app_test.session_state["h_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    app_test.run()
+    titles = [c.value for c in app_test.caption if "nobody asked for (kept with the run)" in c.value]
+    assert titles and any(t.value.startswith(OPENING + " 1.1.1 2.1.1") for t in app_test.text)

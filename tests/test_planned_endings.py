@@ -19,6 +19,7 @@ from capel_ui.cli import main
 from capel_ui.ending import NATURAL, natural_cut, search_ending, sentence_ends
 from capel_ui.generation import Generation, Request, generate
 from capel_ui.quality import repeated_sentences
+from capel_ui.storage import get_engine, list_runs
 
 INSTRUCTION = "Describe a traditional Italian pizza."
 OWN = "The traditional Italian pizza is a classic dish made with a widespread."  # 12 words, cut off
@@ -634,3 +635,17 @@ def test_a_stream_prints_nothing_of_an_answer_for_more_the_padded_text_beats() -
     settled = [run.settled_text() for _ in run.stream()]
     assert run.outcome().text == padded and run.planned_ending["more"]["kept"] is False
     assert all(padded.startswith(s) for s in settled)  # what a stream printed stays
+
+
+def test_the_padded_first_text_is_saved_with_the_run_and_history_shows_it(scripted_model: ScriptedBackend) -> None:
+    # The notice says "its first text, padded to the count, is kept with the run": the saved run has it too.
+    scripted_model.capabilities, scripted_model.ending = LLAMA_CPP, 0.9
+    scripted_model.alternatives = asked(WANTS_TO_END)
+    scripted_model.reply(by_prefill(PADDED, MORE))
+    err = io.StringIO()
+    argv = ["generate", "--model", "scripted", "--mode", "exact", "--target", "20", INSTRUCTION]
+    assert main(argv, stdin=io.StringIO(), stdout=io.StringIO(), stderr=err) == 0, err.getvalue()
+    (run,) = list_runs(get_engine())
+    shown = io.StringIO()
+    assert main(["history", "show", str(run.id)], stdin=io.StringIO(), stdout=shown, stderr=err) == 0
+    assert run.text == SHORT + MORE and f"padded to the count after 12 words:\n{PADDED}\n" in shown.getvalue()

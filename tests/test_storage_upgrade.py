@@ -48,6 +48,7 @@ NEW_RUN_COLUMNS += ("batch_id", "batch_row")  # m009 (a batch's texts)
 NEW_RUN_COLUMNS += ("source_facts",)  # m010 (a rewrite's facts kept and lost)
 NEW_RUN_COLUMNS += ("written",)  # m011 (the model's whole text where the run kept less of it)
 NEW_RUN_COLUMNS += ("assessment",)  # m012 (the one judgement of the finished text)
+NEW_RUN_COLUMNS += ("planned_ending",)  # m013 (what a planned text weighed, the texts it set aside)
 NEW_BENCH_RESULT_COLUMNS = ("fluency", "score", "calls", "control", "end_probability")  # m004-m007
 NEW_BENCH_RUN_COLUMNS = ("control",)  # m006
 

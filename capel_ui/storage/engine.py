@@ -222,6 +222,12 @@ def m012_assessment(conn: Connection) -> None:
     _add_column(conn, "runs", "assessment", JSON(), None)
 
 
+def m013_planned_ending(conn: Connection) -> None:
+    """runs: planned_ending, what a planned exact text weighed and the texts it set aside (frozen; never edit). Old
+    rows have none."""
+    _add_column(conn, "runs", "planned_ending", JSON(), None)
+
+
 UPGRADES: tuple[Step, ...] = (
     m002_run_lifecycle,
     m003_target_kinds,
@@ -234,6 +240,7 @@ UPGRADES: tuple[Step, ...] = (
     m010_rewrite_facts,
     m011_written,
     m012_assessment,
+    m013_planned_ending,
 )
 """The steps that bring an older database up to schema.py, oldest first. Append only; never edit one."""
 

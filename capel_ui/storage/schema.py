@@ -154,6 +154,10 @@ class Run(Base):
     # the ending label, score, explanation and notes, decided once when the run closed and read by every surface.
     # None on a run still running, and on an old run until it is assessed (`runs.assess_saved`).
     assessment: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), info={"object": True})
+    # What a planned exact text weighed (generation.Generation.planned_ending): the ending search, and the texts set
+    # aside, the first text padded to the count where the model was asked for more ("more"), the first text that
+    # turned into a list nobody asked for ("list"), so the notice's "kept with the run" holds. None on other runs.
+    planned_ending: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True), info={"object": True})
 
 
 class BenchRun(Base):

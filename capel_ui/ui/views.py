@@ -20,7 +20,7 @@ from ..backends import COUNTDOWN_FALLBACK, MARKERS_TOO_HARD
 from ..counting import count, count_detail, refusal
 from ..ending import ending_help, ends_naturally
 from ..export import export_json, export_md, export_name, export_txt
-from ..history import marker_spans, score_line
+from ..history import marker_spans, score_line, set_aside
 from ..outcome import Outcome, left_out
 from ..quality import NOT_TO_PUBLISH, ONE_JUNK
 from ..repair import calls_line
@@ -320,6 +320,9 @@ def render_run(
         if run.draft:
             st.caption("Draft (discarded, not counted):")
             st.text(run.draft)
+        for title, text in set_aside(run.planned_ending):  # kept with the run, as its notice says
+            st.caption(f"{title} (kept with the run):")
+            st.text(text)
     _footer(run, show_prompt)
 
 
