@@ -655,6 +655,8 @@ def main(
         # signal that cut an import short is never followed by the half-imported module of the clauses below
         stderr.write("capel_ui: interrupted\n")
         return EXIT_INTERRUPTED
+    except SystemExit:  # argparse's --help and usage lines: before the clauses below, which import the database
+        raise
     except UsageError as exc:
         stderr.write(f"capel_ui: error: {_redact(str(exc))}\n")
         return EXIT_USAGE
