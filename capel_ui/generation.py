@@ -32,7 +32,7 @@ from .parser import MarkerError, MarkerParser
 from .plan import RunPlan
 from .planned import CLOSINGS, HAN, WORD, EndingPlanner, Planned, total
 from .prompts import Message
-from .quality import LIST_WATCH, list_start, number_list
+from .quality import LIST_WATCH, SENTENCE_STOP, list_start, number_list
 from .redact import SecretMasker
 from .repair import ReplyFilter, continuation_messages, verified, worthless
 from .request import OVERRUN_CHARS_PER_UNIT, Request, default_max_tokens, overrun_limit, validate_request
@@ -41,8 +41,6 @@ from .vocab import FAILURES, Mode, Phase, Status, Unit
 
 FIRST_STOP = re.compile(r"[.!?。！？]")
 """A text's first stop: no sentence (`ending.sentence_ends`) ends before it, nor may a call asking for more."""
-GOES_ON_AFTER = re.compile(r"(?<!\d)[.!?。！？](?=\s)")
-"""A stop a call may go on from once the text after it turned into a list: before a space, not an enumerator's."""
 _DIGIT = re.compile(r"\d")
 NEAR_END = 40
 """Characters from the end of a streaming text a number must be in for its list watch to look (a section heading
@@ -557,8 +555,8 @@ def _before_list(text: str) -> str:
 
 
 def _up_to_stop(text: str, before: int) -> str:
-    """`text` up to its last stop before index `before` that a call may go on from (`GOES_ON_AFTER`), or ""."""
-    stops = [m.end() for m in GOES_ON_AFTER.finditer(text, 0, before)]
+    """`text` up to its last stop before index `before` that a call may go on from (`quality.SENTENCE_STOP`), or ""."""
+    stops = [m.end() for m in SENTENCE_STOP.finditer(text, 0, before)]
     return text[: stops[-1]] if stops else ""
 
 

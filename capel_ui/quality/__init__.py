@@ -42,7 +42,16 @@ from .score import (
     notes,
     offline_score,
 )
-from .shapes import LIST_WATCH, NUMBER_LIST_MIN, SALAD_WORDS, blanks, list_start, number_list, word_salad
+from .shapes import (
+    LIST_WATCH,
+    NUMBER_LIST_MIN,
+    SALAD_WORDS,
+    SENTENCE_STOP,
+    blanks,
+    list_start,
+    number_list,
+    word_salad,
+)
 from .words import (
     content_words,
     dangling_end,
@@ -73,6 +82,7 @@ __all__ = [
     "REPEAT_RUN",
     "RULES",
     "SALAD_WORDS",
+    "SENTENCE_STOP",
     "SENTENCE_TWICE",
     "Context",
     "Kind",

@@ -109,7 +109,9 @@ def _listed(text: str, own_text: str) -> bool:
 
 _LISTY = re.compile(r"\W{0,3}\d{1,3}[.):]|\S*\d[.,:]\d")
 """A number that marks a list by itself: an enumerator ("1.", "2)") or one with a separator inside ("1.1.1")."""
-_STOP = re.compile(r"(?<!\d)[.!?](?=\s)")
+SENTENCE_STOP = re.compile(r"(?<!\d)[.!?。！？](?=\s)")
+"""A stop that ends a sentence before a list may begin: before a space, not an enumerator's ("1."). Where a text
+written again after a list goes on from (generation.py)."""
 
 
 def _one_list(between: str) -> bool:
@@ -117,7 +119,7 @@ def _one_list(between: str) -> bool:
     words, and no sentence ends after a plain number ("…of 80 words. 1.1.1": the 80 is the sentence's)."""
     if len(between.split()) > LIST_GAP + 1:
         return False
-    return bool(_LISTY.match(between.split()[0])) or not _STOP.search(between)
+    return bool(_LISTY.match(between.split()[0])) or not SENTENCE_STOP.search(between)
 
 
 SALAD_WORDS = 8
