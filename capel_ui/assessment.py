@@ -21,11 +21,11 @@ from .quality import QualityWarning, ending_said, explain, junk, notes, offline_
 from .rewrite import Faithfulness, faithfulness
 from .vocab import Lang
 
-RULES_VERSION = 3
+RULES_VERSION = 4
 """Bumped when the rules change what they find; stored with each assessment, so a reader can tell an old one (2: the
 rules of 29 November 2026, a numbered section and the text answering or introducing itself inside it; 3: the same
-afternoon, a word a spelling dictionary lists is not glued, "noon", "soup"; `history reassess` judges old runs again
-on purpose)."""
+afternoon, a word a spelling dictionary lists is not glued, "noon", "soup"; 4: that evening, a text announcing the
+form it was asked for, "I'll create a fun invitation"; `history reassess` judges old runs again on purpose)."""
 
 
 @dataclass(frozen=True)

@@ -317,6 +317,27 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "will write the asked form",
+        META,
+        "the model announcing that it will write the very thing it was asked for (“I'll create a fun invitation…”)",
+        one(about_itself.says_it_will_write_the_form),
+        flags=(
+            Context(
+                "To help a new friend, I'll create a fun and inviting invitation: A simple and creative invitation to a"
+                " neighbourhood picnic. Instead of a traditional invitation, I'll use a bold and creative image.",
+                own_text=_INVITE,
+            ),
+            Context("Let me write a catchy headline for the bakery.", own_text="Write a headline about our bakery."),
+            Context("I am going to draft a short blurb about the shop.", own_text="Write a blurb about our shop."),
+        ),
+        passes=(
+            Context("Bring a blanket; I'll make a sign for the gate and a cake for everyone.", own_text=_INVITE),
+            Context("Come along! I'll make the invitations myself next year.", own_text=_INVITE),
+            Context("Let me know by Friday; I'll prepare the lemonade.", own_text=_INVITE),
+            Context("Let me create a fun invitation for you.", own_text="Describe a picnic in the park."),
+        ),
+    ),
+    Rule(
         "opens on the asked form",
         META,
         "a text opening on the very thing it was asked to be, as its subject (“The abstract for a study…”)",
