@@ -36,6 +36,10 @@ def repeated_words(text_words: Sequence[str]) -> list[str]:
 
 LOOP_SPAN = 8
 """The longest phrase (in words, or Han characters) looked for as a loop."""
+LONG_TWICE = 8
+"""Words from which an English phrase written twice anywhere is a loop ("…a must-visit destination in the Whale's Rest,
+offering a unique blend of local and international cuisine…" twice over, one word apart): a writer says so long a
+stretch once."""
 LOOP_WINDOW = 5_000
 """Words (or Han characters) a loop is looked for in, from the start: a loop shows long before that, and a reply of
 megabytes (a runaway stream, stopped and saved) is checked in bounded time."""
@@ -44,10 +48,11 @@ megabytes (a runaway stream, stopped and saved) is checked in bounded time."""
 def loops(text: str, lang: Lang = "en", own_text: str = "") -> list[str]:
     """Phrases (two or more words) the text goes round in: said back to back three times ("a b a b a b"), or
     twice when three words or longer ("enforcement de lame, enforcement de lame"), or the same phrase of three
-    or more words (four Han characters) three times anywhere, unless its only words besides small ones are the
-    instruction's (`own_text`): 80 words on "The Whaler's Rest" name it three times. A single word over and over
-    is `repeats`; one word that is a fifth of a text of ten words or more ("arugula, arugula with arugula, and
-    arugula") is a loop too. Case and punctuation are ignored; the phrase is returned as first written."""
+    or more words (four Han characters) three times anywhere (of eight English words, twice), unless its only
+    words besides small ones are the instruction's (`own_text`): 80 words on "The Whaler's Rest" name it three
+    times. A single word over and over is `repeats`; one word that is a fifth of a text of ten words or more
+    ("arugula, arugula with arugula, and arugula") is a loop too. Case and punctuation are ignored; the phrase is
+    returned as first written."""
     found = words(text, lang)[:LOOP_WINDOW]
     low = norm(found)
     hits: dict[str, None] = {}
@@ -83,8 +88,9 @@ def _back_to_back(low: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def _recurring(low: Sequence[str], lang: Lang, own: set[str]) -> list[tuple[int, int]]:
-    """(first start, length) of phrases of 3+ words (4+ Han characters) that occur three times, not all small
-    words ("one of the" is English, not a loop) or the instruction's own (`own`, lower case)."""
+    """(first start, length) of phrases of 3+ words (4+ Han characters) that occur three times (an English one of
+    `LONG_TWICE` words, twice), not all small words ("one of the" is English, not a loop) or the instruction's own
+    (`own`, lower case)."""
     seen: dict[tuple[str, ...], list[int]] = {}
     shortest = 4 if lang == "zh" else 3
     usual = STOP | own
@@ -93,8 +99,13 @@ def _recurring(low: Sequence[str], lang: Lang, own: set[str]) -> list[tuple[int,
             gram = tuple(low[i : i + n])
             if any(w not in usual for w in gram):
                 seen.setdefault(gram, []).append(i)
-    out = [(starts[0], len(gram)) for gram, starts in seen.items() if _apart(starts, len(gram)) >= 3]
+    out = [(starts[0], len(gram)) for gram, starts in seen.items() if _apart(starts, len(gram)) >= _times(gram, lang)]
     return _longest(out)
+
+
+def _times(gram: tuple[str, ...], lang: Lang) -> int:
+    """How often a phrase must come back to be a loop: three times, or twice for a long English one (`LONG_TWICE`)."""
+    return 2 if lang == "en" and len(gram) >= LONG_TWICE else 3
 
 
 def _apart(starts: Sequence[int], n: int) -> int:

@@ -410,10 +410,17 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "a phrase again and again",
         LOOP,
-        "a phrase back to back, the same phrase three times anywhere, or one word a fifth of the text",
+        "a phrase back to back, the same phrase three times anywhere (eight English words or more: twice), or one"
+        " word a fifth of the text",
         lambda c: c.loops,
         flags=(
             "enforcement de lame, enforcement de lame, and more.",
+            Context(
+                "The Whaler's Rest is a must-visit destination in the Whale's Rest, offering a unique blend of local"
+                " cuisine. The Whaler's Rest's a must-visit destination in the Whale's Rest, offering a unique blend"
+                " of local cuisine.",
+                own_text=_PUB,
+            ),
             "go team go team go team!",
             "arugula, arugula with arugula, and arugula with fresh basil on top.",
             "New Same What Same Same Now",
@@ -421,6 +428,7 @@ RULES: tuple[Rule, ...] = (
         ),
         passes=(
             "very good, very good indeed.",
+            "Our bread is baked fresh every single morning. Taste why our bread is baked fresh every single day.",
             "One of the best, one of the most loved, one of the greats.",
             "Bake the dough, top the dough and serve the dough hot.",
             Context(
