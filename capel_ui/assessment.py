@@ -25,7 +25,8 @@ RULES_VERSION = 4
 """Bumped when the rules change what they find; stored with each assessment, so a reader can tell an old one (2: the
 rules of 29 November 2026, a numbered section and the text answering or introducing itself inside it; 3: the same
 afternoon, a word a spelling dictionary lists is not glued, "noon", "soup"; 4: that evening, a text announcing the
-form it was asked for, "I'll create a fun invitation", and a phrase of eight English words written twice is a loop;
+form it was asked for, "I'll create a fun invitation", a phrase of eight English words written twice is a loop, and
+section numbers one after another head a section ("1.4.4 1.4.6 Italian pizza: …");
 `history reassess` judges old runs again on purpose)."""
 
 

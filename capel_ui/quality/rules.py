@@ -523,11 +523,13 @@ RULES: tuple[Rule, ...] = (
             Context("1.1.1133 Tips for Studying Focus-The key to staying focused in study sessions.", own_text=_TIPS),
             Context("12.1.112 Tips for Staying Motivated at Work 1.1.112 Keep a morning routine.", own_text=_MOTIVATED),
             "Remember this: 1.2.1 Stay flexible and keep going.",
+            "1.4.4 1.4.6 Italian pizza: a classic Italian comfort food made with flour.",
         ),
         passes=(
             "12.05.2024 Grand Opening at the Sweet Delights bakery!",
             "Version 3.11.7 of the tool runs on the server today.",
             "3.11.7 is out now, with faster startup.",
+            "3.11.6 3.11.7 are out now, with faster startup.",
             Context("1.1.1 Mix the flour. 1.1.2 Bake it.", own_text="List the steps to bake bread."),
         ),
     ),

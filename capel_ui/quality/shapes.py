@@ -46,8 +46,10 @@ def number_list(text: str, own_text: str = "") -> str | None:
     return ", ".join(shown[:3]) + (", …" if len(shown) > 3 else "")
 
 
-_HEADING = re.compile(r"(?:^|(?<=[.!?:]\s))\W{0,3}(\d{1,3}(?:\.\d{1,4}){2,})\.?\s+(?=[A-Z])")
-"""A section number heading the text or one of its sentences, a capitalised word after it: "1.2.4 Tricks…"."""
+_SECTION_NUMBER = r"\d{1,3}(?:\.\d{1,4}){2,}"
+_HEADING = re.compile(rf"(?:^|(?<=[.!?:]\s))\W{{0,3}}({_SECTION_NUMBER})(?:\s+{_SECTION_NUMBER})*\.?\s+(?=[A-Z])")
+"""A section number heading the text or one of its sentences, a capitalised word after it: "1.2.4 Tricks…", or after
+more section numbers: "1.4.4 1.4.6 Italian pizza: …"."""
 _DATE = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{2}|(?:19|20)\d{2})")
 """A date written with dots (12.05.2024, 1.2.25): a headline may open on one."""
 
