@@ -54,16 +54,31 @@ _DATE = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{2}|(?:19|20)\d{2})")
 """A date written with dots (12.05.2024, 1.2.25): a headline may open on one."""
 
 
+_OUTLINE = re.compile(r"^\W{0,3}(1\.\d)\.?\s+([A-Z][\w'’-]*)")
+"""An outline's first heading opening the text: "1.1 Stay focused on goals: …"."""
+_MAGNITUDE_WORDS = """
+million billion trillion thousand hundred percent per times stars hours minutes seconds days weeks months years miles
+metres meters kilometres kilometers km kilos kg litres liters pounds ounces degrees points
+"""
+_MAGNITUDES = frozenset(_MAGNITUDE_WORDS.split())
+"""Words a decimal opening a headline counts ("1.5 Million Reasons to Visit"): then it heads no outline."""
+
+
 def section_heading(text: str, own_text: str = "") -> str | None:
     """The section number that heads the text or one of its sentences ("1.2.4 Tricks for Staying Focused.",
     "12.1.112 Tips for Staying Motivated at Work 1.1.112 Keep a morning routine."): three parts or more, a capitalised
-    word after it, not a date ("12.05.2024 Grand Opening"). A 135M model asked for tips or advice outlines them
-    so; one such heading is a list's first line, below the three a number list needs. Not where a list was
-    asked for."""
+    word after it, not a date ("12.05.2024 Grand Opening"); or an outline's first heading opening the text ("1.1 Stay
+    focused on goals: …"), not a decimal that counts ("1.5 Million Reasons…"). A 135M model asked for tips or advice
+    outlines them so; one such heading is a list's first line, below the three a number list needs. Not where a
+    list was asked for."""
     if _LIST_ASKED.search(own_text):
         return None
     found = (m.group(1) for m in _HEADING.finditer(text))
-    return next((n for n in found if not _DATE.fullmatch(n)), None)
+    heading = next((n for n in found if not _DATE.fullmatch(n)), None)
+    outline = _OUTLINE.match(text)
+    if heading is None and outline is not None and outline.group(2).lower() not in _MAGNITUDES:
+        return outline.group(1)
+    return heading
 
 
 def _number_run(tokens: Sequence[str]) -> list[str]:
