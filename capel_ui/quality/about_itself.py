@@ -70,7 +70,7 @@ _INTERJECTION = re.compile(
 
 _CHAT = re.compile(
     r"\b(?:(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
-    r"(?:details|information|specifics|context|topic|text you)"
+    r"(?:exact |specific |following )?(?:details?|information|specifics|context|topic|text you)"
     r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"
     # "I'm not sure what to do here, …", "Please add your own sentence, in your own words." (walked, SMS and ads)
     r"|I(?:'m| am) not sure what (?:to do|you (?:mean|want))|(?:add|insert|write) your own (?:sentence|text|words)"
@@ -252,7 +252,8 @@ def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:
     """ "The abstract for a study on … includes an assertion about …" for "Write an abstract for a study…": a text
     that opens on the very thing it was asked to be, as its subject, describes it instead of being it."""
     return _of_the_asked_form(
-        r"^\W{0,3}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){0,2}?FORM\s+(?:for|of|on|about|is about)\b[^.!?\n]{0,30}",
+        r"^\W{0,3}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){0,2}?FORM\s+(?:for|of|on|about|is about|highlights"
+        r"|describes|showcases|outlines|summari[sz]es|captures|presents|introduces)\b[^.!?\n]{0,30}",
         text,
         own_text,
     )

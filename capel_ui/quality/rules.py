@@ -251,9 +251,11 @@ RULES: tuple[Rule, ...] = (
             "Please add your own sentence, in your own words.",
             "So, I'm unable to provide a perfect answer, but learning a new language is hard.",
             "Hours vary by pool. Please use a sentence to describe the opening hours of a pool.",
+            "To enhance your understanding, please provide the exact detail, such as the language you speak.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
+            "Please provide the exact date on your booking form.",
             "We are unable to provide refunds on sale items.",
             "I am not able to provide a discount this week, but the bread is still fresh.",
             "Reply YES to confirm your booking.",
@@ -345,6 +347,10 @@ RULES: tuple[Rule, ...] = (
         flags=(
             Context("The abstract for a study on countdown prompts includes an assertion.", own_text=_ABSTRACT),
             Context("This post is about our new sourdough.", own_text="Write a social media post about our sourdough."),
+            Context(
+                "This product description highlights the main features of the steel water bottle.",
+                own_text="Write a short product description for a steel water bottle.",
+            ),
         ),
         passes=(
             Context("The post office reopens on Monday.", own_text="Write a social media post about the post office."),
@@ -525,6 +531,9 @@ RULES: tuple[Rule, ...] = (
             "Remember this: 1.2.1 Stay flexible and keep going.",
             "1.4.4 1.4.6 Italian pizza: a classic Italian comfort food made with flour.",
             Context("1.1 Stay focused on goals: Focus on what you want to achieve.", own_text=_MOTIVATED),
+            Context(
+                "1.21 Stay focused and productive during your work. 2.12 Set realistic goals.", own_text=_MOTIVATED
+            ),
         ),
         passes=(
             "12.05.2024 Grand Opening at the Sweet Delights bakery!",
@@ -532,6 +541,7 @@ RULES: tuple[Rule, ...] = (
             "3.11.7 is out now, with faster startup.",
             "3.11.6 3.11.7 are out now, with faster startup.",
             "1.5 Million Reasons to Visit Portland This Summer.",
+            "$1.99 Coffee All Week at the Corner Bakery!",
             "1.2 kilos of flour make two loaves.",
             "Our loaves weigh 1.1 Kilos. 1.2 Stars would be unfair.",
             Context("1.1.1 Mix the flour. 1.1.2 Bake it.", own_text="List the steps to bake bread."),

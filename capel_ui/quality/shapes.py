@@ -54,7 +54,7 @@ _DATE = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{2}|(?:19|20)\d{2})")
 """A date written with dots (12.05.2024, 1.2.25): a headline may open on one."""
 
 
-_OUTLINE = re.compile(r"^\W{0,3}(1\.\d)\.?\s+([A-Z][\w'’-]*)")
+_OUTLINE = re.compile(r"^[^\w$£€¥]{0,3}(1\.\d{1,2})\.?\s+([A-Z][\w'’-]*)")
 """An outline's first heading opening the text: "1.1 Stay focused on goals: …"."""
 _MAGNITUDE_WORDS = """
 million billion trillion thousand hundred percent per times stars hours minutes seconds days weeks months years miles
