@@ -69,7 +69,9 @@ _INTERJECTION = re.compile(
 """A chat reply's first word, before the opening that introduces the text: "Awesome! Here's a revised version…"."""
 
 _CHAT = re.compile(
-    r"\b(?:(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
+    # "I'm ready to help. What can I assist you with next time." (a 135M model's reply to "Describe the challenges…")
+    r"\b(?:I(?:'m|’m| am) ready to (?:help|assist)|what (?:else )?can I (?:help|assist) you with"
+    r"|(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
     r"(?:exact |specific |following )?(?:details?|information|specifics|context|topic|text you)"
     r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"
     # "I'm not sure what to do here, …", "Please add your own sentence, in your own words." (walked, SMS and ads)

@@ -252,10 +252,13 @@ RULES: tuple[Rule, ...] = (
             "So, I'm unable to provide a perfect answer, but learning a new language is hard.",
             "Hours vary by pool. Please use a sentence to describe the opening hours of a pool.",
             "To enhance your understanding, please provide the exact detail, such as the language you speak.",
+            "I'm ready to help. What can I assist you with next time.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
             "Please provide the exact date on your booking form.",
+            "Hi, I'm Sam from the bakery. How can I help you today?",
+            "We are ready to help you plan the perfect party.",
             "We are unable to provide refunds on sale items.",
             "I am not able to provide a discount this week, but the bread is still fresh.",
             "Reply YES to confirm your booking.",
