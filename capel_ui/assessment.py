@@ -25,10 +25,9 @@ RULES_VERSION = 4
 """Bumped when the rules change what they find; stored with each assessment, so a reader can tell an old one (2: the
 rules of 29 November 2026, a numbered section and the text answering or introducing itself inside it; 3: the same
 afternoon, a word a spelling dictionary lists is not glued, "noon", "soup"; 4: that evening, a text announcing the
-form it was asked for, "I'll create a fun invitation", a phrase of eight English words written twice is a loop, and
-section numbers one after another head a section ("1.4.4 1.4.6 Italian pizza: …"), as does an outline's first
-heading opening the text ("1.1 Stay focused on goals: …");
-`history reassess` judges old runs again on purpose)."""
+form it was asked for, "I'll create a fun invitation", a phrase of eight English words written twice is a loop,
+section numbers one after another or an outline's first heading open a section ("1.4.4 1.4.6 Italian pizza: …",
+"1.1 Stay focused on goals: …"), and more chat replies; `history reassess` judges old runs again on purpose)."""
 
 
 @dataclass(frozen=True)

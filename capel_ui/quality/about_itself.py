@@ -239,7 +239,7 @@ def says_it_will_do_the_task(text: str, own_text: str = "") -> str | None:
 
 _WILL_MAKE = (
     r"\b(?:I(?:'ll|’ll| will|'m going to|’m going to| am going to)|let me)\s+"
-    r"(?:create|write|craft|compose|make|draft|design|prepare)\s"
+    r"(?:create|write|craft|compose|make|draft|design|prepare)\s+"
 )
 """The model announcing that it will make something ("I'll create", "Let me write")."""
 
@@ -247,7 +247,7 @@ _WILL_MAKE = (
 def says_it_will_write_the_form(text: str, own_text: str = "") -> str | None:
     """ "To help a new friend, I'll create a fun and inviting invitation: …" for "Write an invitation…": the model
     announcing the very thing it was asked to write, then describing it instead of being it."""
-    return _of_the_asked_form(_WILL_MAKE + r"+(?:[\w'’-]+\s+){0,5}?FORM\b[^.!?\n]{0,30}", text, own_text)
+    return _of_the_asked_form(_WILL_MAKE + r"(?:[\w'’-]+\s+){0,5}?FORM\b[^.!?\n]{0,30}", text, own_text)
 
 
 def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:

@@ -39,7 +39,7 @@ LOOP_SPAN = 8
 LONG_TWICE = 8
 """Words from which an English phrase written twice anywhere is a loop ("…a must-visit destination in the Whale's Rest,
 offering a unique blend of local and international cuisine…" twice over, one word apart): a writer says so long a
-stretch once."""
+stretch once. At most `LOOP_SPAN`, the longest phrase looked for."""
 LOOP_WINDOW = 5_000
 """Words (or Han characters) a loop is looked for in, from the start: a loop shows long before that, and a reply of
 megabytes (a runaway stream, stopped and saved) is checked in bounded time."""
