@@ -71,6 +71,9 @@ _INTERJECTION = re.compile(
 _CHAT = re.compile(
     # "I'm ready to help. What can I assist you with next time." (a 135M model's reply to "Describe the challenges…")
     r"\b(?:I(?:'m|’m| am) ready to (?:help|assist)|what (?:else )?can I (?:help|assist) you with"
+    # "Awesome! Let me help you with that.", "I'm glad you asked for…", "To provide the requested information, please
+    # add the exact number of words." (seed 57)
+    r"|let me help you with (?:that|this)|I(?:'m|’m| am) glad you asked|to provide the requested (?:information|text)"
     r"|(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
     r"(?:exact |specific |following )?(?:details?|information|specifics|context|topic|text you)"
     r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"
@@ -255,7 +258,7 @@ def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:
     that opens on the very thing it was asked to be, as its subject, describes it instead of being it."""
     return _of_the_asked_form(
         r"^\W{0,3}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){0,2}?FORM\s+(?:for|of|on|about|is about|highlights"
-        r"|describes|showcases|outlines|summari[sz]es|captures|presents|introduces)\b[^.!?\n]{0,30}",
+        r"|describes|showcases|outlines|summari[sz]es|captures|presents|introduces|emphasi[sz]es)\b[^.!?\n]{0,30}",
         text,
         own_text,
     )

@@ -253,12 +253,17 @@ RULES: tuple[Rule, ...] = (
             "Hours vary by pool. Please use a sentence to describe the opening hours of a pool.",
             "To enhance your understanding, please provide the exact detail, such as the language you speak.",
             "I'm ready to help. What can I assist you with next time.",
+            "Awesome! Let me help you with that. Learning a new language is a complex task.",
+            "Awesome! I'm glad you asked for a more precise description.",
+            "To provide the requested information, please add the exact number of words.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
             "Please provide the exact date on your booking form.",
             "Hi, I'm Sam from the bakery. How can I help you today?",
             "We are ready to help you plan the perfect party.",
+            "Let me help you carry the hamper to the park.",
+            "We have the requested parts in stock.",
             "We are unable to provide refunds on sale items.",
             "I am not able to provide a discount this week, but the bread is still fresh.",
             "Reply YES to confirm your booking.",
@@ -352,6 +357,10 @@ RULES: tuple[Rule, ...] = (
             Context("This post is about our new sourdough.", own_text="Write a social media post about our sourdough."),
             Context(
                 "This product description highlights the main features of the steel water bottle.",
+                own_text="Write a short product description for a steel water bottle.",
+            ),
+            Context(
+                "This product description emphasizes the eco-friendly materials used in the bottle.",
                 own_text="Write a short product description for a steel water bottle.",
             ),
         ),
