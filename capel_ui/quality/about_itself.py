@@ -230,20 +230,23 @@ def names_its_maker(text: str, own_text: str = "") -> str | None:
     return _anywhere(_MAKERS, text, own_text)
 
 
+_MAKE_VERBS = "create|write|craft|compose|make|draft|design|prepare"
+"""The verbs of making a text: an instruction's ("Write…") and the model's announcement's ("I'll create…")."""
+
+
 def says_it_will_do_the_task(text: str, own_text: str = "") -> str | None:
     """ "I'll remind the customer that…" for "Remind a customer…": the model saying what it will do with the request
-    (its first word, the verb of an instruction) instead of doing it."""
+    (its first word, the verb of an instruction) instead of doing it. Not for a verb of making ("Write…"): a letter
+    says "I'll write to you soon"; the model announcing the form it was asked to make is
+    `says_it_will_write_the_form`'s."""
     verb = _VERB.match(own_text.lstrip())
-    if verb is None:
+    if verb is None or verb.group().lower() in _MAKE_VERBS.split("|"):
         return None
     said = re.search(rf"\bI(?:'ll|’ll| will| can| am going to) {verb.group()}\b[^.!?\n]{{0,60}}", text, re.IGNORECASE)
     return quoted(said.group(), text) if said else None
 
 
-_WILL_MAKE = (
-    r"\b(?:I(?:'ll|’ll| will|'m going to|’m going to| am going to)|let me)\s+"
-    r"(?:create|write|craft|compose|make|draft|design|prepare)\s+"
-)
+_WILL_MAKE = rf"\b(?:I(?:'ll|’ll| will|'m going to|’m going to| am going to)|let me)\s+(?:{_MAKE_VERBS})\s+"
 """The model announcing that it will make something ("I'll create", "Let me write")."""
 
 

@@ -324,6 +324,7 @@ RULES: tuple[Rule, ...] = (
                 "Your car service is on Friday at 9:15 am at Hill Garage. We'll remind you again.", own_text=_GARAGE
             ),
             Context("I'll see you on Friday at 9:15 am at Hill Garage.", own_text=_GARAGE),
+            Context("Come along at noon! I'll write to you with the menu next week.", own_text=_INVITE),
         ),
     ),
     Rule(
