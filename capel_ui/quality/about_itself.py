@@ -44,9 +44,11 @@ text ("…the beauty of that tradition. Here's a sample of a product description
 _LABEL = _opening(
     r"(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
     r"|description|tagline|slogan|subject\s+line|message|(?:google|facebook|bing)\s+ads?)\s*:|\d+[- ]words?\s*:"
+    # the label alone, the whole text ("Text Message." for "Write a text message reminding…")
+    r"|(?:[\w'’-]+\s+)?(?:title|headline|blurb|post|tweet|caption|abstract|description|tagline|slogan|message)\W{0,3}$"
 )
 """A label before the text: "Title: …", "X Post: …", "Instagram caption: …", "Subject Line: …", "Text Message: …",
-"Google Ads: …", "40 words: …"."""
+"Google Ads: …", "40 words: …"; or a label that is the whole text ("Text Message.")."""
 _SAYING_WHAT_IT_IS = (
     r"(?:the|your|my|a|an|this|our)\s+(?:[\w'’-]+\s+){0,3}?(?:title|headline|blurb|post|tweet|caption|text"
     r"|description|abstract|summary|tagline|slogan|bio|message|version|answer|invitation|announcement)"
@@ -260,7 +262,7 @@ def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:
     """ "The abstract for a study on … includes an assertion about …" for "Write an abstract for a study…": a text
     that opens on the very thing it was asked to be, as its subject, describes it instead of being it."""
     return _of_the_asked_form(
-        r"^\W{0,3}(?:the|this|my|our|your)\s+(?:[\w-]+\s+){0,2}?FORM\s+(?:for|of|on|about|is about|highlights"
+        r"^\W{0,3}(?:the|this|my|our|your)\s+(?:[\w'’-]+\s+){0,2}?FORM\s+(?:for|of|on|about|is about|highlights"
         r"|describes|showcases|outlines|summari[sz]es|captures|presents|introduces|emphasi[sz]es)\b[^.!?\n]{0,30}",
         text,
         own_text,
@@ -269,7 +271,8 @@ def opens_on_the_asked_form(text: str, own_text: str = "") -> str | None:
 
 _ADVICE = (
     r"(?:should|needs? to|is meant to|aims to|ought to)\s+(?:inspire|capture|grab|convey|highlight|reflect|include"
-    r"|attract|engage|summari[sz]e|describe|explain|mention|tell|be\s+(?:short|concise|catchy|clear|engaging|brief))"
+    r"|attract|engage|summari[sz]e|describe|explain|mention|tell|be\s+(?:short|concise|catchy|clear|engaging|brief"
+    r"|written|an?\s+(?:mix|blend|combination)\b))"
 )
 """Advice on how a text should be written ("should inspire readers", "needs to be catchy")."""
 
@@ -278,7 +281,7 @@ def advises_on_the_asked_form(text: str, own_text: str = "") -> str | None:
     """ "…by Emily May-Bourne. The headline should inspire readers." for "Write a headline about a lighthouse.": a
     sentence of advice on the very thing it was asked to be is the model talking about the task, not the text."""
     return _of_the_asked_form(
-        r"(?:^|(?<=[.!?])\s+)\W{0,3}(?:the|a good|a great|every|your|this)\s+(?:[\w-]+\s+)?FORMs?\s+"
+        r"(?:^|(?<=[.!?])\s+)\W{0,3}(?:the|a good|a great|every|your|this)\s+(?:[\w-]+\s+){0,2}?FORMs?\s+"
         + _ADVICE
         + r"\b[^.!?\n]{0,30}",
         text,

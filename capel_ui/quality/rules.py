@@ -148,7 +148,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "a label",
         META,
-        "a label before the text (“Headline:”, “X Post:”, “40 words:”)",
+        "a label before the text (“Headline:”, “X Post:”, “40 words:”), or a label that is the whole text",
         one(about_itself.opens_with_a_label),
         flags=(
             "Headline: Fresh bread on Saturdays",
@@ -156,12 +156,14 @@ RULES: tuple[Rule, ...] = (
             "Subject Line: Spring Gardening: A Guide to the Ultimate Guide to Happy.",
             "Text Message: Please update your car service schedule with us for Friday.",
             "Google Ads: A prefect version of your service, designed with clarity and simplicity.",
+            "Text Message.",
         ),
         passes=(
             "Great! Our bakery now opens at six.",
             "The story of our bakery is simple: bread, every day.",
             "Subject: your order has shipped.",
             "Bad ads: the ones that shout. Ours whisper.",
+            "Send a message.",
         ),
     ),
     Rule(
@@ -293,6 +295,10 @@ RULES: tuple[Rule, ...] = (
                 own_text="Write a headline about a lighthouse.",
             ),
             Context("Join us at noon. A good invitation needs to be short and clear.", own_text=_INVITE),
+            Context(
+                "The Google Ads description should be a mix of English and Spanish to reflect the unique.",
+                own_text="Write a Google Ads description for an online Spanish course for beginners.",
+            ),
         ),
         passes=(
             Context("This invitation should be shown at the gate. Join us at noon!", own_text=_INVITE),
@@ -364,6 +370,7 @@ RULES: tuple[Rule, ...] = (
                 "This product description emphasizes the eco-friendly materials used in the bottle.",
                 own_text="Write a short product description for a steel water bottle.",
             ),
+            Context("The study's abstract highlights the impact of countdown prompts.", own_text=_ABSTRACT),
         ),
         passes=(
             Context("The post office reopens on Monday.", own_text="Write a social media post about the post office."),
