@@ -27,7 +27,7 @@ _INTRODUCING = (
     r"(?:here(?:'s|’s| is| are)|below is)\s+(?:a|an|the|my|your|some|one|two|three)\b[^\n:.!?]{0,80}?"
     r"\b(?:possible|sample|suggested|draft|version|post|tweet|blurb|headline|text|description|sentence|paragraph"
     r"|summary|example|option|answer|response|rewrite|caption|tagline|slogan|ad|copy|message|words|abstract|bio"
-    r"|note|invitation|intro|introduction|announcement|email|letter|review)\b[^\n:.!?]{0,60}?"
+    r"|note|invitation|intro|introduction|announcement|email|letter|review)\b[^\n:.!?]{0,100}?"
 )
 _INTRODUCTION = _opening(_INTRODUCING + r"(?::|\.(?=\s|$))")
 """"Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:"."""
@@ -76,6 +76,8 @@ _CHAT = re.compile(
     # "Awesome! Let me help you with that.", "I'm glad you asked for…", "To provide the requested information, please
     # add the exact number of words." (seed 57)
     r"|let me help you with (?:that|this)|I(?:'m|’m| am) glad you asked|to provide the requested (?:information|text)"
+    # "…please send them a text message with this format." (the SMS preset, seed 41)
+    r"|(?:with|in|using) (?:this|the following) format"
     r"|(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
     r"(?:exact |specific |following )?(?:details?|information|specifics|context|topic|text you)"
     r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"

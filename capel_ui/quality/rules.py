@@ -134,6 +134,7 @@ RULES: tuple[Rule, ...] = (
             "Awesome! Here's a revised version of the instructions: 10:10pm today.",
             "I'll offer you a special treat. Here's a sample of a fun invitation to your picnic: come at noon.",
             "A leather wallet is an excellent example of that tradition. Here's a sample of a product description.",
+            "Here's a sample of the headline for the primary school teacher, Emily Johnson, who teaches coding: Emily.",
         ),
         passes=(
             "Here is where the magic happens. Come in.",
@@ -258,6 +259,8 @@ RULES: tuple[Rule, ...] = (
             "Awesome! Let me help you with that. Learning a new language is a complex task.",
             "Awesome! I'm glad you asked for a more precise description.",
             "To provide the requested information, please add the exact number of words.",
+            "To remind a customer to book their table for 7 pm on Friday, please send them a text message with this"
+            " format.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
@@ -266,6 +269,7 @@ RULES: tuple[Rule, ...] = (
             "We are ready to help you plan the perfect party.",
             "Let me help you carry the hamper to the park.",
             "We have the requested parts in stock.",
+            "Our menu is now in a new format: small plates to share.",
             "We are unable to provide refunds on sale items.",
             "I am not able to provide a discount this week, but the bread is still fresh.",
             "Reply YES to confirm your booking.",
