@@ -29,8 +29,9 @@ _INTRODUCING = (
     r"|summary|example|option|answer|response|rewrite|caption|tagline|slogan|ad|copy|message|words|abstract|bio"
     r"|note|invitation|intro|introduction|announcement|email|letter|review)\b[^\n:.!?]{0,100}?"
 )
-_INTRODUCTION = _opening(_INTRODUCING + r"(?::|\.(?=\s|$))")
-""""Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:"."""
+_INTRODUCTION = _opening(r"(?:[^\n.!?:,]{1,80},\s+)?" + _INTRODUCING + r"(?::|\.(?=\s|$))")
+""""Here's a possible X post:", "Here is a 40-word blurb for …:", "Below is a short description:", also after a
+lead-in clause ("To add a pinch of joy to your neighbourhood picnic, here's a sweet invitation to …: 200.12.2023")."""
 _INTRODUCTION_INSIDE = re.compile(
     r"(?<=[.!?])\s+(?:" + _INTRODUCING + r":|(?:here(?:'s|’s| is)|below is)\s+(?:a|an)\s+(?:[\w'’-]+\s+){0,2}?"
     r"(?:sample|example|draft|version) of (?:a|an|the|my|your) (?:[\w'’-]+\s+){0,3}?(?:description|post|tweet"

@@ -80,6 +80,15 @@ SECTION = Kind(
     junk=True,
     every_variant="opens as a numbered section",
 )
+FORM = Kind(
+    "form",
+    "the text is a form to fill in (“{word}”), not the text asked for",
+    "a form to fill in",
+    penalty=4.0,
+    junk=True,
+    every_variant="is a form to fill in",
+    once=True,
+)
 META = Kind(
     "meta",
     "the text talks about itself (“{word}”): it is not the text alone",
@@ -121,6 +130,7 @@ KINDS: tuple[Kind, ...] = (
     LOOP,
     NUMBERS,
     SECTION,
+    FORM,
     META,
     ECHO,
     SALAD,
@@ -135,9 +145,9 @@ KINDS: tuple[Kind, ...] = (
 BY_NAME = {k.name: k for k in KINDS}
 
 JUNK_KINDS = frozenset(k.name for k in KINDS if k.junk)
-"""What no writer keeps: a text going round in circles, a list of numbers or a numbered section instead of prose, one
-that introduces itself ("Here's a possible blurb: …", and its count includes the introduction) or repeats the
-instruction, a string of words, or text in a language the model does not write."""
+"""What no writer keeps: a text going round in circles, a list of numbers, a numbered section or a form's fields
+instead of prose, one that introduces itself ("Here's a possible blurb: …", and its count includes the
+introduction) or repeats the instruction, a string of words, or text in a language the model does not write."""
 CIRCLE_KINDS = frozenset(k.name for k in KINDS if k.circle)
 """The ways a text goes round in circles: one word over and over, or a phrase."""
 PENALTY = {k.name: k.penalty for k in KINDS if k.penalty}

@@ -13,6 +13,7 @@ from .kinds import (
     DANGLING,
     DOUBLED,
     ECHO,
+    FORM,
     GLUED,
     LANGUAGE,
     LOOP,
@@ -26,7 +27,7 @@ from .kinds import (
     Kind,
 )
 from .record import Context, Detector, Rule, one
-from .shapes import blanks, number_list, section_heading, word_salad
+from .shapes import blanks, form_fields, number_list, section_heading, word_salad
 from .words import dangling_end
 
 
@@ -135,6 +136,7 @@ RULES: tuple[Rule, ...] = (
             "I'll offer you a special treat. Here's a sample of a fun invitation to your picnic: come at noon.",
             "A leather wallet is an excellent example of that tradition. Here's a sample of a product description.",
             "Here's a sample of the headline for the primary school teacher, Emily Johnson, who teaches coding: Emily.",
+            "To add a pinch of joy to your picnic, here's a sweet invitation to your favorite eater: 200.12.2023.",
         ),
         passes=(
             "Here is where the magic happens. Come in.",
@@ -144,6 +146,8 @@ RULES: tuple[Rule, ...] = (
             "Here are three reasons to visit us: bread, coffee and cake.",
             "Here is the word on the street: bread.",
             "Taste before you buy. Here is an example of our care for every loaf.",
+            "Bring a blanket, here is the menu: sandwiches and lemonade.",
+            "To celebrate summer, here is our new sourdough, baked fresh.",
         ),
     ),
     Rule(
@@ -581,6 +585,25 @@ RULES: tuple[Rule, ...] = (
             Context("Dear [Name], welcome aboard.", own_text="Write a welcome note that starts 'Dear [Name],'"),
             "Read [the guide](https://example.com) first.",
             "As shown before [1], sleep matters.",
+        ),
+    ),
+    Rule(
+        "a form",
+        FORM,
+        "a form's fields for someone to fill in (“Your Name: …, Your Location: …”) where the text should be",
+        lambda c: form_fields(c.text, c.own_text),
+        flags=(
+            "Your Name: Sarah Emma Taylor, Your Category: Party Ideas, Your Location: 1354 West 26th.",
+            "Your email: please type it here. Your phone number: and here.",
+        ),
+        passes=(
+            "Your table: booked for two at 7 pm on Friday. See you then!",
+            "Your name on every loaf: order a named sourdough today.",
+            "Your address: we deliver to it for free on Saturdays.",
+            Context(
+                "Your Name: … Your Email: … Sign up for our picnic list.",
+                own_text="Write a sign-up form for the picnic with name and email.",
+            ),
         ),
     ),
     Rule(

@@ -161,3 +161,23 @@ def blanks(text: str, own_text: str = "") -> list[str]:
     the writer's own instruction holds, nor one without a letter ("[1]", "[…]")."""
     found = (m.group() for m in _BLANK.finditer(text))
     return list(dict.fromkeys(b for b in found if _LETTER.search(b) and b not in own_text))
+
+
+_FIELD = re.compile(
+    r"\byour\s+(?:full\s+|first\s+|last\s+)?(?:name|e-?mail|phone(?:\s+number)?|address|location|category|company"
+    r"|organi[sz]ation|job\s+title|signature|contact(?:\s+details)?|website)\s*:",
+    re.IGNORECASE,
+)
+FORM_FIELDS = 2
+"""Fields that make a text a form: one ("Your name: on every loaf") may be a line of the text."""
+
+
+def form_fields(text: str, own_text: str = "") -> list[str]:
+    """A form for someone to fill in where the text should be ("Your Name: Sarah Emma Taylor, Your Category: …,
+    Your Location: …"): its first field, where it has `FORM_FIELDS` fields or more; nothing where the writer's
+    instruction asks for a form or names the field itself."""
+    found = [m.group() for m in _FIELD.finditer(text)]
+    own = own_text.lower()
+    if len(found) < FORM_FIELDS or "form" in own.split():
+        return []
+    return [f for f in found if f.lower().rstrip(": ") not in own][:1]
