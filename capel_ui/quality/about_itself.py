@@ -34,14 +34,15 @@ _INTRODUCTION = _opening(r"(?:[^\n.!?:,]{1,80},\s+)?" + _INTRODUCING + r"(?::|\.
 lead-in clause ("To add a pinch of joy to your neighbourhood picnic, here's a sweet invitation to …: 200.12.2023")."""
 _INTRODUCTION_INSIDE = re.compile(
     r"(?<=[.!?])\s+(?:" + _INTRODUCING + r":|(?:here(?:'s|’s| is)|below is)\s+(?:a|an)\s+(?:[\w'’-]+\s+){0,2}?"
-    r"(?:sample|example|draft|version) of (?:a|an|the|my|your) (?:[\w'’-]+\s+){0,3}?(?:description|post|tweet"
+    r"(?:sample|example|draft|version) of (?:(?:a|an|the|my|your) (?:[\w'’-]+\s+){0,3}?(?:description|post|tweet"
     r"|headline|blurb|caption|invitation|message|text|slogan|tagline|ad|email|letter|bio|summary|abstract"
-    r"|announcement|review)[.!]\s*$)",
+    r"|announcement|review)|it|this)[.!]\s*$)",
     re.IGNORECASE,
 )
 """The same after a sentence of the text, ending on its colon ("…even more special. Here's a sample of a fun and
 creative invitation to your neighbourhood picnic: …"), or, as the text's last sentence, a sample or an example of a
-text ("…the beauty of that tradition. Here's a sample of a product description.": nothing follows)."""
+text ("…the beauty of that tradition. Here's a sample of a product description.", "…Here's a possible version of
+it.": nothing follows)."""
 _LABEL = _opening(
     r"(?:[\w'’-]+\s+){0,2}?(?:title|headline|blurb|post|tweet|caption|answer|response|output|text|abstract"
     r"|description|tagline|slogan|subject\s+line|message|(?:google|facebook|bing)\s+ads?)\s*:|\d+[- ]words?\s*:"
@@ -251,8 +252,11 @@ def says_it_will_do_the_task(text: str, own_text: str = "") -> str | None:
     return quoted(said.group(), text) if said else None
 
 
-_WILL_MAKE = rf"\b(?:I(?:'ll|’ll| will|'m going to|’m going to| am going to)|let me)\s+(?:{_MAKE_VERBS})\s+"
-"""The model announcing that it will make something ("I'll create", "Let me write")."""
+_WILL_MAKE = (
+    rf"\b(?:I(?:'ll|’ll| will| can|'m going to|’m going to| am going to)|we(?:'ll|’ll| will| can)|let me)\s+"
+    rf"(?:{_MAKE_VERBS})\s+"
+)
+"""The model announcing that it will make something ("I'll create", "Let me write", "We can create")."""
 
 
 def says_it_will_write_the_form(text: str, own_text: str = "") -> str | None:

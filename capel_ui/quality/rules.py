@@ -135,6 +135,7 @@ RULES: tuple[Rule, ...] = (
             "Awesome! Here's a revised version of the instructions: 10:10pm today.",
             "I'll offer you a special treat. Here's a sample of a fun invitation to your picnic: come at noon.",
             "A leather wallet is an excellent example of that tradition. Here's a sample of a product description.",
+            "Everyone is welcome to join us in the park. Here's a possible version of it.",
             "Here's a sample of the headline for the primary school teacher, Emily Johnson, who teaches coding: Emily.",
             "To add a pinch of joy to your picnic, here's a sweet invitation to your favorite eater: 200.12.2023.",
         ),
@@ -146,6 +147,7 @@ RULES: tuple[Rule, ...] = (
             "Here are three reasons to visit us: bread, coffee and cake.",
             "Here is the word on the street: bread.",
             "Taste before you buy. Here is an example of our care for every loaf.",
+            "Our first loaf was a disaster. Here is the second version of it, baked with care.",
             "Bring a blanket, here is the menu: sandwiches and lemonade.",
             "To celebrate summer, here is our new sourdough, baked fresh.",
         ),
@@ -354,12 +356,17 @@ RULES: tuple[Rule, ...] = (
             ),
             Context("Let me write a catchy headline for the bakery.", own_text="Write a headline about our bakery."),
             Context("I am going to draft a short blurb about the shop.", own_text="Write a blurb about our shop."),
+            Context(
+                "We can create an invitation to a neighbourhood picnic that highlights the local area.",
+                own_text=_INVITE,
+            ),
         ),
         passes=(
             Context("Bring a blanket; I'll make a sign for the gate and a cake for everyone.", own_text=_INVITE),
             Context("Come along! I'll make the invitations myself next year.", own_text=_INVITE),
             Context("Let me know by Friday; I'll prepare the lemonade.", own_text=_INVITE),
             Context("Let me create a fun invitation for you.", own_text="Describe a picnic in the park."),
+            Context("Together we can make this picnic the best one yet.", own_text=_INVITE),
         ),
     ),
     Rule(
