@@ -285,12 +285,12 @@ _ADVICE = (
 
 
 def advises_on_the_asked_form(text: str, own_text: str = "") -> str | None:
-    """ "…by Emily May-Bourne. The headline should inspire readers." for "Write a headline about a lighthouse.": a
-    sentence of advice on the very thing it was asked to be is the model talking about the task, not the text."""
+    """ "…by Emily May-Bourne. The headline should inspire readers." for "Write a headline about a lighthouse.", also
+    after a lead-in clause ("To help the city decorate, the invitation should include a colorful map…"): a sentence of
+    advice on the very thing it was asked to be is the model talking about the task, not the text."""
     return _of_the_asked_form(
-        r"(?:^|(?<=[.!?])\s+)\W{0,3}(?:the|a good|a great|every|your|this)\s+(?:[\w-]+\s+){0,2}?FORMs?\s+"
-        + _ADVICE
-        + r"\b[^.!?\n]{0,30}",
+        r"(?:^|(?<=[.!?])\s+)(?:[^\n.!?:,]{1,60},\s+)?\W{0,3}(?:the|a good|a great|every|your|this)\s+"
+        r"(?:[\w-]+\s+){0,2}?FORMs?\s+" + _ADVICE + r"\b[^.!?\n]{0,30}",
         text,
         own_text,
     )

@@ -309,9 +309,14 @@ RULES: tuple[Rule, ...] = (
                 "The Google Ads description should be a mix of English and Spanish to reflect the unique.",
                 own_text="Write a Google Ads description for an online Spanish course for beginners.",
             ),
+            Context(
+                "To help the city decorate, the invitation should include a colorful map of the picnic spots.",
+                own_text=_INVITE,
+            ),
         ),
         passes=(
             Context("This invitation should be shown at the gate. Join us at noon!", own_text=_INVITE),
+            Context("When you arrive, the invitation should be shown at the gate.", own_text=_INVITE),
             Context("The headline act should inspire everyone.", own_text="Write a post about the festival."),
             Context("Every post should inspire you to read more.", own_text="Write a headline about our blog."),
         ),
