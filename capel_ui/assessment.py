@@ -24,14 +24,14 @@ from .vocab import Lang
 RULES_VERSION = 5
 """Bumped when the rules change what they find; stored with each assessment, so a reader can tell an old one (2: the
 rules of 29 November 2026, a numbered section and the text answering or introducing itself inside it; 3: the same
-afternoon, a word a spelling dictionary lists is not glued, "noon", "soup"; 4: that evening, a text announcing the
-form it was asked for, "I'll create a fun invitation", a phrase of eight English words written twice is a loop,
-section numbers one after another or an outline's first heading open a section ("1.4.4 1.4.6 Italian pizza: …",
-"1.1 Stay focused on goals: …"), and more chat replies; 5: later that evening, an introduction after a lead-in
-clause, "To add a pinch of joy to your picnic, here's a sweet invitation to …:", and a form's fields to fill in,
-"Your Name: …, Your Location: …", "We can create an invitation…", a last "Here's a possible version of it." and advice on the asked form after
-a lead-in clause, "To help the city decorate, the invitation should include…";
-`history reassess` judges old runs again on purpose)."""
+afternoon, a word a spelling dictionary lists is not glued, "noon", "soup"; 4: that evening, a text announcing the form
+it was asked for, "I'll create a fun invitation", a phrase of eight English words written twice is a loop, section
+numbers one after another or an outline's first heading open a section ("1.4.4 1.4.6 Italian pizza: …", "1.1 Stay
+focused on goals: …"), and more chat replies; 5: later that evening, an introduction after a lead-in clause, "To add a
+pinch of joy to your picnic, here's a sweet invitation to …:", and a form's fields to fill in, "Your Name: …, Your
+Location: …", "We can create an invitation…", a last "Here's a possible version of it." and advice on the asked form
+after a lead-in clause, "To help the city decorate, the invitation should include…"; `history reassess` judges old runs
+again on purpose)."""
 
 
 @dataclass(frozen=True)
