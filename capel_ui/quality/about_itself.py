@@ -80,6 +80,9 @@ _CHAT = re.compile(
     r"|let me help you with (?:that|this)|I(?:'m|’m| am) glad you asked|to provide the requested (?:information|text)"
     # "…please send them a text message with this format." (the SMS preset, seed 41)
     r"|(?:with|in|using) (?:this|the following) format"
+    # "…For the below instructions please add a dash too." (the picnic invitation, a new user's variant): not "See
+    # the instructions below", where "below" follows
+    r"|the (?:below|above) (?:instructions?|request|prompt|requirements?)"
     r"|(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
     r"(?:exact |specific |following )?(?:details?|information|specifics|context|topic|text you)"
     r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"

@@ -267,6 +267,7 @@ RULES: tuple[Rule, ...] = (
             "To provide the requested information, please add the exact number of words.",
             "To remind a customer to book their table for 7 pm on Friday, please send them a text message with this"
             " format.",
+            "Please add a dash of creativity to your invitation. For the below instructions please add a dash too.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
@@ -279,6 +280,8 @@ RULES: tuple[Rule, ...] = (
             "We are unable to provide refunds on sale items.",
             "I am not able to provide a discount this week, but the bread is still fresh.",
             "Reply YES to confirm your booking.",
+            "See the instructions below to assemble your bottle.",
+            "The above prices include tax.",
             "We're not sure what the weather will do, so bring a coat.",
         ),
     ),
