@@ -268,6 +268,7 @@ RULES: tuple[Rule, ...] = (
             "To remind a customer to book their table for 7 pm on Friday, please send them a text message with this"
             " format.",
             "Please add a dash of creativity to your invitation. For the below instructions please add a dash too.",
+            "This instruction is concise, focused on a single sentence that provides a clear explanation.",
         ),
         passes=(
             "Please provide feedback on our menu at the counter.",
@@ -282,6 +283,7 @@ RULES: tuple[Rule, ...] = (
             "Reply YES to confirm your booking.",
             "See the instructions below to assemble your bottle.",
             "The above prices include tax.",
+            "Follow this instruction sheet: fill the bottle, then close the cap.",
             "We're not sure what the weather will do, so bring a coat.",
         ),
     ),
