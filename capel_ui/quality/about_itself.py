@@ -84,7 +84,7 @@ _CHAT = re.compile(
     # the instructions below", where "below" follows
     r"|the (?:below|above) (?:instructions?|request|prompt|requirements?)"
     # "This instruction is concise, focused on a single sentence that provides…" (the Write page's default, seed 45)
-    r"|\bthis (?:instruction|prompt) (?:is|was|asks|requires|wants)"
+    r"|this (?:instruction|prompt) (?:is|was|asks|requires|wants)"
     r"|(?:please|could you(?: please)?|can you) provide (?:me with |us with )?(?:the |more |some |any |your )?"
     r"(?:exact |specific |following )?(?:details?|information|specifics|context|topic|text you)"
     r"|I(?:'d| would) be happy to|I hope this helps|let me know if|as an? (?:[\w-]+ ){0,3}?AI"

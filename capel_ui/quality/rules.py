@@ -621,6 +621,7 @@ RULES: tuple[Rule, ...] = (
                 "Your Name: … Your Email: … Sign up for our picnic list.",
                 own_text="Write a sign-up form for the picnic with name and email.",
             ),
+            Context("Your Name: … Your Email: …", own_text="Write a sign-up form."),
         ),
     ),
     Rule(

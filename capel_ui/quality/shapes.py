@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .words import HAN, STOP, norm
+from .words import HAN, STOP, norm, own_words
 
 _ENUMERATOR = re.compile(r"(?<![\w.,])(\d{1,3})[.):](?=\s|$)")
 _SECTION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{1,3}){2,})\.?(?=[\s,;]|$)")  # "2.1.1", "1.2.3": a section number
@@ -177,7 +177,7 @@ def form_fields(text: str, own_text: str = "") -> list[str]:
     Your Location: …"): its first field, where it has `FORM_FIELDS` fields or more; nothing where the writer's
     instruction asks for a form or names the field itself."""
     found = [m.group() for m in _FIELD.finditer(text)]
-    own = own_text.lower()
-    if len(found) < FORM_FIELDS or "form" in own.split():
+    if len(found) < FORM_FIELDS or "form" in own_words(own_text):
         return []
+    own = own_text.lower()
     return [f for f in found if f.lower().rstrip(": ") not in own][:1]
